@@ -1,0 +1,57 @@
+#pragma once
+// An open tensor file (HDF5 snapshot, HDF5 trace or safetensors) whose tensors can be read in
+// bounded chunks. The one interface the analysis, replay and views read data through.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Result.h"
+#include "TensorInfo.h"
+
+namespace faultline {
+
+enum class FileFormat { Snapshot, Trace, Safetensors };
+// "snapshot" | "trace" | "safetensors" (public: `inspect --json` "format").
+const char* fileFormatName(FileFormat f);
+
+struct OpenOptions {
+    // Follow external links, external raw storage and virtual datasets that point outside the
+    // file. Off by default: files come from broken machines and strangers.
+    bool allowExternal = false;
+};
+
+class TensorFile {
+public:
+    virtual ~TensorFile() = default;
+
+    // The path the file was opened from, as given.
+    virtual const std::string& path() const = 0;
+    virtual FileFormat format() const = 0;
+    // Every tensor in the file, in a stable order (HDF5: depth-first by name; safetensors: by
+    // data offset).
+    virtual const std::vector<TensorInfo>& tensors() const = 0;
+    // File-level attributes as text (HDF5 root attributes such as device, role, step, rank;
+    // safetensors __metadata__).
+    virtual const std::map<std::string, std::string>& attributes() const = 0;
+    // Problems that did not stop the file from opening (skipped datasets, unknown attributes),
+    // each once, with a count where repeated.
+    virtual const std::vector<std::string>& warnings() const = 0;
+
+    // Copies elements [first, first + count) of tensor `index`, in row-major order, as
+    // little-endian values of its logical dtype, into dst (count * dtypeSize bytes). Never reads
+    // more than asked; safe to call from several threads. Errors name the file and the tensor.
+    virtual Status read(size_t index, uint64_t first, uint64_t count, void* dst) const = 0;
+
+    // Index of the tensor called `name` (leading '/' ignored).
+    std::optional<size_t> find(const std::string& name) const;
+};
+
+// Opens any supported file, choosing the reader by content (HDF5 signature, safetensors header),
+// not by extension. Errors name the file and the problem.
+Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path,
+                                                   const OpenOptions& options = {});
+
+}  // namespace faultline

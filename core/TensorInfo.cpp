@@ -1,0 +1,15 @@
+#include "TensorInfo.h"
+
+namespace faultline {
+
+std::string shapeToString(const std::vector<uint64_t>& shape)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    return s + "]";
+}
+
+}  // namespace faultline

@@ -1,0 +1,16 @@
+# CPack: `cpack -G DEB` in a build directory makes faultline_<version>_<arch>.deb.
+set(CPACK_PACKAGE_NAME "faultline")
+set(CPACK_PACKAGE_VENDOR "Faultline developers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU forensics workbench: find silent data corruption by replaying kernels")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "Faultline developers <faultline@localhost>")
+set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
+set(CPACK_GENERATOR "DEB")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION "science")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/faultline")
+# Qt's offscreen/xcb platform plugins live in a separate package.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins")
+set(CPACK_STRIP_FILES ON)
+include(CPack)

@@ -1,0 +1,58 @@
+#include "TestSupport.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+
+namespace faultline::test {
+
+QString pythonPath()
+{
+    return QStringLiteral(FAULTLINE_TEST_PYTHON);
+}
+
+QString sourcePath(const QString& relative)
+{
+    return QDir(QStringLiteral(FAULTLINE_SOURCE_DIR)).filePath(relative);
+}
+
+bool runFixtureScript(const QString& script, const QStringList& args, QString* error)
+{
+    const QString python = pythonPath();
+    if (python.isEmpty() || !QFileInfo::exists(python)) {
+        *error = QStringLiteral("no python3 with h5py found at configure time: run scripts/setup-deps");
+        return false;
+    }
+    const QString path = sourcePath(QStringLiteral("tests/fixtures/") + script);
+    ProcessResult r = runProcess(python, QStringList{path} + args, 120000);
+    if (r.exitCode != 0 || r.crashed || r.timedOut) {
+        *error = QString::fromUtf8(r.err) + QString::fromUtf8(r.out);
+        if (r.timedOut) *error += QStringLiteral(" (timed out)");
+        return false;
+    }
+    return true;
+}
+
+ProcessResult runProcess(const QString& program, const QStringList& args, int timeoutMs)
+{
+    ProcessResult r;
+    QProcess p;
+    p.start(program, args);
+    if (!p.waitForStarted(10000)) {
+        r.err = "could not start " + program.toUtf8();
+        return r;
+    }
+    p.closeWriteChannel();
+    if (!p.waitForFinished(timeoutMs)) {
+        r.timedOut = true;
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    r.crashed = p.exitStatus() == QProcess::CrashExit;
+    r.exitCode = p.exitCode();
+    return r;
+}
+
+}  // namespace faultline::test

@@ -1,0 +1,38 @@
+#pragma once
+// Helpers shared by the Qt Test executables: running the fixture writers in tests/fixtures with
+// a python3 that has h5py and numpy, and running the built CLI.
+#include <QString>
+#include <QStringList>
+
+namespace faultline::test {
+
+// The python3 with h5py found at configure time ("" when none).
+QString pythonPath();
+
+// Runs tests/fixtures/<script> with `args`. Returns true on exit code 0; on failure `error` gets
+// the interpreter's stderr (or why it could not run).
+bool runFixtureScript(const QString& script, const QStringList& args, QString* error);
+
+struct ProcessResult {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+    bool crashed = false;
+    bool timedOut = false;
+};
+// Runs a program with arguments, waiting at most `timeoutMs`.
+ProcessResult runProcess(const QString& program, const QStringList& args, int timeoutMs = 60000);
+
+// Absolute path of a file in the source tree (e.g. "resources/samples/demo.h5").
+QString sourcePath(const QString& relative);
+
+}  // namespace faultline::test
+
+// Writes a fixture with tests/fixtures/<script>, failing the current test with the script's
+// stderr if it cannot.
+#define FL_WRITE_FIXTURE(script, args)                                                       \
+    do {                                                                                     \
+        QString flFixtureError_;                                                             \
+        if (!faultline::test::runFixtureScript((script), (args), &flFixtureError_))           \
+            QFAIL(qPrintable(QStringLiteral("fixture %1 failed: %2").arg(script, flFixtureError_))); \
+    } while (0)

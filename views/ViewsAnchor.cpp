@@ -1,0 +1,1 @@
+int faultlineViewsAnchor = 0;
