@@ -1,12 +1,403 @@
 #include "Hdf5File.h"
 
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <utility>
+
+#include "../trace/Trace.h"
+#include "FlatRange.h"
+#include "Hdf5Attributes.h"
+#include "Hdf5Handles.h"
+#include "Hdf5TypeConventions.h"
+#include "WarningTally.h"
+
 namespace faultline {
 
-bool isHdf5File(const std::string&) { return false; }
+using namespace hdf5;
 
-Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, const OpenOptions&)
+bool isHdf5File(const std::string& path)
 {
-    return fileError(path, "HDF5 reading is not built yet");
+    static constexpr std::array<char, 8> kSignature = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 8) return false;
+    // The superblock sits at 0 or after a user block of 512, 1024, 2048, ... bytes.
+    for (std::streamoff offset = 0; offset + 8 <= size; offset = offset == 0 ? 512 : offset * 2) {
+        std::array<char, 8> bytes{};
+        in.seekg(offset);
+        if (!in.read(bytes.data(), bytes.size())) return false;
+        if (bytes == kSignature) return true;
+    }
+    return false;
+}
+
+namespace {
+
+constexpr int kMaxGroupDepth = 64;
+constexpr size_t kMaxLinkValueBytes = size_t(1) << 20;
+
+class Hdf5TensorFile final : public TensorFile {
+public:
+    const std::string& path() const override { return m_path; }
+    FileFormat format() const override { return m_format; }
+    const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+    const std::map<std::string, std::string>& attributes() const override { return m_attributes; }
+    const std::vector<std::string>& warnings() const override { return m_warnings; }
+    Status read(size_t index, uint64_t first, uint64_t count, void* dst) const override;
+
+    std::string m_path;
+    FileFormat m_format = FileFormat::Snapshot;
+    std::vector<TensorInfo> m_tensors;
+    std::vector<TypeHandle> m_memoryTypes;  // per tensor
+    std::map<std::string, std::string> m_attributes;
+    std::vector<std::string> m_warnings;
+    FileHandle m_file;
+    PlistHandle m_datasetAccess;
+
+private:
+    // The most recently read dataset stays open: sequential chunked reads of one tensor (the
+    // common pattern) then skip re-opening it. Guarded by the HDF5 lock.
+    mutable size_t m_openIndex = SIZE_MAX;
+    mutable DatasetHandle m_openDataset;
+    mutable SpaceHandle m_openSpace;
+};
+
+Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* dst) const
+{
+    if (index >= m_tensors.size())
+        return fileError(m_path, "no tensor number " + std::to_string(index) + " (the file has " +
+                                     std::to_string(m_tensors.size()) + ")");
+    const TensorInfo& info = m_tensors[index];
+    const uint64_t total = info.elementCount();
+    if (first > total || count > total - first)
+        return fileError(m_path, "tensor '" + info.name + "': elements [" + std::to_string(first) + ", " +
+                                     std::to_string(first) + " + " + std::to_string(count) + ") are outside its " +
+                                     std::to_string(total) + " elements");
+    if (count == 0) return Status::success();
+    if (!dst) return fileError(m_path, "tensor '" + info.name + "': no destination buffer");
+
+    Hdf5Lock lock;
+    const std::string where = "tensor '" + info.name + "'";
+    if (m_openIndex != index) {
+        m_openIndex = SIZE_MAX;
+        m_openSpace.reset();
+        m_openDataset = DatasetHandle(H5Dopen2(m_file.get(), ("/" + info.name).c_str(), m_datasetAccess.get()));
+        if (!m_openDataset) return hdf5Error(m_path, where + ": cannot open");
+        m_openSpace = SpaceHandle(H5Dget_space(m_openDataset.get()));
+        if (!m_openSpace) return hdf5Error(m_path, where + ": cannot read its shape");
+        m_openIndex = index;
+    }
+    const hid_t ds = m_openDataset.get();
+    if (info.shape.empty()) {
+        if (H5Dread(ds, m_memoryTypes[index].get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)
+            return hdf5Error(m_path, where + ": cannot read");
+        return Status::success();
+    }
+    const hid_t fileSpace = m_openSpace.get();
+    const hsize_t memCount = count;
+    SpaceHandle memSpace(H5Screate_simple(1, &memCount, nullptr));
+    if (!memSpace || !selectBoxes(fileSpace, flatRangeBoxes(info.shape, first, count)))
+        return hdf5Error(m_path, where + ": cannot select elements");
+    if (H5Dread(ds, m_memoryTypes[index].get(), memSpace.get(), fileSpace, H5P_DEFAULT, dst) < 0)
+        return hdf5Error(m_path, where + ": cannot read elements " + std::to_string(first) + ".." +
+                                     std::to_string(first + count - 1));
+    return Status::success();
+}
+
+struct LinkEntry {
+    std::string name;
+    H5L_type_t type;
+    size_t valueSize;
+};
+
+herr_t collectLink(hid_t, const char* name, const H5L_info_t* info, void* data)
+{
+    static_cast<std::vector<LinkEntry>*>(data)->push_back(
+        LinkEntry{name, info->type, info->type == H5L_TYPE_HARD ? 0 : info->u.val_size});
+    return 0;
+}
+
+// Walks the file depth-first by name and fills an Hdf5TensorFile.
+class Scanner {
+public:
+    Scanner(Hdf5TensorFile& out, const OpenOptions& options, hid_t linkAccess)
+        : m_out(out), m_options(options), m_linkAccess(linkAccess)
+    {
+    }
+
+    Status scanGroup(hid_t group, const std::string& prefix, int depth);
+    void markVisited(hid_t group)
+    {
+        H5O_info_t info;
+        if (H5Oget_info2(group, &info, H5O_INFO_BASIC) >= 0) m_visitedGroups.insert({info.fileno, info.addr});
+    }
+    void readRootAttributes(hid_t root);
+    void finish();
+
+private:
+    Status scanLink(hid_t group, const LinkEntry& link, const std::string& prefix, int depth);
+    Status scanDataset(hid_t group, const std::string& linkName, const std::string& fullName);
+    Result<std::string> linkValue(hid_t group, const LinkEntry& link, const std::string& fullName);
+    const std::string& path() const { return m_out.m_path; }
+
+    Hdf5TensorFile& m_out;
+    const OpenOptions& m_options;
+    hid_t m_linkAccess;
+    std::set<std::pair<unsigned long, haddr_t>> m_visitedGroups;
+    WarningTally m_skipped;      // datasets that are not tensors, by reason
+    WarningTally m_attributes;   // attributes that could not be read, by reason
+    WarningTally m_other;        // other notes, by text
+};
+
+Result<std::string> Scanner::linkValue(hid_t group, const LinkEntry& link, const std::string& fullName)
+{
+    if (link.valueSize == 0 || link.valueSize > kMaxLinkValueBytes)
+        return fileError(path(), "link '" + fullName + "' has an implausible value size");
+    std::string value(link.valueSize, '\0');
+    if (H5Lget_val(group, link.name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0)
+        return hdf5Error(path(), "link '" + fullName + "': cannot read its target");
+    return value;
+}
+
+Status Scanner::scanGroup(hid_t group, const std::string& prefix, int depth)
+{
+    if (depth > kMaxGroupDepth)
+        return fileError(path(), "group '" + prefix + "' is nested deeper than " + std::to_string(kMaxGroupDepth) +
+                                     " levels");
+    std::vector<LinkEntry> links;
+    hsize_t index = 0;
+    if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &index, collectLink, &links) < 0)
+        return hdf5Error(path(), "cannot list group '/" + prefix + "'");
+    for (const LinkEntry& link : links)
+        if (Status s = scanLink(group, link, prefix, depth); !s) return s;
+    return Status::success();
+}
+
+Status Scanner::scanLink(hid_t group, const LinkEntry& link, const std::string& prefix, int depth)
+{
+    const std::string fullName = prefix + link.name;
+    switch (link.type) {
+    case H5L_TYPE_HARD: break;
+    case H5L_TYPE_SOFT: {
+        Result<std::string> target = linkValue(group, link, fullName);
+        if (!target) return target.error();
+        const std::string to(target->c_str());
+        const htri_t exists = H5Oexists_by_name(group, link.name.c_str(), m_linkAccess);
+        H5Eclear2(H5E_DEFAULT);
+        if (exists <= 0)
+            return fileError(path(), "soft link '" + fullName + "' points to '" + to +
+                                         "', which does not exist in the file");
+        m_other.add("soft links are not followed (their targets are listed under their own names)", fullName);
+        return Status::success();
+    }
+    case H5L_TYPE_EXTERNAL: {
+        if (!m_options.allowExternal) {
+            Result<std::string> value = linkValue(group, link, fullName);
+            if (!value) return value.error();
+            const char* file = nullptr;
+            const char* object = nullptr;
+            if (H5Lunpack_elink_val(value->data(), value->size(), nullptr, &file, &object) < 0)
+                return hdf5Error(path(), "external link '" + fullName + "' is malformed");
+            return fileError(path(), "external link '" + fullName + "' points into another file ('" +
+                                         std::string(file ? file : "?") + "', object '" +
+                                         std::string(object ? object : "?") +
+                                         "'); refusing it (allow external files to follow it)");
+        }
+        break;  // allowed: opened like a hard link, HDF5 follows it
+    }
+    default:
+        return fileError(path(), "link '" + fullName + "' has a user-defined link type (" +
+                                     std::to_string(int(link.type)) + ") this reader does not follow");
+    }
+
+    H5O_info_t info;
+    if (H5Oget_info_by_name2(group, link.name.c_str(), &info, H5O_INFO_BASIC, m_linkAccess) < 0)
+        return hdf5Error(path(), "object '" + fullName + "': cannot inspect");
+    switch (info.type) {
+    case H5O_TYPE_GROUP: {
+        if (!m_visitedGroups.insert({info.fileno, info.addr}).second) {
+            m_other.add("groups reachable under several names are listed once", fullName);
+            return Status::success();
+        }
+        GroupHandle child(H5Gopen2(group, link.name.c_str(), H5P_DEFAULT));
+        if (!child) return hdf5Error(path(), "group '" + fullName + "': cannot open");
+        return scanGroup(child.get(), fullName + "/", depth + 1);
+    }
+    case H5O_TYPE_DATASET: return scanDataset(group, link.name, fullName);
+    case H5O_TYPE_NAMED_DATATYPE: return Status::success();  // a stored type definition, not data
+    default: m_skipped.add("objects of unknown kind", fullName); return Status::success();
+    }
+}
+
+Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std::string& fullName)
+{
+    const std::string where = "dataset '" + fullName + "'";
+    DatasetHandle ds(H5Dopen2(group, linkName.c_str(), m_out.m_datasetAccess.get()));
+    if (!ds) return hdf5Error(path(), where + ": cannot open");
+
+    PlistHandle dcpl(H5Dget_create_plist(ds.get()));
+    if (!dcpl) return hdf5Error(path(), where + ": cannot read its storage properties");
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (layout == H5D_VIRTUAL && !m_options.allowExternal)
+        return fileError(path(), where + " is a virtual dataset (its data may come from other files); refusing it "
+                                         "(allow external files to read it)");
+    const int externalCount = H5Pget_external_count(dcpl.get());
+    if (externalCount < 0) return hdf5Error(path(), where + ": cannot read its storage properties");
+    if (externalCount > 0 && !m_options.allowExternal)
+        return fileError(path(), where + " keeps its data in " + std::to_string(externalCount) +
+                                     " external file(s); refusing it (allow external files to read it)");
+    const int filters = H5Pget_nfilters(dcpl.get());
+    for (int i = 0; i < filters; ++i) {
+        unsigned flags = 0;
+        size_t nelmts = 0;
+        char name[64] = {0};
+        unsigned config = 0;
+        const H5Z_filter_t filter = H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &nelmts, nullptr, sizeof name,
+                                                   name, &config);
+        if (filter >= 0 && H5Zfilter_avail(filter) <= 0)
+            m_other.add("uses HDF5 filter " + std::to_string(filter) + (name[0] ? " (" + std::string(name) + ")" : "") +
+                            " that this HDF5 build lacks; reading it will fail",
+                        fullName);
+    }
+    H5Eclear2(H5E_DEFAULT);
+
+    TensorInfo tensor;
+    tensor.name = fullName;
+    SpaceHandle space(H5Dget_space(ds.get()));
+    if (!space) return hdf5Error(path(), where + ": cannot read its shape");
+    switch (H5Sget_simple_extent_type(space.get())) {
+    case H5S_SCALAR: break;
+    case H5S_SIMPLE: {
+        const int rank = H5Sget_simple_extent_ndims(space.get());
+        if (rank < 0 || rank > H5S_MAX_RANK) return hdf5Error(path(), where + ": cannot read its rank");
+        std::vector<hsize_t> dims(size_t(rank), 0);
+        if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+            return hdf5Error(path(), where + ": cannot read its shape");
+        tensor.shape.assign(dims.begin(), dims.end());
+        break;
+    }
+    case H5S_NULL: m_skipped.add("empty (null) dataspace", fullName); return Status::success();
+    default: return hdf5Error(path(), where + ": unreadable dataspace");
+    }
+    const std::optional<uint64_t> elements = checkedElementCount(tensor.shape);
+    if (!elements)
+        return fileError(path(), where + ": shape " + shapeToString(tensor.shape) +
+                                     " has more elements than fit in 64 bits");
+
+    TypeHandle fileType(H5Dget_type(ds.get()));
+    if (!fileType) return hdf5Error(path(), where + ": cannot read its element type");
+    const std::optional<std::string> dtypeAttribute = readStringAttribute(ds.get(), "dtype");
+    std::string note;
+    Result<TypeConvention> convention = classifyStoredType(fileType.get(), dtypeAttribute, &note);
+    if (!convention) {
+        m_skipped.add(convention.message(), fullName);
+        return Status::success();
+    }
+    if (!note.empty()) m_other.add(note, fullName);
+    tensor.dtype = convention->dtype;
+    tensor.storage = convention->storage;
+    if (*elements > UINT64_MAX / dtypeSize(tensor.dtype))
+        return fileError(path(), where + ": shape " + shapeToString(tensor.shape) +
+                                     " has more bytes than fit in 64 bits");
+
+    Result<std::vector<std::string>> names = attributeNames(ds.get());
+    if (!names) return fileError(path(), where + ": " + names.message());
+    const bool dtypeConsumed = dtypeAttribute && note.empty();
+    for (const std::string& name : *names) {
+        if (name == "dtype" && dtypeConsumed) continue;
+        Result<AttrValue> value = readAttribute(ds.get(), name);
+        if (!value) {
+            m_attributes.add("dataset attribute '" + name + "' skipped: " + value.message(), fullName);
+            continue;
+        }
+        if (name == "kind") {
+            if (const auto* s = std::get_if<std::string>(&*value)) {
+                tensor.kind = *s;
+                continue;
+            }
+        }
+        tensor.attributes[name] = attrValueToString(*value);
+    }
+
+    m_out.m_tensors.push_back(std::move(tensor));
+    m_out.m_memoryTypes.push_back(std::move(convention->memoryType));
+    return Status::success();
+}
+
+void Scanner::readRootAttributes(hid_t root)
+{
+    Result<std::vector<std::string>> names = attributeNames(root);
+    if (!names) {
+        m_other.add("root attributes unreadable: " + names.message(), "/");
+        return;
+    }
+    for (const std::string& name : *names) {
+        Result<AttrValue> value = readAttribute(root, name);
+        if (!value) {
+            m_attributes.add("root attribute '" + name + "' skipped: " + value.message(), "/");
+            continue;
+        }
+        m_out.m_attributes[name] = attrValueToString(*value);
+    }
+    const auto format = m_out.m_attributes.find("faultline_format");
+    if (format != m_out.m_attributes.end() && format->second == "trace") m_out.m_format = FileFormat::Trace;
+}
+
+void Scanner::finish()
+{
+    for (const auto& e : m_skipped.entries())
+        m_out.m_warnings.push_back(
+            fileError(path(), "skipped " + std::to_string(e.count) +
+                                  (e.count == 1 ? " dataset that is not a tensor: " : " datasets that are not tensors: ") +
+                                  e.key + " (first: '" + e.first + "')")
+                .message);
+    for (const WarningTally* tally : {&m_attributes, &m_other})
+        for (const auto& e : tally->entries()) {
+            std::string line = e.key + " ('" + e.first + "'";
+            if (e.count > 1) line += " and " + std::to_string(e.count - 1) + " more";
+            m_out.m_warnings.push_back(fileError(path(), line + ")").message);
+        }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, const OpenOptions& options)
+{
+    Result<FileHandle> file = openReadOnly(path);
+    if (!file) return file.error();
+
+    Hdf5Lock lock;
+    auto out = std::make_unique<Hdf5TensorFile>();
+    out->m_path = path;
+    out->m_file = std::move(*file);
+
+    PlistHandle linkAccess(H5Pcreate(H5P_LINK_ACCESS));
+    out->m_datasetAccess = PlistHandle(H5Pcreate(H5P_DATASET_ACCESS));
+    if (!linkAccess || !out->m_datasetAccess) return hdf5Error(path, "cannot set up HDF5 access");
+    if (!options.allowExternal) {
+        if (H5Pset_elink_cb(linkAccess.get(), refuseExternalLink, nullptr) < 0 ||
+            H5Pset_elink_cb(out->m_datasetAccess.get(), refuseExternalLink, nullptr) < 0)
+            return hdf5Error(path, "cannot set up HDF5 access");
+    } else {
+        // External raw files and virtual dataset sources resolve next to this file, not the
+        // current directory.
+        if (H5Pset_efile_prefix(out->m_datasetAccess.get(), "${ORIGIN}") < 0 ||
+            H5Pset_virtual_prefix(out->m_datasetAccess.get(), "${ORIGIN}") < 0)
+            return hdf5Error(path, "cannot set up HDF5 access");
+    }
+
+    GroupHandle root(H5Gopen2(out->m_file.get(), "/", H5P_DEFAULT));
+    if (!root) return hdf5Error(path, "cannot open the root group");
+    Scanner scanner(*out, options, linkAccess.get());
+    scanner.markVisited(root.get());
+    scanner.readRootAttributes(root.get());
+    if (Status s = scanner.scanGroup(root.get(), "", 0); !s) return s.error();
+    scanner.finish();
+    return std::unique_ptr<TensorFile>(std::move(out));
 }
 
 }  // namespace faultline

@@ -1,0 +1,65 @@
+// faultline bisect TRACE --suspect LABEL [--json]
+#include <iostream>
+#include <memory>
+
+#include "Cli.h"
+#include "CliSupport.h"
+#include "Commands.h"
+#include "core/replay/Bisect.h"
+
+namespace faultline::cli {
+namespace {
+
+struct BisectOptions {
+    std::string trace, suspect;
+    bool json = false, allowExternal = false, quiet = false;
+};
+
+int runBisect(const BisectOptions& o)
+{
+    OpenOptions open;
+    open.allowExternal = o.allowExternal;
+    auto trace = readTrace(o.trace, open);
+    if (!trace) {
+        std::cerr << "error: " << trace.message() << "\n";
+        return kExitError;
+    }
+    const auto* cancel = installInterruptFlag();
+    auto report = bisectTrace(
+        *trace, o.suspect,
+        [&o](size_t done, size_t total, const std::string& what) {
+            if (!o.quiet) printProgress(total ? double(done) / double(total) : 1.0, what);
+        },
+        cancel);
+    endProgress();
+    if (!report) {
+        std::cerr << "error: " << report.message() << "\n";
+        return kExitError;
+    }
+    if (o.json)
+        std::cout << bisectJson(*report).dump(2) << "\n";
+    else
+        std::cout << bisectText(*report);
+    if (report->cancelled) {
+        std::cerr << "bisect cancelled\n";
+        return kExitError;
+    }
+    return report->firstDivergentOp ? kExitDiverged : kExitOk;
+}
+
+}  // namespace
+
+CommandRunner addBisectCommand(CLI::App& app)
+{
+    auto o = std::make_shared<BisectOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "bisect", "Find the first op whose recorded output on the suspect leaves the golden model's bound");
+    cmd->add_option("TRACE", o->trace, "trace v1 file")->required();
+    cmd->add_option("--suspect", o->suspect, "device label of the suspect (see `inspect`)")->required();
+    cmd->add_flag("--json", o->json, "one JSON document");
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");
+    return [o] { return runBisect(*o); };
+}
+
+}  // namespace faultline::cli

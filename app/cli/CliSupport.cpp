@@ -1,0 +1,62 @@
+#include "CliSupport.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace faultline::cli {
+namespace {
+std::atomic<bool> g_interrupted{false};
+bool g_progressShown = false;
+
+extern "C" void onInterrupt(int sig)
+{
+    if (g_interrupted.exchange(true)) {
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+    }
+}
+}  // namespace
+
+const std::atomic<bool>* installInterruptFlag()
+{
+    std::signal(SIGINT, onInterrupt);
+    std::signal(SIGTERM, onInterrupt);
+    return &g_interrupted;
+}
+
+std::string workerProgramPath()
+{
+    if (const char* env = std::getenv("FAULTLINE_WORKER"); env && *env) return env;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return "faultline-worker";
+    return (self.parent_path() / "faultline-worker").string();
+}
+
+void printProgress(double fraction, const std::string& what)
+{
+    static auto last = std::chrono::steady_clock::time_point{};
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::milliseconds(200) && fraction < 1.0) return;
+    last = now;
+    if (::isatty(2)) {
+        std::fprintf(stderr, "\r\033[K[%5.1f%%] %.100s", 100.0 * fraction, what.c_str());
+        g_progressShown = true;
+    } else {
+        std::fprintf(stderr, "[%5.1f%%] %s\n", 100.0 * fraction, what.c_str());
+    }
+    std::fflush(stderr);
+}
+
+void endProgress()
+{
+    if (g_progressShown) std::fprintf(stderr, "\r\033[K");
+    g_progressShown = false;
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,17 @@
+#pragma once
+// The CLI subcommands. Each registers its options on a CLI11 subcommand and returns the code
+// to exit with (Cli.h: 0 ok, 1 diverged, 2 error).
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace faultline::cli {
+
+using CommandRunner = std::function<int()>;
+
+// Adds `inspect` to `app`; the returned runner executes it after parsing.
+CommandRunner addInspectCommand(CLI::App& app);
+CommandRunner addReplayCommand(CLI::App& app);
+CommandRunner addBisectCommand(CLI::App& app);
+CommandRunner addCompareCommand(CLI::App& app);
+
+}  // namespace faultline::cli

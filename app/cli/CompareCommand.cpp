@@ -1,0 +1,112 @@
+// faultline compare SUSPECT REFERENCE [--tolerance T] [--json] [--out RESULT.h5]
+//   exit 0: nothing beyond tolerance; 1: something is; 2: error.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "Cli.h"
+#include "CliSupport.h"
+#include "Commands.h"
+#include "core/compare/CompareJson.h"
+#include "core/compare/CompareResultsFile.h"
+#include "core/compare/CompareRun.h"
+#include "core/report/CompareText.h"
+
+namespace faultline::cli {
+namespace {
+
+struct CompareCliOptions {
+    std::string suspect, reference, tolerance = "exact", out;
+    std::string strip, suspectStrip, referenceStrip, suspectGroup, referenceGroup, suspectAdd, referenceAdd;
+    unsigned threads = 0;
+    size_t topK = 16;
+    bool json = false, allowExternal = false, quiet = false;
+};
+
+int runCompare(const CompareCliOptions& o)
+{
+    auto tolerance = parseTolerance(o.tolerance);
+    if (!tolerance) {
+        std::cerr << "error: " << tolerance.message() << "\n";
+        return kExitError;
+    }
+    if (tolerance->kind == ToleranceKind::Bound) {
+        std::cerr << "error: --tolerance bound needs per-element bounds from the op that produced the tensor; "
+                     "it is used by replay and bisect, not by compare\n";
+        return kExitError;
+    }
+    OpenOptions open;
+    open.allowExternal = o.allowExternal;
+    auto suspect = openTensorFile(o.suspect, open);
+    if (!suspect) {
+        std::cerr << "error: " << suspect.message() << "\n";
+        return kExitError;
+    }
+    auto reference = openTensorFile(o.reference, open);
+    if (!reference) {
+        std::cerr << "error: " << reference.message() << "\n";
+        return kExitError;
+    }
+    CompareRunOptions options;
+    options.compare.tolerance = *tolerance;
+    options.compare.threads = o.threads;
+    options.compare.topK = o.topK;
+    options.pairing.suspect = {o.suspectGroup, o.suspectStrip.empty() ? o.strip : o.suspectStrip, o.suspectAdd};
+    options.pairing.reference = {o.referenceGroup, o.referenceStrip.empty() ? o.strip : o.referenceStrip,
+                                 o.referenceAdd};
+    CompareRun run(options);
+    run.setCancelFlag(installInterruptFlag());
+    if (!o.quiet) run.setProgress([](double f, const std::string& what) {
+        printProgress(f, what);
+        return true;
+    });
+    auto report = run.run(**suspect, **reference);
+    endProgress();
+    if (!report) {
+        std::cerr << "error: " << report.message() << "\n";
+        return kExitError;
+    }
+    if (!o.out.empty()) {
+        Status st = writeCompareResults(o.out, *report);
+        if (!st) {
+            std::cerr << "error: " << st.message() << "\n";
+            return kExitError;
+        }
+    }
+    if (o.json)
+        std::cout << compareReportToJson(*report).dump(2) << "\n";
+    else
+        std::cout << compareText(*report);
+    bool beyond = false;
+    for (const Divergence& d : report->tensors) beyond = beyond || d.beyondTolerance > 0;
+    if (!report->errors.empty()) return kExitError;
+    return beyond ? kExitDiverged : kExitOk;
+}
+
+}  // namespace
+
+CommandRunner addCompareCommand(CLI::App& app)
+{
+    auto o = std::make_shared<CompareCliOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "compare", "Compare a suspect and a reference snapshot element by element: which bits, where, what pattern");
+    cmd->add_option("SUSPECT", o->suspect, "suspect snapshot (HDF5 or safetensors)")->required();
+    cmd->add_option("REFERENCE", o->reference, "reference snapshot (HDF5 or safetensors)")->required();
+    cmd->add_option("--tolerance", o->tolerance, "exact | ulp:N | abs:X | rel:X (default exact)");
+    cmd->add_flag("--json", o->json, "one JSON document");
+    cmd->add_option("--out", o->out, "write everything the GUI draws (tile pyramids, histograms) to an HDF5 file");
+    cmd->add_option("--strip-prefix", o->strip, "remove this name prefix on both sides (e.g. module.)");
+    cmd->add_option("--suspect-strip", o->suspectStrip, "remove this prefix from suspect names");
+    cmd->add_option("--reference-strip", o->referenceStrip, "remove this prefix from reference names");
+    cmd->add_option("--suspect-add", o->suspectAdd, "put this prefix before suspect names");
+    cmd->add_option("--reference-add", o->referenceAdd, "put this prefix before reference names");
+    cmd->add_option("--suspect-group", o->suspectGroup, "compare only this group of the suspect (e.g. rank0/)");
+    cmd->add_option("--reference-group", o->referenceGroup, "… against this group of the reference");
+    cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_option("--top", o->topK, "worst elements to list per tensor");
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage");
+    return [o] { return runCompare(*o); };
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,93 @@
+// faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
+//                  [--json] [--resume] [--timeout SECONDS] [--seed N]
+#include <iostream>
+#include <memory>
+
+#include "Cli.h"
+#include "CliSupport.h"
+#include "Commands.h"
+#include "core/replay/Campaign.h"
+
+namespace faultline::cli {
+namespace {
+
+struct ReplayOptions {
+    std::string trace, targets, ops, out;
+    uint32_t reps = 3;
+    uint64_t seed = 1;
+    double timeoutSeconds = 60;
+    bool json = false, resume = false, allowExternal = false, quiet = false;
+};
+
+int runReplay(const ReplayOptions& o)
+{
+    auto targets = parseTargetList(o.targets);
+    if (!targets) {
+        std::cerr << "error: " << targets.message() << "\n";
+        return kExitError;
+    }
+    CampaignOptions c;
+    c.tracePath = o.trace;
+    c.targets = *targets;
+    c.ops = o.ops;
+    c.reps = o.reps;
+    c.seed = o.seed;
+    c.outPath = o.out;
+    c.resume = o.resume;
+    c.timeout = std::chrono::milliseconds(int64_t(o.timeoutSeconds * 1000));
+    c.workerProgram = workerProgramPath();
+    c.allowExternal = o.allowExternal;
+    Campaign campaign(c);
+    campaign.setCancelFlag(installInterruptFlag());
+    if (!o.quiet)
+        campaign.setProgress([](uint64_t done, uint64_t total, const std::string& what) {
+            printProgress(total ? double(done) / double(total) : 1.0, what);
+        });
+    auto report = campaign.run();
+    endProgress();
+    if (!report) {
+        std::cerr << "error: " << report.message() << "\n";
+        return kExitError;
+    }
+    if (o.json)
+        std::cout << campaignJson(*report).dump(2) << "\n";
+    else
+        std::cout << campaignText(*report);
+    if (report->cancelled) {
+        std::cerr << "replay cancelled; finished runs are kept" << (o.out.empty() ? "" : " (use --resume)") << "\n";
+        return kExitError;
+    }
+    for (const TargetSummary& t : report->targets)
+        if (t.verdict != "healthy") return kExitDiverged;
+    return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner addReplayCommand(CLI::App& app)
+{
+    auto o = std::make_shared<ReplayOptions>();
+    CLI::App* cmd = app.add_subcommand("replay", "Replay trace ops on targets (cpu, sim:<fault>, cuda:N), many times, "
+                                                 "and judge every output");
+    cmd->add_option("TRACE", o->trace, "trace v1 file")->required();
+    cmd->add_option("--targets", o->targets, "comma-separated: cpu, sim:<model>[:k=v,...], cuda:<index>")->required();
+    cmd->add_option("--ops", o->ops, "op selection: indices, ranges, op kinds (e.g. 0,3-5,gemm); default all");
+    cmd->add_option("--reps", o->reps, "repetitions per op and target")->check(CLI::Range(1u, 1000000u));
+    cmd->add_option("--out", o->out, "results file (HDF5); runs are journaled beside it as they finish");
+    cmd->add_flag("--resume", o->resume, "continue the campaign journaled beside --out");
+    cmd->add_option("--timeout", o->timeoutSeconds, "seconds before a run counts as a hang")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--seed", o->seed, "seed for simulated faults");
+    cmd->add_flag("--json", o->json, "one JSON document");
+    cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");
+    return [o] {
+        if (o->resume && o->out.empty()) {
+            std::cerr << "error: --resume needs --out\n";
+            return kExitError;
+        }
+        return runReplay(*o);
+    };
+}
+
+}  // namespace faultline::cli

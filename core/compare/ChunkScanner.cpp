@@ -1,0 +1,414 @@
+#include "ChunkScanner.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "../FloatFormats.h"
+
+namespace faultline {
+
+namespace {
+
+// ---- per-dtype bit semantics ----
+
+// IEEE-style binary format with E exponent bits and M mantissa bits stored in B. Fn: OCP
+// E4M3FN rules (no infinities, only S.1111.111 is NaN).
+template <class B, unsigned E, unsigned M, bool Fn, double (*ToDouble)(B)>
+struct FloatTraits {
+    using Bits = B;
+    static constexpr bool kFloat = true;
+    static constexpr unsigned kWidth = 1 + E + M;
+    static constexpr B kSign = B(B(1) << (E + M));
+    static constexpr B kMag = B(kSign - 1);
+    static constexpr B kExp = B(((B(1) << E) - 1) << M);
+
+    static bool nonFinite(B b)
+    {
+        if constexpr (Fn)
+            return B(b & kMag) == kMag;
+        else
+            return B(b & kExp) == kExp;
+    }
+    static bool isNan(B b)
+    {
+        if constexpr (Fn)
+            return B(b & kMag) == kMag;
+        else
+            return B(b & kMag) > kExp;
+    }
+    static bool isInf(B b)
+    {
+        if constexpr (Fn)
+            return false;
+        else
+            return B(b & kMag) == kExp;
+    }
+    static double toDouble(B b) { return ToDouble(b); }
+    // Distance of the sign-magnitude patterns mapped onto a monotonic integer line (±0 -> 0).
+    static uint64_t ulp(B a, B b)
+    {
+        const uint64_t ma = a & kMag, mb = b & kMag;
+        if (((a ^ b) & kSign) == 0) return ma > mb ? ma - mb : mb - ma;
+        return ma + mb;
+    }
+};
+
+template <class B, bool Signed>
+struct IntTraits {
+    using Bits = B;
+    using S = std::make_signed_t<B>;
+    static constexpr bool kFloat = false;
+    static constexpr unsigned kWidth = sizeof(B) * 8;
+    static constexpr B kSign = 0;  // no sign-magnitude sign bit
+    static constexpr B kExp = 0;
+    static bool nonFinite(B) { return false; }
+    static bool isNan(B) { return false; }
+    static bool isInf(B) { return false; }
+    static double toDouble(B b)
+    {
+        if constexpr (Signed)
+            return double(S(b));
+        else
+            return double(b);
+    }
+    static uint64_t ulp(B a, B b)
+    {
+        bool aFirst;
+        if constexpr (Signed)
+            aFirst = S(a) >= S(b);
+        else
+            aFirst = a >= b;
+        return aFirst ? uint64_t(B(a - b)) : uint64_t(B(b - a));
+    }
+};
+
+double f64ToDouble(uint64_t b) { return doubleFromBits(b); }
+double f32ToDouble(uint32_t b) { return double(floatFromBits(b)); }
+double f16ToDouble(uint16_t b) { return double(halfToFloat(b)); }
+double bf16ToDouble(uint16_t b) { return double(bf16ToFloat(b)); }
+double e4m3ToDouble(uint8_t b) { return double(fp8e4m3fnToFloat(b)); }
+double e5m2ToDouble(uint8_t b) { return double(fp8e5m2ToFloat(b)); }
+
+using F64 = FloatTraits<uint64_t, 11, 52, false, f64ToDouble>;
+using F32 = FloatTraits<uint32_t, 8, 23, false, f32ToDouble>;
+using F16 = FloatTraits<uint16_t, 5, 10, false, f16ToDouble>;
+using BF16 = FloatTraits<uint16_t, 8, 7, false, bf16ToDouble>;
+using E4M3 = FloatTraits<uint8_t, 4, 3, true, e4m3ToDouble>;
+using E5M2 = FloatTraits<uint8_t, 5, 2, false, e5m2ToDouble>;
+
+inline void addBits(uint64_t x, uint64_t s, uint64_t* flips, uint64_t* toOne)
+{
+    while (x != 0) {
+        const unsigned b = unsigned(std::countr_zero(x));
+        ++flips[b];
+        toOne[b] += (s >> b) & 1u;
+        x &= x - 1;
+    }
+}
+
+// Per-bit counts of a stream of words without a branch per set bit: carry-save bit planes
+// (plane k holds bit k of every position's pending count), flushed every 15 words.
+class BitCounter {
+public:
+    explicit BitCounter(uint64_t* out) : m_out(out) {}
+    void add(uint64_t x)
+    {
+        uint64_t carry = x;
+        for (uint64_t& p : m_planes) {
+            const uint64_t t = p & carry;
+            p ^= carry;
+            carry = t;
+        }
+        if (++m_pending == 15) flush();
+    }
+    void flush()
+    {
+        for (unsigned k = 0; k < 4; ++k) {
+            uint64_t p = m_planes[k];
+            while (p != 0) {
+                m_out[std::countr_zero(p)] += uint64_t(1) << k;
+                p &= p - 1;
+            }
+            m_planes[k] = 0;
+        }
+        m_pending = 0;
+    }
+
+private:
+    uint64_t* m_out;
+    uint64_t m_planes[4] = {0, 0, 0, 0};
+    unsigned m_pending = 0;
+};
+
+template <class Tr>
+class Scanner {
+public:
+    using Bits = typename Tr::Bits;
+    static constexpr unsigned kBlock = 64;
+
+    Scanner(const ScanContext& ctx, const Bits* s, const Bits* r, const double* bounds, ChunkAccumulator& acc)
+        : m_ctx(ctx), m_s(s), m_r(r), m_bounds(bounds), m_acc(acc), m_flips(acc.flips.data()),
+          m_toOne(acc.toOne.data()), m_beyondFlips(acc.beyondFlips.data()), m_beyondToOne(acc.beyondToOne.data())
+    {
+    }
+
+    void run()
+    {
+        const uint64_t cols = m_ctx.cols;
+        uint64_t i = 0;
+        uint64_t row = m_acc.first / cols;
+        uint64_t col = m_acc.first % cols;
+        while (i < m_acc.count) {
+            const uint64_t len = std::min(cols - col, m_acc.count - i);
+            segment(i, len, row, col);
+            i += len;
+            ++row;
+            col = 0;
+        }
+        m_flips.flush();
+        m_toOne.flush();
+        m_beyondFlips.flush();
+        m_beyondToOne.flush();
+    }
+
+private:
+    // Elements [off, off + len) of the chunk, all in `row`, columns from col0.
+    void segment(uint64_t off, uint64_t len, uint64_t row, uint64_t col0)
+    {
+        const Bits* sp = m_s + off;
+        const Bits* rp = m_r + off;
+        m_tileRowBase = (row / m_ctx.tileRows - m_acc.stripFirstTileRow) * m_ctx.gridCols;
+        m_rowBucketLocal = (row >> m_ctx.rowBucketShift) - m_acc.stripFirstRowBucket;
+        m_row = row;
+        uint64_t nonFinite = 0;
+        uint64_t j = 0;
+        for (; j + kBlock <= len; j += kBlock) {
+            Bits diff = 0;
+            unsigned nf = 0;
+            for (unsigned k = 0; k < kBlock; ++k) {
+                diff |= Bits(sp[j + k] ^ rp[j + k]);
+                if constexpr (Tr::kFloat) nf += Tr::nonFinite(sp[j + k]) ? 1u : 0u;
+            }
+            nonFinite += nf;
+            if (diff == 0) continue;
+            uint64_t mask = 0;
+            for (unsigned k = 0; k < kBlock; ++k) mask |= uint64_t(sp[j + k] != rp[j + k]) << k;
+            while (mask != 0) {
+                const unsigned k = unsigned(std::countr_zero(mask));
+                element(off + j + k, col0 + j + k, sp[j + k], rp[j + k]);
+                mask &= mask - 1;
+            }
+        }
+        for (; j < len; ++j) {
+            if constexpr (Tr::kFloat) nonFinite += Tr::nonFinite(sp[j]) ? 1u : 0u;
+            if (sp[j] != rp[j]) element(off + j, col0 + j, sp[j], rp[j]);
+        }
+        m_acc.suspectNonFinite += nonFinite;
+    }
+
+    void addDecade(DecadeHistogram& h, double x) const
+    {
+        if (x > 0 && x < std::numeric_limits<double>::infinity())
+            addPositiveFinite(h, x, m_decades);
+        else
+            h.add(x);
+    }
+
+    uint64_t tileCol(uint64_t col) const
+    {
+        return m_ctx.tileColShift >= 0 ? col >> m_ctx.tileColShift : col / m_ctx.tileCols;
+    }
+
+    bool withinTolerance(uint64_t ulp, double absErr, double ref, uint64_t local) const
+    {
+        switch (m_ctx.tolerance.kind) {
+        case ToleranceKind::Exact: return false;
+        case ToleranceKind::Ulp: return ulp <= m_ctx.tolerance.ulps;
+        case ToleranceKind::Abs: return absErr <= m_ctx.tolerance.value;
+        case ToleranceKind::Rel: return absErr <= m_ctx.tolerance.value * std::fabs(ref);
+        case ToleranceKind::Bound: return m_bounds != nullptr && absErr <= m_bounds[local];
+        }
+        return false;
+    }
+
+    // One mismatching element: chunk-local index `local`, column `col` of m_row.
+    void element(uint64_t local, uint64_t col, Bits a, Bits b)
+    {
+        ChunkAccumulator& acc = m_acc;
+        const uint64_t index = acc.first + local;
+        ++acc.mismatches;
+        if (acc.firstMismatch == ChunkAccumulator::kNone) acc.firstMismatch = index;
+        const uint64_t x = uint64_t(Bits(a ^ b));
+        m_flips.add(x);
+        m_toOne.add(x & uint64_t(a));
+        acc.mismatchBox.add(m_row, col);
+        acc.touchTiles(m_ctx);
+        const size_t tile = size_t(m_tileRowBase + tileCol(col));
+        ++acc.tileMismatches[tile];
+
+        const bool nonFinite = Tr::nonFinite(a) || Tr::nonFinite(b);
+        bool beyond = true;
+        bool roundingSized = false;
+        uint64_t ulp = 0;
+        double absErr = std::numeric_limits<double>::quiet_NaN();
+        double relErr = absErr;
+        if (nonFinite) {
+            ++acc.nonFiniteMismatches;
+            if (Tr::nonFinite(a)) ++acc.mismatchSuspectNonFinite;
+            const bool an = Tr::isNan(a), bn = Tr::isNan(b), ai = Tr::isInf(a), bi = Tr::isInf(b);
+            if (an && bn) {
+                ++acc.nanPayloadChanged;
+                beyond = m_ctx.tolerance.kind == ToleranceKind::Exact;
+            } else {
+                if (an) ++acc.nanIntroduced;
+                if (bn) ++acc.nanRemoved;
+                if (ai && !bi) ++acc.infIntroduced;
+                if (bi && !ai) ++acc.infRemoved;
+                if (ai && bi) ++acc.infSignChanged;
+            }
+            acc.tileMaxAbs[tile] = std::numeric_limits<double>::infinity();
+        } else {
+            ulp = Tr::ulp(a, b);
+            ++acc.ulpHist[size_t(std::bit_width(ulp))];
+            acc.maxUlp = std::max(acc.maxUlp, ulp);
+            const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
+            absErr = std::fabs(sv - rv);
+            acc.sumAbs += absErr;
+            acc.sumAbs2 += absErr * absErr;
+            acc.maxAbs = std::max(acc.maxAbs, absErr);
+            addDecade(acc.absHist, absErr);
+            if (rv != 0) {
+                relErr = absErr / std::fabs(rv);
+            } else {
+                relErr = absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+            }
+            if (std::isinf(relErr)) {
+                ++acc.relInfinite;
+            } else {
+                acc.sumRel += relErr;
+                acc.sumRel2 += relErr * relErr;
+                acc.maxRel = std::max(acc.maxRel, relErr);
+                addDecade(acc.relHist, relErr);
+            }
+            acc.tileMaxAbs[tile] = std::max(acc.tileMaxAbs[tile], absErr);
+            beyond = !withinTolerance(ulp, absErr, rv, local);
+            roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
+        }
+
+        if (beyond) {
+            ++acc.beyond;
+            if (acc.firstBeyond == ChunkAccumulator::kNone) acc.firstBeyond = index;
+            m_beyondFlips.add(x);
+            m_beyondToOne.add(x & uint64_t(a));
+            acc.beyondBox.add(m_row, col);
+            ++acc.tileBeyond[tile];
+            if (!roundingSized) anomaly(index, col, x, nonFinite, tile, a, b);
+        }
+
+        // Top-K: cheap rejection before building the entry.
+        const size_t k = m_ctx.topK;
+        if (k == 0) return;
+        if (acc.top.size() >= k) {
+            const ElementDiff& worst = acc.top[acc.worstTop];
+            // Within a chunk indices only grow, so a full tie loses to the entry already held.
+            const bool loses = worst.nonFinite | (absErr < worst.absError) |
+                               ((absErr == worst.absError) & (ulp <= worst.ulp));
+            if (!nonFinite & loses) return;
+            if (nonFinite && worst.nonFinite) return;  // later index never beats an earlier one
+        }
+        ElementDiff e;
+        e.index = index;
+        e.row = m_row;
+        e.col = col;
+        e.suspect = Tr::toDouble(a);
+        e.reference = Tr::toDouble(b);
+        e.suspectBits = uint64_t(a);
+        e.referenceBits = uint64_t(b);
+        e.nonFinite = nonFinite;
+        e.ulp = ulp;
+        e.absError = absErr;
+        e.relError = relErr;
+        e.beyond = beyond;
+        acc.offerTop(e, k);
+    }
+
+    void anomaly(uint64_t index, uint64_t col, uint64_t x, bool nonFinite, size_t tile, Bits a, Bits b)
+    {
+        ChunkAccumulator& acc = m_acc;
+        ++acc.anomalies;
+        if (acc.firstAnomaly == ChunkAccumulator::kNone) acc.firstAnomaly = index;
+        acc.lastAnomaly = index;
+        addBits(x, a, acc.anomalyFlips.data(), acc.anomalyToOne.data());
+        ++acc.anomalyPopcount[size_t(std::popcount(x))];
+        // Single-bit-like: the highest differing bit alone, or (floats) that bit plus a
+        // rounding-sized remainder, i.e. one flip on top of rounding noise.
+        const unsigned top = unsigned(std::bit_width(x)) - 1;
+        bool single = std::has_single_bit(x);
+        if constexpr (Tr::kFloat) {
+            if (!single && !nonFinite) {
+                const Bits unflipped = Bits(a ^ (Bits(1) << top));
+                single = !Tr::nonFinite(unflipped) && Tr::ulp(unflipped, b) <= kRoundingUlps;
+            }
+            if (single && top == Tr::kWidth - 1) ++acc.anomalySignOnly;
+            if ((x & uint64_t(Tr::kExp)) != 0) ++acc.anomalyExponent;
+        }
+        if (single) ++acc.anomalySingleBit[top];
+        if (nonFinite) ++acc.anomalyNonFinite;
+        ++acc.tileAnomalies[tile];
+        acc.touchLines(m_ctx);
+        ++acc.rowCounts[size_t(m_rowBucketLocal)];
+        ++acc.colCounts[size_t(col >> m_ctx.colBucketShift)];
+        if (acc.firstIndices.size() < m_ctx.sampleSize) acc.firstIndices.push_back(index);
+        acc.addSpread(index, m_ctx.sampleSize);
+    }
+
+    const ScanContext& m_ctx;
+    const Bits* m_s;
+    const Bits* m_r;
+    const double* m_bounds;
+    ChunkAccumulator& m_acc;
+    BitCounter m_flips, m_toOne, m_beyondFlips, m_beyondToOne;
+    const DecadeHistogram::Table& m_decades = DecadeHistogram::table();
+    uint64_t m_tileRowBase = 0;
+    uint64_t m_rowBucketLocal = 0;
+    uint64_t m_row = 0;
+};
+
+template <class Tr>
+void scanTyped(const ScanContext& ctx, const void* s, const void* r, const double* bounds, ChunkAccumulator& acc)
+{
+    // The chunk buffers are allocated by the caller with operator new / vector<uint64_t>, so they
+    // are suitably aligned for Bits.
+    Scanner<Tr>(ctx, static_cast<const typename Tr::Bits*>(s), static_cast<const typename Tr::Bits*>(r), bounds, acc)
+        .run();
+}
+
+}  // namespace
+
+void scanChunk(const ScanContext& ctx, const void* suspect, const void* reference, const double* bounds,
+               ChunkAccumulator& acc)
+{
+    if (acc.count == 0 || ctx.cols == 0) return;
+    switch (ctx.dtype) {
+    case DType::Float64: return scanTyped<F64>(ctx, suspect, reference, bounds, acc);
+    case DType::Float32: return scanTyped<F32>(ctx, suspect, reference, bounds, acc);
+    case DType::Float16: return scanTyped<F16>(ctx, suspect, reference, bounds, acc);
+    case DType::BFloat16: return scanTyped<BF16>(ctx, suspect, reference, bounds, acc);
+    case DType::Float8E4M3FN: return scanTyped<E4M3>(ctx, suspect, reference, bounds, acc);
+    case DType::Float8E5M2: return scanTyped<E5M2>(ctx, suspect, reference, bounds, acc);
+    case DType::Int8: return scanTyped<IntTraits<uint8_t, true>>(ctx, suspect, reference, bounds, acc);
+    case DType::Int16: return scanTyped<IntTraits<uint16_t, true>>(ctx, suspect, reference, bounds, acc);
+    case DType::Int32: return scanTyped<IntTraits<uint32_t, true>>(ctx, suspect, reference, bounds, acc);
+    case DType::Int64: return scanTyped<IntTraits<uint64_t, true>>(ctx, suspect, reference, bounds, acc);
+    case DType::UInt8:
+    case DType::Bool: return scanTyped<IntTraits<uint8_t, false>>(ctx, suspect, reference, bounds, acc);
+    case DType::UInt16: return scanTyped<IntTraits<uint16_t, false>>(ctx, suspect, reference, bounds, acc);
+    case DType::UInt32: return scanTyped<IntTraits<uint32_t, false>>(ctx, suspect, reference, bounds, acc);
+    case DType::UInt64: return scanTyped<IntTraits<uint64_t, false>>(ctx, suspect, reference, bounds, acc);
+    }
+}
+
+}  // namespace faultline

@@ -1,0 +1,67 @@
+#pragma once
+// Compares two tensor files: pairs their tensors (Pairing.h), compares every pair with all cores
+// (TensorComparer.h), and ranks the results by severity. One tensor's problem (unpaired, dtype
+// or shape mismatch, read error) is recorded in the report and the run goes on.
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../Result.h"
+#include "../TensorFile.h"
+#include "Divergence.h"
+#include "Pairing.h"
+#include "TensorComparer.h"
+#include "Tolerance.h"
+
+namespace faultline {
+
+struct CompareRunOptions {
+    CompareOptions compare;
+    PairingOptions pairing;
+};
+
+// Per-element bounds for the `bound` tolerance: like BoundProvider, for the pair called `key`.
+// Called from worker threads, concurrently: thread-safe.
+using BoundSource = std::function<Status(const std::string& key, uint64_t first, uint64_t count, double* bounds)>;
+
+struct CompareReport {
+    std::string suspect;    // file paths as opened
+    std::string reference;
+    Tolerance tolerance;
+    std::vector<Divergence> tensors;  // most severe first (moreSevere)
+    std::vector<UnpairedTensor> unpaired;
+    std::vector<PairError> errors;
+};
+
+// Severity ranking: NaN/Inf beyond tolerance first, then anything beyond tolerance, then larger
+// max ulp, then more beyond-tolerance elements, then name.
+bool moreSevere(const Divergence& a, const Divergence& b);
+
+class CompareRun {
+public:
+    explicit CompareRun(CompareRunOptions options = {}) : m_options(std::move(options)) {}
+
+    // Progress over the whole run (weighted by elements), on the calling thread; false cancels.
+    void setProgress(ProgressCallback progress) { m_progress = std::move(progress); }
+    // Checked between chunks; when set, run() returns kCompareCancelled.
+    void setCancelFlag(const std::atomic<bool>* cancel) { m_cancel = cancel; }
+    void setBoundSource(BoundSource bounds) { m_bounds = std::move(bounds); }
+
+    // Errors: cancellation (kCompareCancelled), or the `bound` tolerance without a BoundSource.
+    // Everything about single tensors goes into the report.
+    Result<CompareReport> run(const TensorFile& suspect, const TensorFile& reference) const;
+
+private:
+    CompareRunOptions m_options;
+    ProgressCallback m_progress;
+    const std::atomic<bool>* m_cancel = nullptr;
+    BoundSource m_bounds;
+};
+
+// Convenience for CompareRun with these settings.
+Result<CompareReport> compareFiles(const TensorFile& suspect, const TensorFile& reference,
+                                   const CompareRunOptions& options = {}, ProgressCallback progress = {},
+                                   const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace faultline

@@ -1,0 +1,179 @@
+#pragma once
+// Thin RAII layer over the HDF5 C API, used only inside core's .cpp files (public headers never
+// include hdf5.h).
+//
+// - Hdf5Lock: the one process-wide lock that every HDF5 call holds. Debian's libhdf5 is not
+//   built thread-safe for all configurations we meet, so we serialise every call ourselves. It is
+//   recursive, so helpers that lock may call each other. Taking it also switches off HDF5's
+//   automatic printing of its error stack to stderr for the calling thread.
+// - Handle<Close>: owns one hid_t and closes it (under the lock) when it goes out of scope.
+// - hdf5ErrorText(): turns the calling thread's HDF5 error stack into one line of text and clears
+//   it, so errors reach the user as "PATH: what we did: what HDF5 said".
+#include <hdf5.h>
+
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../Result.h"
+#include "FlatRange.h"
+
+namespace faultline::hdf5 {
+
+inline std::recursive_mutex& hdf5Mutex()
+{
+    static std::recursive_mutex mutex;
+    return mutex;
+}
+
+class Hdf5Lock {
+public:
+    Hdf5Lock() : m_lock(hdf5Mutex())
+    {
+        // The automatic error printer is per thread in thread-safe builds and global otherwise;
+        // switching it off once per thread covers both.
+        thread_local bool silenced = false;
+        if (!silenced) {
+            H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+            silenced = true;
+        }
+    }
+
+private:
+    std::unique_lock<std::recursive_mutex> m_lock;
+};
+
+template <herr_t (*Close)(hid_t)>
+class Handle {
+public:
+    Handle() = default;
+    explicit Handle(hid_t id) : m_id(id) {}
+    ~Handle() { reset(); }
+    Handle(Handle&& other) noexcept : m_id(std::exchange(other.m_id, H5I_INVALID_HID)) {}
+    Handle& operator=(Handle&& other) noexcept
+    {
+        if (this != &other) {
+            reset();
+            m_id = std::exchange(other.m_id, H5I_INVALID_HID);
+        }
+        return *this;
+    }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+
+    hid_t get() const { return m_id; }
+    bool valid() const { return m_id >= 0; }
+    explicit operator bool() const { return valid(); }
+    hid_t release() { return std::exchange(m_id, H5I_INVALID_HID); }
+    void reset(hid_t id = H5I_INVALID_HID)
+    {
+        if (m_id >= 0) {
+            Hdf5Lock lock;
+            Close(m_id);
+        }
+        m_id = id;
+    }
+
+private:
+    hid_t m_id = H5I_INVALID_HID;
+};
+
+using FileHandle = Handle<H5Fclose>;
+using GroupHandle = Handle<H5Gclose>;
+using DatasetHandle = Handle<H5Dclose>;
+using SpaceHandle = Handle<H5Sclose>;
+using TypeHandle = Handle<H5Tclose>;
+using AttrHandle = Handle<H5Aclose>;
+using PlistHandle = Handle<H5Pclose>;
+using ObjectHandle = Handle<H5Oclose>;
+
+namespace detail {
+struct ErrorWalk {
+    std::vector<std::string> lines;
+};
+
+inline herr_t collectError(unsigned, const H5E_error2_t* e, void* data)
+{
+    auto* walk = static_cast<ErrorWalk*>(data);
+    std::string line = e->desc ? e->desc : "";
+    if (line.empty()) {  // fall back to the minor message ("Bad value", ...)
+        char minor[256] = {0};
+        if (H5Eget_msg(e->min_num, nullptr, minor, sizeof minor) > 0) line = minor;
+    }
+    if (!line.empty()) walk->lines.push_back(std::move(line));
+    return 0;
+}
+}  // namespace detail
+
+// The calling thread's HDF5 error stack as one line ("" when empty), deepest cause last; clears
+// the stack. Call with the lock held, right after the failing call.
+inline std::string hdf5ErrorText()
+{
+    Hdf5Lock lock;
+    detail::ErrorWalk walk;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, detail::collectError, &walk);
+    H5Eclear2(H5E_DEFAULT);
+    // Upward = deepest cause first, the API call last. Keep those two: the middle frames repeat
+    // each other.
+    if (walk.lines.empty()) return {};
+    if (walk.lines.size() == 1 || walk.lines.front() == walk.lines.back()) return walk.lines.front();
+    return walk.lines.back() + ": " + walk.lines.front();
+}
+
+// fileError(path, what + ": " + HDF5's explanation); call right after the failing HDF5 call.
+inline Error hdf5Error(const std::string& path, const std::string& what)
+{
+    const std::string why = hdf5ErrorText();
+    return fileError(path, why.empty() ? what : what + ": " + why);
+}
+
+// Selects the boxes (from flatRangeBoxes) in `space`, OR-ed together. False on HDF5 failure.
+inline bool selectBoxes(hid_t space, const std::vector<HyperslabBox>& boxes)
+{
+    Hdf5Lock lock;
+    bool first = true;
+    for (const HyperslabBox& box : boxes) {
+        std::vector<hsize_t> start(box.start.begin(), box.start.end());
+        std::vector<hsize_t> count(box.count.begin(), box.count.end());
+        if (H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
+                                count.data(), nullptr) < 0)
+            return false;
+        first = false;
+    }
+    if (first) return H5Sselect_none(space) >= 0;
+    return true;
+}
+
+}  // namespace faultline::hdf5
+
+#include "Hdf5File.h"
+
+namespace faultline::hdf5 {
+
+// Refuses to traverse an external link (used in link-access property lists while the user has
+// not allowed external files).
+inline herr_t refuseExternalLink(const char*, const char*, const char*, const char*, unsigned*, hid_t, void*)
+{
+    return -1;
+}
+
+// Opens an existing HDF5 file read-only with a strong close degree (closing the file closes
+// everything opened in it). Errors name the file.
+inline Result<FileHandle> openReadOnly(const std::string& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return fileError(path, "no such file");
+    if (!isHdf5File(path)) return fileError(path, "not an HDF5 file (no HDF5 signature)");
+    Hdf5Lock lock;
+    PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
+    if (!fapl || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
+        return hdf5Error(path, "cannot set up HDF5 file access");
+    FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    if (!file) return hdf5Error(path, "cannot open as HDF5");
+    return file;
+}
+
+}  // namespace faultline::hdf5

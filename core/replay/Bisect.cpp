@@ -1,0 +1,148 @@
+#include "Bisect.h"
+
+#include <sstream>
+
+#include "../compare/TensorComparer.h"
+#include "../golden/OpRegistry.h"
+#include "TensorLoad.h"
+
+namespace faultline {
+
+Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
+                                 const std::function<void(size_t, size_t, const std::string&)>& progress,
+                                 const std::atomic<bool>* cancel)
+{
+    bool known = false;
+    std::string labels;
+    for (const TraceDevice& d : trace.devices) {
+        known = known || d.label == suspect;
+        labels += (labels.empty() ? "" : ", ") + d.label;
+    }
+    if (!known)
+        return Error{(trace.file ? trace.file->path() : std::string("trace")) + ": no device '" + suspect +
+                     "' (devices: " + (labels.empty() ? "none" : labels) + ")"};
+    BisectReport report;
+    report.trace = trace.file ? trace.file->path() : "";
+    report.suspect = suspect;
+    report.warnings = trace.warnings;
+    for (size_t i = 0; i < trace.ops.size(); ++i) {
+        if (cancel && cancel->load()) {
+            report.cancelled = true;
+            break;
+        }
+        const TraceOp& op = trace.ops[i];
+        if (progress) progress(i, trace.ops.size(), "op " + std::to_string(op.index) + " " + op.op + " " + op.name);
+        BisectOp b;
+        b.index = op.index;
+        b.op = op.op;
+        b.name = op.name;
+        auto outs = op.outputs.find(suspect);
+        if (!golden::findGoldenOp(op.op)) {
+            b.verdict = "skipped";
+            b.detail = "the golden model has no '" + op.op + "' op";
+        } else if (outs == op.outputs.end() || outs->second.empty()) {
+            b.verdict = "skipped";
+            b.detail = suspect + " recorded no output for this op";
+        } else {
+            auto inputs = loadOpInputs(trace, op);
+            auto recorded = inputs ? loadTensor(*trace.file, outs->second.front()) : Result<HostTensor>(inputs.error());
+            auto gold = recorded ? golden::runGolden(op.op, *inputs, op.params) : Result<HostTensor>(recorded.error());
+            auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold)
+                              : Result<std::vector<double>>(gold.error());
+            if (!bound) {
+                b.verdict = "error";
+                b.detail = bound.message();
+            } else if (recorded->dtype != gold->dtype || recorded->shape != gold->shape) {
+                b.verdict = "divergent";
+                b.detail = "recorded output is " + std::string(dtypeName(recorded->dtype)) + " " +
+                           shapeToString(recorded->shape) + ", the op produces " +
+                           std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
+            } else {
+                CompareOptions options;
+                options.tolerance = Tolerance::bound();
+                TensorComparer comparer(options);
+                const std::vector<double>& bv = *bound;
+                comparer.setBoundProvider([&bv](uint64_t first, uint64_t count, double* out) -> Status {
+                    for (uint64_t k = 0; k < count; ++k) out[k] = bv[first + k];
+                    return {};
+                });
+                auto d = comparer.compare(gold->dtype, gold->shape, recorded->data.data(), gold->data.data(),
+                                          outs->second.front());
+                if (!d) {
+                    b.verdict = "error";
+                    b.detail = d.message();
+                } else {
+                    b.verdict = d->beyondTolerance > 0 ? "divergent" : "ok";
+                    b.detail = d->signature.detail;
+                    b.divergence = std::move(d).value();
+                }
+            }
+        }
+        if (b.verdict == "divergent" && !report.firstDivergentOp) report.firstDivergentOp = b.index;
+        report.ops.push_back(std::move(b));
+    }
+    if (progress) progress(trace.ops.size(), trace.ops.size(), "done");
+    return report;
+}
+
+nlohmann::json bisectJson(const BisectReport& report)
+{
+    nlohmann::json ops = nlohmann::json::array();
+    for (const BisectOp& b : report.ops) {
+        nlohmann::json j = {{"index", b.index}, {"op", b.op}, {"name", b.name}, {"verdict", b.verdict},
+                            {"detail", b.detail}};
+        if (b.divergence) {
+            const Divergence& d = *b.divergence;
+            j["elements"] = d.elements;
+            j["mismatches"] = d.mismatches;
+            j["beyond_tolerance"] = d.beyondTolerance;
+            j["max_ulp"] = d.maxUlp;
+            j["max_abs_error"] = d.absError.max;
+            j["signature"] = std::string(signatureKindName(d.signature.kind));
+            j["bit_histogram"] = d.bits.flips;
+            if (d.beyondRegion)
+                j["region"] = {{"rows", {d.beyondRegion->rowBegin, d.beyondRegion->rowEnd}},
+                               {"cols", {d.beyondRegion->colBegin, d.beyondRegion->colEnd}}};
+            else
+                j["region"] = nullptr;
+        } else {
+            j["elements"] = nullptr;
+            j["beyond_tolerance"] = nullptr;
+            j["max_ulp"] = nullptr;
+            j["signature"] = nullptr;
+        }
+        ops.push_back(std::move(j));
+    }
+    return {{"trace", report.trace},
+            {"suspect", report.suspect},
+            {"first_divergent_op", report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
+            {"ops", ops},
+            {"warnings", report.warnings},
+            {"cancelled", report.cancelled}};
+}
+
+std::string bisectText(const BisectReport& report)
+{
+    std::ostringstream out;
+    out << "bisect " << report.trace << " against the golden model, suspect " << report.suspect << "\n";
+    size_t divergent = 0;
+    for (const BisectOp& b : report.ops) {
+        if (b.verdict == "divergent") ++divergent;
+        out << (b.verdict == "divergent" ? "  ✗ " : b.verdict == "ok" ? "  ✓ " : "  - ") << "op " << b.index << " "
+            << b.op << " " << b.name << ": " << b.verdict;
+        if (b.divergence && b.divergence->mismatches)
+            out << " (" << b.divergence->beyondTolerance << " of " << b.divergence->elements
+                << " beyond bound, max " << b.divergence->maxUlp << " ulp, "
+                << signatureKindName(b.divergence->signature.kind) << ")";
+        if (b.verdict != "ok" && !b.detail.empty()) out << " — " << b.detail;
+        out << "\n";
+    }
+    if (report.firstDivergentOp)
+        out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent << " divergent op(s) in all)\n";
+    else
+        out << "no op left its error bound\n";
+    for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
+    return out.str();
+}
+
+}  // namespace faultline

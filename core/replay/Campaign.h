@@ -1,0 +1,132 @@
+#pragma once
+// A replay campaign: ops × targets × repetitions. Each target runs in its own faultline-worker
+// process under a watchdog (a hang becomes a `hang` outcome, a crash a `crash` outcome with its
+// stderr, and the worker is restarted). Every finished run is appended to a journal and flushed
+// before the next starts, so a killed orchestrator loses at most the run in flight, and a
+// resumed campaign skips what the journal holds. Outputs are compared with the golden model
+// (within the op's error bound), with what the trace's devices recorded, and across targets by
+// digest; summaries give rates with Wilson intervals, determinism certificates and verdicts.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../Result.h"
+#include "../trace/Trace.h"
+#include "Statistics.h"
+#include "TargetSpec.h"
+
+namespace faultline {
+
+struct CampaignOptions {
+    std::string tracePath;
+    std::vector<TargetSpec> targets;
+    std::string ops;                 // selection: "" all; "3,5-7", op kinds "gemm,softmax"
+    uint32_t reps = 3;
+    uint64_t seed = 1;
+    std::string outPath;             // RESULTS.h5; "" writes no results file
+    bool resume = false;             // continue from OUT's journal
+    std::chrono::milliseconds timeout{60000};  // per run: longer is a hang
+    std::string workerProgram;       // the faultline-worker executable
+    bool allowExternal = false;
+    std::string scratchDir;          // where workers write outputs ("" = a temp dir)
+    unsigned maxRestartsPerTarget = 64;
+};
+
+// One run: (target, op, repetition). outcome: ok | mismatch | hang | crash | error.
+struct RunRecord {
+    std::string target;
+    size_t opIndex = 0;
+    std::string op, name;
+    uint32_t rep = 0;
+    std::string outcome;
+    double ms = 0;
+    std::string digest;        // outputDigest of the outputs (ok/mismatch)
+    uint64_t injected = 0;     // sim: elements the defect changed
+    nlohmann::json vsGolden;   // {"mismatches","beyond_tolerance","max_ulp","max_abs_error","signature",...}
+    nlohmann::json vsRecorded; // {label: {"mismatches","beyond_tolerance","max_ulp"}}
+    std::string error;         // error / crash description
+    std::string stderrTail;    // hang/crash: the worker's last stderr lines
+
+    bool failed() const { return outcome != "ok"; }
+    nlohmann::json toJson() const;
+    static Result<RunRecord> fromJson(const nlohmann::json& j);
+};
+
+struct OpTargetStats {
+    size_t opIndex = 0;
+    std::string op, name, target;
+    uint64_t runs = 0, failures = 0, mismatches = 0, hangs = 0, crashes = 0, errors = 0;
+    RateInterval rate;
+    uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
+    uint64_t maxUlp = 0;
+    std::string signature;         // most frequent signature kind among mismatches
+};
+
+struct TargetSummary {
+    std::string target, description;
+    bool bitwiseStable = true;
+    uint64_t runs = 0, failures = 0;
+    RateInterval rate;
+    // Determinism certificate: every op's completed runs on this target gave identical bits.
+    bool deterministic = true;
+    std::vector<size_t> failingOps, reproducingOps;
+    // healthy | transient | persistent | device-specific (see verdictFor in Campaign.cpp)
+    std::string verdict;
+    std::string explanation;
+};
+
+struct CampaignReport {
+    std::string trace;
+    uint32_t reps = 0;
+    uint64_t seed = 0;
+    std::vector<size_t> ops;
+    std::vector<TargetSummary> targets;
+    std::vector<OpTargetStats> stats;
+    // Per op: groups of targets whose first completed runs gave identical bits.
+    std::vector<std::pair<size_t, std::vector<std::vector<std::string>>>> agreement;
+    std::vector<RunRecord> runs;
+    std::vector<std::string> warnings;
+    bool cancelled = false;
+};
+
+// Resolves an op selection against the trace: indices and ranges ("0,3-5") and op kinds
+// ("gemm"). Ops the golden model cannot run are left out with a warning.
+Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
+                                      std::vector<std::string>& warnings);
+
+// Builds statistics, certificates and verdicts from run records (pure; used after resume too).
+// `descriptions` maps target labels to their descriptions and bitwise stability.
+CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                                 const std::map<std::string, std::pair<std::string, bool>>& descriptions);
+
+nlohmann::json campaignJson(const CampaignReport& report);
+std::string campaignText(const CampaignReport& report);
+// The results file: HDF5 with faultline_format="campaign", /targets, /stats, /runs.
+Status writeCampaignResults(const std::string& path, const CampaignReport& report);
+
+using CampaignProgress = std::function<void(uint64_t done, uint64_t total, const std::string& what)>;
+
+class Campaign {
+public:
+    explicit Campaign(CampaignOptions options) : m_options(std::move(options)) {}
+    // Called from the target threads (serialised by the campaign).
+    void setProgress(CampaignProgress progress) { m_progress = std::move(progress); }
+    // Checked between runs; a cancelled campaign keeps what finished (report.cancelled).
+    void setCancelFlag(const std::atomic<bool>* cancel) { m_cancel = cancel; }
+    // Runs every target in parallel, one worker process each.
+    Result<CampaignReport> run();
+
+    // The journal that goes with a results file.
+    static std::string journalPath(const std::string& outPath) { return outPath + ".journal.jsonl"; }
+
+private:
+    CampaignOptions m_options;
+    CampaignProgress m_progress;
+    const std::atomic<bool>* m_cancel = nullptr;
+};
+
+}  // namespace faultline

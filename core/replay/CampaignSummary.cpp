@@ -1,0 +1,276 @@
+// Campaign statistics, verdicts, and their JSON, text and HDF5 forms.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "../io/SnapshotWriter.h"
+#include "Campaign.h"
+
+namespace faultline {
+namespace {
+
+nlohmann::json rateJson(const RateInterval& r) { return {{"rate", r.rate}, {"ci", {r.low, r.high}}}; }
+
+std::string percent(double x)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * x);
+    return buf;
+}
+
+std::string joinOps(const std::vector<size_t>& ops)
+{
+    std::string s;
+    for (size_t i = 0; i < ops.size() && i < 12; ++i) s += (i ? ", " : "") + std::to_string(ops[i]);
+    if (ops.size() > 12) s += ", …";
+    return s;
+}
+
+}  // namespace
+
+nlohmann::json RunRecord::toJson() const
+{
+    nlohmann::json j = {{"target", target}, {"op_index", opIndex}, {"op", op},         {"name", name},
+                        {"rep", rep},       {"outcome", outcome},  {"ms", ms},         {"digest", digest},
+                        {"injected", injected}};
+    if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
+    if (!vsRecorded.is_null()) j["vs_recorded"] = vsRecorded;
+    if (!error.empty()) j["error"] = error;
+    if (!stderrTail.empty()) j["stderr"] = stderrTail;
+    return j;
+}
+
+Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
+{
+    if (!j.is_object() || !j.contains("target") || !j.contains("op_index") || !j.contains("rep") ||
+        !j.contains("outcome"))
+        return Error{"not a run record"};
+    try {
+        RunRecord r;
+        r.target = j.at("target").get<std::string>();
+        r.opIndex = j.at("op_index").get<size_t>();
+        r.op = j.value("op", std::string());
+        r.name = j.value("name", std::string());
+        r.rep = j.at("rep").get<uint32_t>();
+        r.outcome = j.at("outcome").get<std::string>();
+        r.ms = j.value("ms", 0.0);
+        r.digest = j.value("digest", std::string());
+        r.injected = j.value("injected", uint64_t(0));
+        if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
+        if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
+        r.error = j.value("error", std::string());
+        r.stderrTail = j.value("stderr", std::string());
+        return r;
+    } catch (const nlohmann::json::exception& e) {
+        return Error{std::string("bad run record: ") + e.what()};
+    }
+}
+
+CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                                 const std::map<std::string, std::pair<std::string, bool>>& descriptions)
+{
+    CampaignReport report;
+    report.runs = runs;
+    std::sort(report.runs.begin(), report.runs.end(), [](const RunRecord& a, const RunRecord& b) {
+        return std::tie(a.opIndex, a.target, a.rep) < std::tie(b.opIndex, b.target, b.rep);
+    });
+
+    // Per op × target.
+    std::map<std::pair<size_t, std::string>, OpTargetStats> stats;
+    std::map<std::pair<size_t, std::string>, std::set<std::string>> digests;
+    std::map<std::pair<size_t, std::string>, std::map<std::string, uint64_t>> signatures;
+    std::map<std::pair<size_t, std::string>, std::string> firstDigest;
+    for (const RunRecord& r : report.runs) {
+        OpTargetStats& s = stats[{r.opIndex, r.target}];
+        s.opIndex = r.opIndex;
+        s.op = r.op;
+        s.name = r.name;
+        s.target = r.target;
+        ++s.runs;
+        if (r.failed()) ++s.failures;
+        if (r.outcome == "mismatch") {
+            ++s.mismatches;
+            if (r.vsGolden.is_object() && r.vsGolden.contains("signature"))
+                ++signatures[{r.opIndex, r.target}][r.vsGolden.value("signature", std::string())];
+        }
+        if (r.outcome == "hang") ++s.hangs;
+        if (r.outcome == "crash") ++s.crashes;
+        if (r.outcome == "error") ++s.errors;
+        if (!r.digest.empty()) {
+            digests[{r.opIndex, r.target}].insert(r.digest);
+            firstDigest.emplace(std::make_pair(r.opIndex, r.target), r.digest);
+        }
+        if (r.vsGolden.is_object()) s.maxUlp = std::max<uint64_t>(s.maxUlp, r.vsGolden.value("max_ulp", uint64_t(0)));
+    }
+    for (auto& [key, s] : stats) {
+        s.rate = wilsonInterval(s.failures, s.runs);
+        s.distinctDigests = digests[key].size();
+        uint64_t best = 0;
+        for (const auto& [kind, n] : signatures[key])
+            if (n > best) {
+                best = n;
+                s.signature = kind;
+            }
+        report.stats.push_back(s);
+    }
+
+    // Agreement across targets, per op, by the digest of each target's first completed run.
+    std::map<size_t, std::map<std::string, std::vector<std::string>>> groups;
+    for (const auto& [key, digest] : firstDigest) groups[key.first][digest].push_back(key.second);
+    for (auto& [op, byDigest] : groups) {
+        std::vector<std::vector<std::string>> g;
+        for (auto& [d, labels] : byDigest) g.push_back(labels);
+        std::sort(g.begin(), g.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+        report.agreement.emplace_back(op, std::move(g));
+    }
+
+    // Per target: rates, certificate, verdict.
+    for (const std::string& label : targets) {
+        TargetSummary t;
+        t.target = label;
+        auto d = descriptions.find(label);
+        if (d != descriptions.end()) {
+            t.description = d->second.first;
+            t.bitwiseStable = d->second.second;
+        }
+        for (const OpTargetStats& s : report.stats) {
+            if (s.target != label) continue;
+            t.runs += s.runs;
+            t.failures += s.failures;
+            if (s.distinctDigests > 1) t.deterministic = false;
+            if (s.failures > 0) t.failingOps.push_back(s.opIndex);
+            if (s.failures >= 2) t.reproducingOps.push_back(s.opIndex);
+        }
+        t.rate = wilsonInterval(t.failures, t.runs);
+        if (t.failures == 0) {
+            t.verdict = "healthy";
+            t.explanation = "all " + std::to_string(t.runs) + " runs within the golden model's bounds";
+        } else if (t.reproducingOps.empty()) {
+            t.verdict = "transient";
+            t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + joinOps(t.failingOps) +
+                            ", none reproduced on the same op";
+        } else {
+            bool othersFail = false;
+            for (const OpTargetStats& s : report.stats)
+                if (s.target != label && s.failures > 0 &&
+                    std::count(t.reproducingOps.begin(), t.reproducingOps.end(), s.opIndex))
+                    othersFail = true;
+            const bool alone = targets.size() > 1 && !othersFail;
+            t.verdict = alone ? "device-specific" : "persistent";
+            t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" + std::to_string(t.failures) +
+                            " of " + std::to_string(t.runs) + " runs failed)" +
+                            (alone ? "; no other target fails them" : "");
+        }
+        if (!t.deterministic && t.bitwiseStable) t.explanation += "; NOT bitwise deterministic across repetitions";
+        report.targets.push_back(std::move(t));
+    }
+    return report;
+}
+
+nlohmann::json campaignJson(const CampaignReport& report)
+{
+    nlohmann::json targets = nlohmann::json::array();
+    for (const TargetSummary& t : report.targets) {
+        nlohmann::json j = {{"target", t.target},
+                            {"description", t.description},
+                            {"verdict", t.verdict},
+                            {"explanation", t.explanation},
+                            {"runs", t.runs},
+                            {"failures", t.failures},
+                            {"failing_ops", t.failingOps},
+                            {"reproducing_ops", t.reproducingOps},
+                            {"determinism",
+                             {{"expected", t.bitwiseStable}, {"certified", t.deterministic && t.runs > 0}}}};
+        j.update(rateJson(t.rate));
+        targets.push_back(std::move(j));
+    }
+    nlohmann::json ops = nlohmann::json::array();
+    std::map<size_t, nlohmann::json> byOp;
+    for (const OpTargetStats& s : report.stats) {
+        nlohmann::json& o = byOp[s.opIndex];
+        if (o.is_null()) o = {{"index", s.opIndex}, {"op", s.op}, {"name", s.name}, {"targets", nlohmann::json::object()}};
+        nlohmann::json t = {{"runs", s.runs},          {"failures", s.failures}, {"mismatches", s.mismatches},
+                            {"hangs", s.hangs},        {"crashes", s.crashes},   {"errors", s.errors},
+                            {"distinct_outputs", s.distinctDigests},            {"max_ulp", s.maxUlp},
+                            {"signature", s.signature}};
+        t.update(rateJson(s.rate));
+        o["targets"][s.target] = std::move(t);
+    }
+    for (const auto& [op, groups] : report.agreement)
+        if (byOp.count(op)) byOp[op]["agreement"] = groups;
+    for (auto& [i, o] : byOp) ops.push_back(std::move(o));
+    nlohmann::json runs = nlohmann::json::array();
+    for (const RunRecord& r : report.runs) runs.push_back(r.toJson());
+    return {{"trace", report.trace}, {"reps", report.reps},   {"seed", report.seed},
+            {"ops_selected", report.ops}, {"targets", targets}, {"ops", ops},
+            {"runs", runs},          {"warnings", report.warnings}, {"cancelled", report.cancelled}};
+}
+
+std::string campaignText(const CampaignReport& report)
+{
+    std::ostringstream out;
+    out << "replay of " << report.trace << ": " << report.ops.size() << " op(s) x " << report.targets.size()
+        << " target(s) x " << report.reps << " rep(s)" << (report.cancelled ? " (cancelled)" : "") << "\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-34s %-16s %9s  %-22s %s\n", "target", "verdict", "failures", "rate (95% CI)",
+                  "deterministic");
+    out << line;
+    for (const TargetSummary& t : report.targets) {
+        const std::string rate = percent(t.rate.rate) + " [" + percent(t.rate.low) + ", " + percent(t.rate.high) + "]";
+        std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(), t.verdict.c_str(),
+                      static_cast<unsigned long long>(t.failures), static_cast<unsigned long long>(t.runs),
+                      rate.c_str(), t.deterministic ? "yes" : "no");
+        out << line;
+        out << "      " << t.explanation << "\n";
+    }
+    for (const OpTargetStats& s : report.stats) {
+        if (s.failures == 0) continue;
+        out << "  op " << s.opIndex << " " << s.op << " (" << s.name << ") on " << s.target << ": " << s.failures
+            << "/" << s.runs << " failed";
+        if (s.mismatches) out << ", " << s.mismatches << " mismatch (max " << s.maxUlp << " ulp, " << s.signature << ")";
+        if (s.hangs) out << ", " << s.hangs << " hang";
+        if (s.crashes) out << ", " << s.crashes << " crash";
+        if (s.errors) out << ", " << s.errors << " error";
+        out << "\n";
+    }
+    for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
+    return out.str();
+}
+
+Status writeCampaignResults(const std::string& path, const CampaignReport& report)
+{
+    auto w = SnapshotWriter::create(path);
+    if (!w) return w.error();
+    SnapshotWriter& writer = *w;
+    Status st;
+    auto check = [&](Status s) {
+        if (st && !s) st = s;
+    };
+    check(writer.setRootAttribute("faultline_format", std::string("campaign")));
+    check(writer.setRootAttribute("faultline_version", int64_t(1)));
+    check(writer.setRootAttribute("trace", report.trace));
+    check(writer.setRootAttribute("reps", int64_t(report.reps)));
+    check(writer.setRootAttribute("seed", int64_t(report.seed)));
+    for (size_t i = 0; i < report.targets.size(); ++i) {
+        const TargetSummary& t = report.targets[i];
+        const std::string g = "targets/" + std::to_string(i);
+        check(writer.setGroupAttribute(g, "target", t.target));
+        check(writer.setGroupAttribute(g, "description", t.description));
+        check(writer.setGroupAttribute(g, "verdict", t.verdict));
+        check(writer.setGroupAttribute(g, "explanation", t.explanation));
+        check(writer.setGroupAttribute(g, "runs", int64_t(t.runs)));
+        check(writer.setGroupAttribute(g, "failures", int64_t(t.failures)));
+        check(writer.setGroupAttribute(g, "rate", t.rate.rate));
+        check(writer.setGroupAttribute(g, "ci", std::vector<double>{t.rate.low, t.rate.high}));
+        check(writer.setGroupAttribute(g, "deterministic", int64_t(t.deterministic)));
+    }
+    // The whole report as JSON bytes: what the GUI reads back.
+    const std::string json = campaignJson(report).dump();
+    check(writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data()));
+    if (!st) return st;
+    return writer.close();
+}
+
+}  // namespace faultline

@@ -1,0 +1,15 @@
+#pragma once
+// Reproduction statistics: rates with Wilson score intervals.
+#include <cstdint>
+
+namespace faultline {
+
+struct RateInterval {
+    double rate = 0, low = 0, high = 0;
+};
+
+// Wilson score interval for `failures` out of `runs` at ~95% (z = 1.959964). runs == 0 gives
+// rate 0 and the uninformative interval [0, 1].
+RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z = 1.959963984540054);
+
+}  // namespace faultline

@@ -1,0 +1,96 @@
+#include "Target.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "../golden/OpRegistry.h"
+#include "FaultModel.h"
+
+namespace faultline {
+namespace {
+
+Result<ReplayOutput> runGoldenFor(const ReplayRequest& r)
+{
+    if (!r.op) return Error{"replay request without an op"};
+    auto out = golden::runGolden(r.op->op, r.inputs, r.op->params);
+    if (!out) return out.error();
+    ReplayOutput result;
+    result.outputs.push_back(std::move(out).value());
+    return result;
+}
+
+class CpuTarget : public Target {
+public:
+    std::string label() const override { return "cpu"; }
+    std::string describe() const override { return "CPU golden model (defined summation order)"; }
+    bool bitwiseStable() const override { return true; }
+    Result<ReplayOutput> run(const ReplayRequest& request, uint64_t) override { return runGoldenFor(request); }
+};
+
+class SimTarget : public Target {
+public:
+    SimTarget(TargetSpec spec, std::unique_ptr<FaultModel> model)
+        : m_spec(std::move(spec)), m_model(std::move(model))
+    {
+    }
+    std::string label() const override { return m_spec.text; }
+    std::string describe() const override { return "simulated device: " + m_model->describe(); }
+    bool bitwiseStable() const override { return true; }
+    Result<ReplayOutput> run(const ReplayRequest& request, uint64_t opsRun) override
+    {
+        FaultContext ctx;
+        ctx.op = request.op ? request.op->op : "";
+        ctx.moduleName = request.op ? request.op->name : "";
+        ctx.opIndex = request.op ? request.op->index : 0;
+        ctx.opsRun = opsRun;
+        ctx.repetition = request.repetition;
+        ctx.seed = request.seed;
+        switch (m_model->actionBefore(ctx)) {
+        case FaultAction::Hang:
+            for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        case FaultAction::Crash:
+            std::fprintf(stderr, "simulated device fault: GPU has fallen off the bus (like Xid 79) "
+                                 "while running op %llu (%s)\n",
+                         static_cast<unsigned long long>(ctx.opIndex), ctx.op.c_str());
+            std::fflush(stderr);
+            std::abort();
+        case FaultAction::None: break;
+        }
+        auto result = runGoldenFor(request);
+        if (!result) return result;
+        ReplayOutput& out = result.value();
+        if (m_model->applies(ctx))
+            for (size_t i = 0; i < out.outputs.size(); ++i) out.injected += m_model->corrupt(out.outputs[i], i, ctx);
+        if (!out.outputs.empty()) {
+            const HostTensor& o = out.outputs.front();
+            const uint64_t cols = o.shape.empty() ? 1 : o.shape.back();
+            const uint64_t rows = cols ? o.elementCount() / cols : 0;
+            out.tileSm = m_model->smLayout().tileMap(rows, cols);
+            out.smTile = m_model->smLayout().tile;
+        }
+        return result;
+    }
+
+private:
+    TargetSpec m_spec;
+    std::unique_ptr<FaultModel> m_model;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
+{
+    if (spec.kind == "cpu") return std::unique_ptr<Target>(std::make_unique<CpuTarget>());
+    if (spec.kind == "sim") {
+        auto model = createFaultModel(spec);
+        if (!model) return model.error();
+        return std::unique_ptr<Target>(std::make_unique<SimTarget>(spec, std::move(model).value()));
+    }
+    if (spec.kind == "cuda")
+        return Error{"target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target"};
+    return Error{"target '" + spec.text + "': unknown kind"};
+}
+
+}  // namespace faultline

@@ -1,0 +1,54 @@
+#pragma once
+// A replay target: somewhere an op can run again. `cpu` (the golden model), `sim:<model>` (the
+// golden model with a simulated defect) and `cuda:<index>` implement this one interface; views
+// and the campaign never see a concrete target. Targets are registered in one place
+// (Target.cpp, createTarget).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../HostTensor.h"
+#include "../Result.h"
+#include "../trace/Trace.h"
+#include "TargetSpec.h"
+
+namespace faultline {
+
+struct ReplayRequest {
+    const TraceOp* op = nullptr;          // the op to run (its name and parameters)
+    std::vector<HostTensor> inputs;       // its inputs, in order
+    uint32_t repetition = 0;
+    uint64_t seed = 0;                    // campaign seed: same seed, same simulated faults
+};
+
+struct ReplayOutput {
+    std::vector<HostTensor> outputs;
+    // SM that computed each output tile (row-major tiles of smTile × smTile over the 2-D view
+    // of output 0), when the target records it; empty otherwise.
+    std::vector<int32_t> tileSm;
+    uint32_t smTile = 0;
+    uint64_t injected = 0;  // sim targets: elements the simulated defect changed
+};
+
+class Target {
+public:
+    virtual ~Target() = default;
+    // The spec it was made from, normalised ("cpu", "sim:stuck-bit:bit=20", "cuda:0").
+    virtual std::string label() const = 0;
+    // One line for reports: what the target is (device name, fault model and parameters).
+    virtual std::string describe() const = 0;
+    // True when repeated runs of the same op on a healthy instance must give identical bits
+    // (the golden model, deterministic kernels); campaigns then certify determinism.
+    virtual bool bitwiseStable() const = 0;
+    // Runs one op. May block forever or end the process when the target simulates (or is) a
+    // defective device: callers run targets inside faultline-worker processes with a watchdog.
+    // `opsRun` counts the ops this process ran before.
+    virtual Result<ReplayOutput> run(const ReplayRequest& request, uint64_t opsRun) = 0;
+};
+
+// Creates the target `spec` names. cuda targets exist only in builds with the CUDA target and
+// are created by the worker (kernels/); here they are an error saying so.
+Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec);
+
+}  // namespace faultline

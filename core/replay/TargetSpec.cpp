@@ -1,0 +1,109 @@
+#include "TargetSpec.h"
+
+#include <cctype>
+
+namespace faultline {
+namespace {
+
+bool startsWithKind(const std::string& s)
+{
+    return s == "cpu" || s.rfind("sim:", 0) == 0 || s.rfind("cuda:", 0) == 0;
+}
+
+std::string trim(const std::string& s)
+{
+    size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return s.substr(b, e - b);
+}
+
+}  // namespace
+
+std::string TargetSpec::param(const std::string& key, const std::string& fallback) const
+{
+    auto it = params.find(key);
+    return it == params.end() ? fallback : it->second;
+}
+
+Result<TargetSpec> parseTargetSpec(const std::string& raw)
+{
+    const std::string text = trim(raw);
+    TargetSpec spec;
+    if (text == "cpu") {
+        spec.text = spec.kind = "cpu";
+        return spec;
+    }
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos)
+        return Error{"target '" + text + "': expected cpu, sim:<model>[:k=v,...] or cuda:<index>"};
+    spec.kind = text.substr(0, colon);
+    std::string rest = text.substr(colon + 1);
+    if (spec.kind == "cuda") {
+        if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos)
+            return Error{"target '" + text + "': cuda needs a device index, e.g. cuda:0"};
+        spec.model = rest;
+        spec.text = text;
+        return spec;
+    }
+    if (spec.kind != "sim")
+        return Error{"target '" + text + "': unknown kind '" + spec.kind + "' (cpu, sim:<model>, cuda:<index>)"};
+    const size_t colon2 = rest.find(':');
+    spec.model = rest.substr(0, colon2);
+    if (spec.model.empty()) return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit"};
+    if (colon2 != std::string::npos) {
+        std::string params = rest.substr(colon2 + 1);
+        size_t pos = 0;
+        while (pos <= params.size()) {
+            size_t next = params.find_first_of(",+", pos);
+            if (next == std::string::npos) next = params.size();
+            const std::string kv = params.substr(pos, next - pos);
+            if (!kv.empty()) {
+                const size_t eq = kv.find('=');
+                if (eq == std::string::npos || eq == 0)
+                    return Error{"target '" + text + "': parameter '" + kv + "' is not key=value"};
+                spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+            }
+            pos = next + 1;
+        }
+    }
+    spec.text = "sim:" + spec.model;
+    if (!spec.params.empty()) {
+        spec.text += ":";
+        bool first = true;
+        for (const auto& [k, v] : spec.params) {
+            spec.text += (first ? "" : "+") + k + "=" + v;
+            first = false;
+        }
+    }
+    return spec;
+}
+
+Result<std::vector<TargetSpec>> parseTargetList(const std::string& text)
+{
+    // Split on ',' but keep "k=v,k=v" parameter runs attached to their sim target.
+    std::vector<std::string> parts;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t next = text.find(',', pos);
+        if (next == std::string::npos) next = text.size();
+        const std::string piece = trim(text.substr(pos, next - pos));
+        if (!piece.empty()) {
+            if (parts.empty() || startsWithKind(piece) || piece.find('=') == std::string::npos)
+                parts.push_back(piece);
+            else
+                parts.back() += "," + piece;
+        }
+        pos = next + 1;
+    }
+    if (parts.empty()) return Error{"no targets given"};
+    std::vector<TargetSpec> specs;
+    for (const std::string& p : parts) {
+        auto s = parseTargetSpec(p);
+        if (!s) return s.error();
+        specs.push_back(std::move(s).value());
+    }
+    return specs;
+}
+
+}  // namespace faultline

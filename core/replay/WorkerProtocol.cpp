@@ -1,0 +1,95 @@
+#include "WorkerProtocol.h"
+
+#include <chrono>
+#include <istream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "../io/SafetensorsWriter.h"
+#include "TensorLoad.h"
+
+namespace faultline {
+namespace {
+
+void reply(std::ostream& out, const nlohmann::json& j)
+{
+    out << j.dump() << "\n" << std::flush;
+}
+
+Status writeOutputs(const std::string& path, const ReplayOutput& r)
+{
+    std::vector<SafetensorsEntry> entries;
+    std::vector<std::string> names;
+    names.reserve(r.outputs.size());
+    for (size_t i = 0; i < r.outputs.size(); ++i) {
+        names.push_back("output/" + std::to_string(i));
+        entries.push_back({names.back(), r.outputs[i].dtype, r.outputs[i].shape, r.outputs[i].data.data()});
+    }
+    std::map<std::string, std::string> metadata;
+    if (!r.tileSm.empty()) {
+        entries.push_back({"tile_sm", DType::Int32, {r.tileSm.size()}, r.tileSm.data()});
+        metadata["sm_tile"] = std::to_string(r.smTile);
+    }
+    return writeSafetensors(path, entries, metadata);
+}
+
+}  // namespace
+
+int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, const Trace& trace)
+{
+    reply(out, {{"hello", "faultline-worker"},
+                {"protocol", kWorkerProtocolVersion},
+                {"target", target.label()},
+                {"description", target.describe()},
+                {"bitwise_stable", target.bitwiseStable()}});
+    std::map<size_t, const TraceOp*> ops;
+    for (const TraceOp& op : trace.ops) ops[op.index] = &op;
+    uint64_t opsRun = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        nlohmann::json req = nlohmann::json::parse(line, nullptr, false);
+        if (req.is_discarded() || !req.is_object() || !req.contains("id")) {
+            reply(out, {{"id", nullptr}, {"ok", false}, {"error", "malformed request"}, {"fatal", false}});
+            continue;
+        }
+        const auto id = req.value("id", int64_t(-1));
+        const size_t opIndex = req.value("op", size_t(0));
+        auto it = ops.find(opIndex);
+        if (it == ops.end()) {
+            reply(out, {{"id", id}, {"ok", false}, {"error", "no op " + std::to_string(opIndex)}, {"fatal", false}});
+            continue;
+        }
+        const auto started = std::chrono::steady_clock::now();
+        ReplayRequest request;
+        request.op = it->second;
+        request.repetition = req.value("rep", uint32_t(0));
+        request.seed = req.value("seed", uint64_t(0));
+        auto inputs = loadOpInputs(trace, *it->second);
+        if (!inputs) {
+            reply(out, {{"id", id}, {"ok", false}, {"error", inputs.message()}, {"fatal", false}});
+            continue;
+        }
+        request.inputs = std::move(inputs).value();
+        auto result = target.run(request, opsRun++);
+        if (!result) {
+            reply(out, {{"id", id}, {"ok", false}, {"error", result.message()}, {"fatal", false}});
+            continue;
+        }
+        Status st = writeOutputs(req.value("out", std::string()), *result);
+        if (!st) {
+            reply(out, {{"id", id}, {"ok", false}, {"error", st.message()}, {"fatal", false}});
+            continue;
+        }
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        reply(out, {{"id", id},
+                    {"ok", true},
+                    {"outputs", result->outputs.size()},
+                    {"injected", result->injected},
+                    {"ms", ms}});
+    }
+    return 0;
+}
+
+}  // namespace faultline

@@ -1,0 +1,29 @@
+#pragma once
+// The faultline-worker protocol: JSON lines over the worker's stdin/stdout.
+//
+//   request  {"id":N, "op":INDEX, "rep":R, "seed":S, "out":"PATH.safetensors"}
+//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "ms":T}
+//            {"id":N, "ok":false, "error":"...", "fatal":BOOL}
+//   the first line the worker writes: {"hello":"faultline-worker","protocol":1,"target":LABEL,
+//            "description":TEXT,"bitwise_stable":BOOL}
+//
+// Outputs go to the safetensors file named in the request: tensors "output/0", "output/1", …
+// and, when the target records SMs, "tile_sm" (int32, one per tile) with metadata
+// "sm_tile" = tile edge. A fatal error (a sticky device error) means the worker exits after
+// replying and the orchestrator starts a new one.
+#include <iosfwd>
+#include <string>
+
+#include "../Result.h"
+#include "../trace/Trace.h"
+#include "Target.h"
+
+namespace faultline {
+
+inline constexpr int kWorkerProtocolVersion = 1;
+
+// Serves requests from `in` until it ends, running ops of `trace` on `target`. Returns the
+// process exit code (0 at end of input, 3 after a fatal error).
+int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, const Trace& trace);
+
+}  // namespace faultline

@@ -1,0 +1,71 @@
+#include "CompareText.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "../compare/CompareJson.h"
+
+namespace faultline {
+
+std::string compareText(const CompareReport& report)
+{
+    std::ostringstream out;
+    uint64_t beyondTensors = 0, identical = 0;
+    for (const Divergence& d : report.tensors) {
+        if (d.beyondTolerance) ++beyondTensors;
+        if (!d.mismatches) ++identical;
+    }
+    out << "suspect   " << report.suspect << "\nreference " << report.reference << "\ntolerance "
+        << report.tolerance.toString() << "\n"
+        << report.tensors.size() << " tensor(s) compared: " << beyondTensors << " beyond tolerance, " << identical
+        << " bit-identical\n\n";
+    char line[600];
+    for (const Divergence& d : report.tensors) {
+        if (!d.mismatches) continue;
+        std::snprintf(line, sizeof line, "%s %s  %s %s\n", d.beyondTolerance ? "✗" : "~", d.name.c_str(),
+                      std::string(dtypeName(d.dtype)).c_str(), shapeToString(d.shape).c_str());
+        out << line;
+        std::snprintf(line, sizeof line,
+                      "    %llu of %llu elements differ, %llu beyond tolerance; max |err| %.3g, max %llu ulp",
+                      static_cast<unsigned long long>(d.mismatches), static_cast<unsigned long long>(d.elements),
+                      static_cast<unsigned long long>(d.beyondTolerance), d.absError.max,
+                      static_cast<unsigned long long>(d.maxUlp));
+        out << line;
+        if (d.nanIntroduced || d.infIntroduced) out << "; " << d.nanIntroduced << " NaN, " << d.infIntroduced << " Inf introduced";
+        out << "\n    signature: " << signatureKindName(d.signature.kind);
+        std::snprintf(line, sizeof line, " (%.0f%%) ", 100.0 * d.signature.confidence);
+        out << line << d.signature.detail << "\n";
+        for (const SignatureFinding& f : d.signature.secondary)
+            out << "      also: " << signatureKindName(f.kind) << " — " << f.detail << "\n";
+        if (d.region)
+            out << "    region: rows [" << d.region->rowBegin << ", " << d.region->rowEnd << ") cols ["
+                << d.region->colBegin << ", " << d.region->colEnd << ")\n";
+        // Bits that flipped, most frequent first (at most 6).
+        std::vector<std::pair<uint64_t, unsigned>> bits;
+        for (unsigned b = 0; b < d.bits.flips.size(); ++b)
+            if (d.bits.flips[b]) bits.push_back({d.bits.flips[b], b});
+        std::sort(bits.rbegin(), bits.rend());
+        if (!bits.empty()) {
+            out << "    bits:";
+            for (size_t i = 0; i < bits.size() && i < 6; ++i)
+                out << " " << bits[i].second << "(" << bitFieldName(d.dtype, bits[i].second) << ")×" << bits[i].first;
+            out << "\n";
+        }
+        for (size_t i = 0; i < d.top.size() && i < 3; ++i) {
+            const ElementDiff& e = d.top[i];
+            std::snprintf(line, sizeof line, "    [%llu, %llu] %.9g vs %.9g  %s vs %s  %llu ulp\n",
+                          static_cast<unsigned long long>(e.row), static_cast<unsigned long long>(e.col), e.suspect,
+                          e.reference, bitsToHex(e.suspectBits, bitLayout(d.dtype).totalBits).c_str(),
+                          bitsToHex(e.referenceBits, bitLayout(d.dtype).totalBits).c_str(),
+                          static_cast<unsigned long long>(e.ulp));
+            out << line;
+        }
+        out << "\n";
+    }
+    for (const UnpairedTensor& u : report.unpaired) out << "unpaired (" << u.side << " only): " << u.name << "\n";
+    for (const PairError& e : report.errors) out << "error: " << e.name << ": " << e.message << "\n";
+    return out.str();
+}
+
+}  // namespace faultline

@@ -1,1 +1,0 @@
-int faultlineViewsAnchor = 0;
