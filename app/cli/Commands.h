@@ -13,5 +13,6 @@ CommandRunner addInspectCommand(CLI::App& app);
 CommandRunner addReplayCommand(CLI::App& app);
 CommandRunner addBisectCommand(CLI::App& app);
 CommandRunner addCompareCommand(CLI::App& app);
+CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv);
 
 }  // namespace faultline::cli

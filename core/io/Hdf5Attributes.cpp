@@ -200,6 +200,8 @@ std::optional<std::string> readStringAttribute(hid_t obj, const std::string& nam
 
 Status writeAttribute(hid_t obj, const std::string& name, const AttrValue& value)
 {
+    if (name.empty() || name.find('\0') != std::string::npos)
+        return Error{"attribute name '" + std::string(name.c_str()) + "' is empty or contains a NUL byte"};
     Hdf5Lock lock;
     const htri_t exists = H5Aexists(obj, name.c_str());
     if (exists > 0 && H5Adelete(obj, name.c_str()) < 0) return attrError("cannot replace attribute '" + name + "'");

@@ -24,6 +24,7 @@ Result<std::string> cleanName(const std::string& raw, const char* what)
 {
     std::string name = (!raw.empty() && raw.front() == '/') ? raw.substr(1) : raw;
     if (name.empty()) return Error{std::string(what) + " name is empty"};
+    if (name.find('\0') != std::string::npos) return Error{std::string(what) + " name contains a NUL byte"};
     size_t start = 0;
     while (start <= name.size()) {
         const size_t end = std::min(name.find('/', start), name.size());
