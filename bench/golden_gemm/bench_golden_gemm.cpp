@@ -52,7 +52,10 @@ int main(int argc, char** argv)
     int reps = 5;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        int* target = arg == "--size" ? &n : arg == "--threads" ? &threads : arg == "--reps" ? &reps : nullptr;
+        int* target = arg == "--size"      ? &n
+                      : arg == "--threads" ? &threads
+                      : arg == "--reps"    ? &reps
+                                           : nullptr;
         if (!target || i + 1 >= argc || !parseInt(argv[++i], target)) {
             std::fprintf(stderr, "usage: bench_golden_gemm [--size N] [--threads T] [--reps R]\n");
             return 2;
@@ -84,8 +87,8 @@ int main(int argc, char** argv)
     };
     auto runBlas = [&] {
         const auto t0 = std::chrono::steady_clock::now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                    0.0f, blas.data(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+                    blas.data(), n);
         return seconds(t0, std::chrono::steady_clock::now());
     };
     runGolden();  // warm-up: page faults, thread start-up, caches
@@ -104,7 +107,8 @@ int main(int argc, char** argv)
     bi.aElements = nn;
     bi.bElements = nn;
     const std::vector<double> goldenD(golden.begin(), golden.end()), blasD(blas.begin(), blas.end());
-    const std::vector<double> bound = gemmErrorBound(bi, goldenD, DType::Float32, BoundOptions{false, 0.0, 0.0, threads});
+    const std::vector<double> bound =
+        gemmErrorBound(bi, goldenD, DType::Float32, BoundOptions{false, 0.0, 0.0, threads});
     const BoundCheck check = checkWithinBound(blasD, goldenD, bound);
     size_t bitwiseEqual = 0;
     for (size_t e = 0; e < nn; ++e) bitwiseEqual += floatBits(golden[e]) == floatBits(blas[e]);
@@ -116,15 +120,17 @@ int main(int argc, char** argv)
         orderMismatches += floatBits(want) != floatBits(golden[i * size_t(n) + j]);
     }
 
-    std::printf("golden GEMM vs OpenBLAS sgemm, %d x %d x %d float32, %d thread(s), best of %d\n", n, n, n, threads, reps);
+    std::printf("golden GEMM vs OpenBLAS sgemm, %d x %d x %d float32, %d thread(s), best of %d\n", n, n, n,
+                threads, reps);
     std::printf("openblas: %s | core %s\n", openblas_get_config(), openblas_get_corename());
     std::printf("golden kernel: %s\n", std::string(activeGemmKernelName()).c_str());
     std::printf("golden   %8.3f s  %8.1f GFLOP/s\n", bestGolden, gfGolden);
     std::printf("openblas %8.3f s  %8.1f GFLOP/s\n", bestBlas, gfBlas);
     std::printf("ratio golden/openblas: %.3f (target >= 0.5)\n", gfGolden / gfBlas);
-    std::printf("bound check openblas vs golden: %llu/%llu outside, worst |d-g|/B = %.3g; bitwise equal %.1f%%\n",
-                (unsigned long long)check.violations, (unsigned long long)check.checked, check.worstRatio,
-                100.0 * double(bitwiseEqual) / double(nn));
+    std::printf(
+        "bound check openblas vs golden: %llu/%llu outside, worst |d-g|/B = %.3g; bitwise equal %.1f%%\n",
+        (unsigned long long)check.violations, (unsigned long long)check.checked, check.worstRatio,
+        100.0 * double(bitwiseEqual) / double(nn));
     std::printf("documented order (256 sampled elements vs dotChain): %d mismatches\n", orderMismatches);
     const bool ok = check.violations == 0 && orderMismatches == 0;
     std::printf("%s\n", ok ? "checks: PASS" : "checks: FAIL");

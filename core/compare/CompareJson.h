@@ -25,7 +25,8 @@
 //                        "beyond"}]}],
 //  "unpaired": [{"side", "name"}], "errors": [{"name", "message"}]}
 //
-// Non-finite numbers: statistics (errors) are written as null; element values in "top" as the
+// Non-finite numbers: statistics (errors) are written as null (so "max_rel_error" is null when
+// some relative error is infinite, counted in "rel_infinite"); element values in "top" as the
 // strings "nan", "inf", "-inf" (they are data). Bit patterns are hex strings padded to the dtype
 // width ("0x3f800000"). "ulp" is null for NaN/Inf pairs. Evidence members appear only when set:
 // "bit", "value", "field", "tile_size": [rows, cols], "tiles": [[tile row, tile col], ...],

@@ -141,7 +141,9 @@ struct Divergence {
     uint64_t nonFiniteMismatches = 0;  // mismatches with a NaN/Inf on either side
 
     ErrorStats absError;  // |s - r|
-    ErrorStats relError;  // |s - r| / |r|; pairs with r == 0 != s are in relInfinite instead
+    // |s - r| / |r|. Pairs with r == 0 != s (or a quotient overflowing) have an infinite relative
+    // error: counted in relInfinite, left out of mean, rms, count and histogram; max is +inf then.
+    ErrorStats relError;
     uint64_t relInfinite = 0;
 
     // Ulp distance of mismatched finite pairs: bin 0 = 0 ulp (±0), bin k = [2^(k-1), 2^k).

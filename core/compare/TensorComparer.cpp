@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -335,7 +336,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     }
     d.relInfinite = t.relInfinite;
     d.relError.count = d.finitePairs - t.relInfinite;
-    d.relError.max = t.maxRel;
+    d.relError.max = t.relInfinite > 0 ? std::numeric_limits<double>::infinity() : t.maxRel;
     d.relError.histogram = t.relHist;
     if (d.relError.count > 0) {
         d.relError.mean = total.rel / double(d.relError.count);

@@ -20,9 +20,15 @@ void allReduceGolden(ReduceOp op, std::span<const float* const> ranks, float* ou
         for (size_t r = 1; r < ranks.size(); ++r) {
             const float x = ranks[r][i];
             switch (op) {
-            case ReduceOp::Sum: acc = acc + x; break;
-            case ReduceOp::Max: acc = goldenMax(acc, x); break;
-            case ReduceOp::Min: acc = goldenMin(acc, x); break;
+                case ReduceOp::Sum:
+                    acc = acc + x;
+                    break;
+                case ReduceOp::Max:
+                    acc = goldenMax(acc, x);
+                    break;
+                case ReduceOp::Min:
+                    acc = goldenMin(acc, x);
+                    break;
             }
         }
         out[i] = acc;

@@ -18,8 +18,8 @@ int64_t headsPerChunk(int64_t heads, int64_t sq, int64_t sk)
 
 }  // namespace
 
-void attentionScores(const float* q, const float* k, float* p, int64_t heads, int64_t sq,
-                     int64_t sk, int64_t d, float scale, bool causal, const GemmRunOptions& run)
+void attentionScores(const float* q, const float* k, float* p, int64_t heads, int64_t sq, int64_t sk,
+                     int64_t d, float scale, bool causal, const GemmRunOptions& run)
 {
     if (heads <= 0 || sq <= 0 || sk <= 0) return;
     GemmOperands g;
@@ -49,17 +49,16 @@ void attentionScores(const float* q, const float* k, float* p, int64_t heads, in
     }
 }
 
-void attentionProbabilities(const float* q, const float* k, float* p, int64_t heads, int64_t sq,
-                            int64_t sk, int64_t d, float scale, bool causal,
-                            const GemmRunOptions& run)
+void attentionProbabilities(const float* q, const float* k, float* p, int64_t heads, int64_t sq, int64_t sk,
+                            int64_t d, float scale, bool causal, const GemmRunOptions& run)
 {
     if (heads <= 0 || sq <= 0 || sk <= 0) return;
     attentionScores(q, k, p, heads, sq, sk, d, scale, causal, run);
     for (int64_t r = 0; r < heads * sq; ++r) softmaxRowInPlace(p + r * sk, sk);
 }
 
-void attentionGolden(const float* q, const float* k, const float* v, float* out,
-                     const AttentionShape& s, float scale, bool causal, const GemmRunOptions& run)
+void attentionGolden(const float* q, const float* k, const float* v, float* out, const AttentionShape& s,
+                     float scale, bool causal, const GemmRunOptions& run)
 {
     const int64_t heads = s.batch * s.heads;
     if (heads <= 0 || s.sq <= 0 || s.dv <= 0) return;
@@ -67,8 +66,8 @@ void attentionGolden(const float* q, const float* k, const float* v, float* out,
     std::vector<float> p(size_t(chunk * s.sq * s.sk));
     for (int64_t h0 = 0; h0 < heads; h0 += chunk) {
         const int64_t hn = std::min(chunk, heads - h0);
-        attentionProbabilities(q + h0 * s.sq * s.d, k + h0 * s.sk * s.d, p.data(), hn, s.sq, s.sk,
-                               s.d, scale, causal, run);
+        attentionProbabilities(q + h0 * s.sq * s.d, k + h0 * s.sk * s.d, p.data(), hn, s.sq, s.sk, s.d, scale,
+                               causal, run);
         GemmOperands g;
         g.batch = hn;
         g.m = s.sq;

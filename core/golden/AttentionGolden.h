@@ -21,18 +21,16 @@ struct AttentionShape {
 };
 
 // q, k, v, out contiguous as above.
-void attentionGolden(const float* q, const float* k, const float* v, float* out,
-                     const AttentionShape& shape, float scale, bool causal,
-                     const GemmRunOptions& run = {});
+void attentionGolden(const float* q, const float* k, const float* v, float* out, const AttentionShape& shape,
+                     float scale, bool causal, const GemmRunOptions& run = {});
 
 // The golden scaled, masked scores of `heads` consecutive (batch, head) pairs:
 // scores [heads, sq, sk], masked entries -inf.
-void attentionScores(const float* q, const float* k, float* scores, int64_t heads, int64_t sq,
-                     int64_t sk, int64_t d, float scale, bool causal, const GemmRunOptions& run = {});
+void attentionScores(const float* q, const float* k, float* scores, int64_t heads, int64_t sq, int64_t sk,
+                     int64_t d, float scale, bool causal, const GemmRunOptions& run = {});
 
 // The golden probabilities of `heads` consecutive (batch, head) pairs: p [heads, sq, sk].
-void attentionProbabilities(const float* q, const float* k, float* p, int64_t heads, int64_t sq,
-                            int64_t sk, int64_t d, float scale, bool causal,
-                            const GemmRunOptions& run = {});
+void attentionProbabilities(const float* q, const float* k, float* p, int64_t heads, int64_t sq, int64_t sk,
+                            int64_t d, float scale, bool causal, const GemmRunOptions& run = {});
 
 }  // namespace faultline::golden

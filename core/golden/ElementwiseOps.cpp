@@ -21,9 +21,12 @@ Result<ActivationPlan> planActivation(std::string_view op, GoldenInputs in, cons
     if (op == "silu") return plan;
     Result<std::string> approx = paramString(op, p, "approximate", std::string("none"));
     if (!approx) return approx.error();
-    if (*approx == "none") plan.kind = Activation::GeluErf;
-    else if (*approx == "tanh") plan.kind = Activation::GeluTanh;
-    else return opError(op, "parameter approximate=" + *approx + " is not none or tanh");
+    if (*approx == "none")
+        plan.kind = Activation::GeluErf;
+    else if (*approx == "tanh")
+        plan.kind = Activation::GeluTanh;
+    else
+        return opError(op, "parameter approximate=" + *approx + " is not none or tanh");
     return plan;
 }
 
@@ -191,8 +194,8 @@ Result<HostTensor> runAllReduce(GoldenInputs in, const OpParams& p, const Golden
     return fromFloatVector(plan->out.dtype, plan->out.shape, out);
 }
 
-Result<std::vector<double>> boundAllReduce(GoldenInputs in, const OpParams& p,
-                                           const HostTensor& golden, const BoundOptions& o)
+Result<std::vector<double>> boundAllReduce(GoldenInputs in, const OpParams& p, const HostTensor& golden,
+                                           const BoundOptions& o)
 {
     Result<AllReducePlan> plan = planAllReduce(in, p);
     if (!plan) return plan.error();

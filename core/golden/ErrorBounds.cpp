@@ -75,8 +75,8 @@ BoundCheck checkWithinBound(std::span<const double> candidate, std::span<const d
     return r;
 }
 
-std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const double> golden,
-                                   DType out, const BoundOptions& options)
+std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const double> golden, DType out,
+                                   const BoundOptions& options)
 {
     const GemmOperands& g = *in.ops;
     const size_t total = size_t(g.batch * g.m * g.n);
@@ -115,9 +115,8 @@ std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const dou
     return bound;
 }
 
-std::vector<double> layerNormErrorBound(const float* x, const float* gamma, const float* beta,
-                                        int64_t rows, int64_t n, float eps,
-                                        std::span<const double> golden, DType out,
+std::vector<double> layerNormErrorBound(const float* x, const float* gamma, const float* beta, int64_t rows,
+                                        int64_t n, float eps, std::span<const double> golden, DType out,
                                         const BoundOptions&)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
@@ -155,9 +154,8 @@ std::vector<double> layerNormErrorBound(const float* x, const float* gamma, cons
     return bound;
 }
 
-std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_t rows, int64_t n,
-                                      float eps, std::span<const double> golden, DType out,
-                                      const BoundOptions&)
+std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_t rows, int64_t n, float eps,
+                                      std::span<const double> golden, DType out, const BoundOptions&)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
     const double gn = gammaN(double(n), kU);
@@ -219,9 +217,8 @@ void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaS
 
 }  // namespace
 
-std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, bool hasScale,
-                                      float scale, std::span<const double> golden, DType out,
-                                      const BoundOptions&)
+std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, bool hasScale, float scale,
+                                      std::span<const double> golden, DType out, const BoundOptions&)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
     std::vector<double> y(static_cast<size_t>(n)), dy(y.size()), dp(y.size());
@@ -240,8 +237,7 @@ std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, b
 }
 
 std::vector<double> activationErrorBound(Activation kind, const float* x, int64_t count,
-                                         std::span<const double> golden, DType out,
-                                         const BoundOptions&)
+                                         std::span<const double> golden, DType out, const BoundOptions&)
 {
     std::vector<double> bound(size_t(count), kInf);
     const double twoOverSqrtPi = 1.1283791670955126;
@@ -249,37 +245,38 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
         const double xi = double(x[i]);
         double dy = kInf;
         switch (kind) {
-        case Activation::GeluErf: {
-            const double z = xi * 0.7071067811865476;
-            const double erfz = std::erf(z);
-            const double y = 0.5 * xi * (1.0 + erfz);
-            const double dErf = kF * std::fabs(erfz) + 2.0 * kU * std::fabs(z) * twoOverSqrtPi * std::exp(-z * z);
-            dy = 0.5 * std::fabs(xi) * (dErf + kU * std::fabs(1.0 + erfz)) + 2.0 * kU * std::fabs(y);
-            break;
-        }
-        case Activation::GeluTanh: {
-            const double c = 0.7978845608028654, kappa = 0.044715;
-            const double cube = kappa * xi * xi * xi;
-            const double inner = xi + cube;
-            const double t = c * inner;
-            const double th = std::tanh(t);
-            const double y = 0.5 * xi * (1.0 + th);
-            const double dInner = 3.0 * kU * std::fabs(cube) + kU * std::fabs(inner);
-            const double dt = c * dInner + 2.0 * kU * std::fabs(t);
-            const double dTh = kF * std::fabs(th) + dt * (1.0 - th * th);
-            dy = 0.5 * std::fabs(xi) * (dTh + kU * std::fabs(1.0 + th)) + 2.0 * kU * std::fabs(y);
-            break;
-        }
-        case Activation::Silu: {
-            const double e = std::exp(-xi);
-            if (!std::isfinite(e)) {
-                dy = 0.0;  // x very negative: the result is -0 (or a tiny subnormal) everywhere
+            case Activation::GeluErf: {
+                const double z = xi * 0.7071067811865476;
+                const double erfz = std::erf(z);
+                const double y = 0.5 * xi * (1.0 + erfz);
+                const double dErf =
+                    kF * std::fabs(erfz) + 2.0 * kU * std::fabs(z) * twoOverSqrtPi * std::exp(-z * z);
+                dy = 0.5 * std::fabs(xi) * (dErf + kU * std::fabs(1.0 + erfz)) + 2.0 * kU * std::fabs(y);
                 break;
             }
-            const double y = xi / (1.0 + e);
-            dy = std::fabs(y) * ((kF * e + kU * (1.0 + e)) / (1.0 + e) + 2.0 * kU);
-            break;
-        }
+            case Activation::GeluTanh: {
+                const double c = 0.7978845608028654, kappa = 0.044715;
+                const double cube = kappa * xi * xi * xi;
+                const double inner = xi + cube;
+                const double t = c * inner;
+                const double th = std::tanh(t);
+                const double y = 0.5 * xi * (1.0 + th);
+                const double dInner = 3.0 * kU * std::fabs(cube) + kU * std::fabs(inner);
+                const double dt = c * dInner + 2.0 * kU * std::fabs(t);
+                const double dTh = kF * std::fabs(th) + dt * (1.0 - th * th);
+                dy = 0.5 * std::fabs(xi) * (dTh + kU * std::fabs(1.0 + th)) + 2.0 * kU * std::fabs(y);
+                break;
+            }
+            case Activation::Silu: {
+                const double e = std::exp(-xi);
+                if (!std::isfinite(e)) {
+                    dy = 0.0;  // x very negative: the result is -0 (or a tiny subnormal) everywhere
+                    break;
+                }
+                const double y = xi / (1.0 + e);
+                dy = std::fabs(y) * ((kF * e + kU * (1.0 + e)) / (1.0 + e) + 2.0 * kU);
+                break;
+            }
         }
         bound[size_t(i)] = finishBound(dy, golden[size_t(i)], out);
     }
@@ -327,8 +324,7 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
         attentionScores(qh, kh, scores.data(), 1, sh.sq, sh.sk, sh.d, scale, causal, run);
         const std::vector<float> absQ = absCopy(qh, size_t(sh.sq * sh.d));
         const std::vector<float> absK = absCopy(kh, size_t(sh.sk * sh.d));
-        attentionScores(absQ.data(), absK.data(), absScores.data(), 1, sh.sq, sh.sk, sh.d, 1.0f,
-                        false, run);
+        attentionScores(absQ.data(), absK.data(), absScores.data(), 1, sh.sq, sh.sk, sh.d, 1.0f, false, run);
         for (int64_t i = 0; i < sh.sq; ++i) {
             for (int64_t j = 0; j < sh.sk; ++j) {
                 const size_t e = size_t(i * sh.sk + j);
@@ -368,8 +364,8 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
     return bound;
 }
 
-std::vector<double> allReduceErrorBound(ReduceOp op, std::span<const float* const> ranks,
-                                        int64_t count, std::span<const double> golden, DType out,
+std::vector<double> allReduceErrorBound(ReduceOp op, std::span<const float* const> ranks, int64_t count,
+                                        std::span<const double> golden, DType out,
                                         const BoundOptions& options)
 {
     std::vector<double> bound(size_t(count), 0.0);

@@ -26,7 +26,8 @@
 //                for the cancelling one-pass E[x^2] - E[x]^2.
 //     rmsnorm    e_ms = (gamma_n + 2u) ms / (ms + eps) + u; e_rstd = e_ms/2 + 4u;
 //                dy = |y| (e_rstd + 2u).
-//     softmax    dz_j = 2u(|y_j| + |m|) + u|z_j| (y = scale x, m = max, z = y - m);
+//     softmax    y = scale x (error dy_j = u|y_j| with a scale, 0 without), m = max y,
+//                z = y - m: dz_j = dy_j + max_j dy_j + u(|y_j| + |m|) + u|z_j|;
 //                e_j = dz_j + 4u; e_sum = gamma_n + sum_j p_j e_j; dp_j = p_j (e_j + e_sum + u).
 //     attention  score error |scale| (gamma_d + gamma_d(u_acc) + u_op terms) sum_t |q||k|
 //                + 2u|y|, then softmax as above (the max's error is the largest score error),
@@ -79,23 +80,22 @@ BoundCheck checkWithinBound(std::span<const double> candidate, std::span<const d
 // `golden` holds the golden output values (after rounding to `out`) widened to double.
 
 struct GemmBoundInput {
-    const GemmOperands* ops = nullptr;  // a, b, strides, offsets as the golden ran (out unused)
+    const GemmOperands* ops = nullptr;    // a, b, strides, offsets as the golden ran (out unused)
     size_t aElements = 0, bElements = 0;  // extent of ops->a and ops->b
     float alpha = 1.0f, beta = 0.0f;
     const float* c = nullptr;  // C broadcast to the output layout; null when C is not read
 };
-std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const double> golden,
-                                   DType out, const BoundOptions& options = {});
+std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const double> golden, DType out,
+                                   const BoundOptions& options = {});
 
-std::vector<double> layerNormErrorBound(const float* x, const float* gamma, const float* beta,
-                                        int64_t rows, int64_t n, float eps,
-                                        std::span<const double> golden, DType out,
+std::vector<double> layerNormErrorBound(const float* x, const float* gamma, const float* beta, int64_t rows,
+                                        int64_t n, float eps, std::span<const double> golden, DType out,
                                         const BoundOptions& options = {});
-std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_t rows, int64_t n,
-                                      float eps, std::span<const double> golden, DType out,
+std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_t rows, int64_t n, float eps,
+                                      std::span<const double> golden, DType out,
                                       const BoundOptions& options = {});
-std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, bool hasScale,
-                                      float scale, std::span<const double> golden, DType out,
+std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, bool hasScale, float scale,
+                                      std::span<const double> golden, DType out,
                                       const BoundOptions& options = {});
 std::vector<double> activationErrorBound(Activation kind, const float* x, int64_t count,
                                          std::span<const double> golden, DType out,
@@ -107,8 +107,8 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
                                         const AttentionShape& shape, float scale, bool causal,
                                         std::span<const double> golden, DType out,
                                         const BoundOptions& options = {});
-std::vector<double> allReduceErrorBound(ReduceOp op, std::span<const float* const> ranks,
-                                        int64_t count, std::span<const double> golden, DType out,
+std::vector<double> allReduceErrorBound(ReduceOp op, std::span<const float* const> ranks, int64_t count,
+                                        std::span<const double> golden, DType out,
                                         const BoundOptions& options = {});
 
 }  // namespace faultline::golden

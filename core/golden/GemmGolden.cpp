@@ -29,8 +29,7 @@ constexpr int64_t kNc = 3072;  // columns of B packed at once (multiple of kNr),
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                              bool accumulate);
 
-void microKernelPortable(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
-                         bool accumulate)
+void microKernelPortable(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool accumulate)
 {
     float acc[kMr][kNr];
     for (int64_t r = 0; r < kMr; ++r)
@@ -46,9 +45,8 @@ void microKernelPortable(int64_t kc, const float* ap, const float* bp, float* c,
 }
 
 #if FL_GOLDEN_X86
-__attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const float* ap,
-                                                         const float* bp, float* c, int64_t ldc,
-                                                         bool accumulate)
+__attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const float* ap, const float* bp,
+                                                         float* c, int64_t ldc, bool accumulate)
 {
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
     if (accumulate) {
@@ -149,8 +147,7 @@ private:
 };
 
 // Rows [i0, i0+mc) x k [p0, p0+kc) of A into micro-panels of kMr rows, k-major, zero-padded.
-void packA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
-           float* dst)
+void packA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst)
 {
     for (int64_t ir = 0; ir < mc; ir += kMr) {
         const int64_t rows = std::min(kMr, mc - ir);
@@ -166,8 +163,7 @@ void packA(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64
 }
 
 // k [p0, p0+kc) x columns [j0, j0+nc) of B into micro-panels of kNr columns, k-major, padded.
-void packB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-           float* dst)
+void packB(const float* b, int64_t rs, int64_t cs, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst)
 {
     for (int64_t jr = 0; jr < nc; jr += kNr) {
         const int64_t cols = std::min(kNr, nc - jr);

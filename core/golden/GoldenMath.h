@@ -54,7 +54,7 @@ FL_HD float goldenExp(float x)
 {
     if (isNanF(x)) return x + x;
     if (x > 89.0f) return floatFromBits(0x7F800000u);  // above ln(FLT_MAX) = 88.72...
-    if (x < -104.0f) return 0.0f;                       // below ln(2^-150)
+    if (x < -104.0f) return 0.0f;                      // below ln(2^-150)
     // n = round(x / ln2): adding 1.5 * 2^23 leaves an integer in the low mantissa bits.
     const float kShift = 12582912.0f;
     const float t = fmaRn(x, 1.44269502e+00f, kShift);

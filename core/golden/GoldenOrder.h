@@ -14,8 +14,7 @@
 // the host, __fmul_rn on the device). Plain `+`, `-` between values that are not raw products
 // are safe and used as they are.
 //
-// The orders (documented in docs/golden.md-to-be; the tests in tests/core/test_golden_*.cpp
-// check that the code does exactly this):
+// The orders (tests/core/test_golden_*.cpp check that the code does exactly this):
 // - Dot chain (GEMM, attention): out = 0.0f; for p = 0, 1, ..., k-1: out = fmaf(a_p, b_p, out).
 //   One sequential FMA chain per output element, k ascending, starting from +0.0f. A blocked or
 //   vectorised implementation may split k into blocks only if it carries the float accumulator

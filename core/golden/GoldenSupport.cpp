@@ -11,14 +11,14 @@ namespace faultline::golden {
 bool isGoldenDType(DType t)
 {
     switch (t) {
-    case DType::Float32:
-    case DType::BFloat16:
-    case DType::Float16:
-    case DType::Float8E4M3FN:
-    case DType::Float8E5M2:
-        return true;
-    default:
-        return false;
+        case DType::Float32:
+        case DType::BFloat16:
+        case DType::Float16:
+        case DType::Float8E4M3FN:
+        case DType::Float8E5M2:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -73,8 +73,8 @@ Status checkGoldenInput(std::string_view op, const HostTensor& t, std::string_vi
     uint64_t n = 1;
     for (uint64_t d : t.shape) {
         if (d != 0 && n > limit / d)
-            return opError(op, std::string(what) + " has shape " + shapeString(t.shape) +
-                                   ", too many elements");
+            return opError(op,
+                           std::string(what) + " has shape " + shapeString(t.shape) + ", too many elements");
         n *= d;
     }
     if (n * dtypeSize(t.dtype) != t.data.size())
@@ -126,8 +126,7 @@ Result<double> paramDouble(std::string_view op, const OpParams& p, const std::st
     const AttrValue& v = it->second;
     if (const auto* d = std::get_if<double>(&v)) return *d;
     if (const auto* i = std::get_if<int64_t>(&v)) return double(*i);
-    if (const auto* dv = std::get_if<std::vector<double>>(&v); dv && dv->size() == 1)
-        return (*dv)[0];
+    if (const auto* dv = std::get_if<std::vector<double>>(&v); dv && dv->size() == 1) return (*dv)[0];
     if (const auto* iv = std::get_if<std::vector<int64_t>>(&v); iv && iv->size() == 1)
         return double((*iv)[0]);
     return opError(op, paramPrefix(name, v) + " is not a number");
@@ -170,8 +169,7 @@ double ulpAt(DType t, double x)
     return std::ldexp(1.0, e - int(l.mantissaBits));
 }
 
-std::optional<std::vector<uint64_t>> broadcastShapes(std::span<const uint64_t> a,
-                                                     std::span<const uint64_t> b)
+std::optional<std::vector<uint64_t>> broadcastShapes(std::span<const uint64_t> a, std::span<const uint64_t> b)
 {
     const size_t rank = std::max(a.size(), b.size());
     std::vector<uint64_t> out(rank);

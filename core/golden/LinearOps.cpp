@@ -47,19 +47,21 @@ Result<GemmPlan> planGemm(GoldenInputs in, const OpParams& p)
     const Shape& a = in[0].shape;
     const Shape& b = in[1].shape;
     if (a.size() < 2)
-        return opError(op, "inputs[0] (A) has shape " + shapeString(a) + " but needs at least 2 dimensions (" +
+        return opError(op, "inputs[0] (A) has shape " + shapeString(a) +
+                               " but needs at least 2 dimensions (" +
                                (plan.transA ? "[..., k, m] with trans_a=1" : "[..., m, k]") + ")");
     if (b.size() < 2)
-        return opError(op, "inputs[1] (B) has shape " + shapeString(b) + " but needs at least 2 dimensions (" +
+        return opError(op, "inputs[1] (B) has shape " + shapeString(b) +
+                               " but needs at least 2 dimensions (" +
                                (plan.transB ? "[..., n, k] with trans_b=1" : "[..., k, n]") + ")");
     const uint64_t m = plan.transA ? a[a.size() - 1] : a[a.size() - 2];
     const uint64_t k = plan.transA ? a[a.size() - 2] : a[a.size() - 1];
     const uint64_t kb = plan.transB ? b[b.size() - 1] : b[b.size() - 2];
     const uint64_t n = plan.transB ? b[b.size() - 2] : b[b.size() - 1];
     if (kb != k)
-        return opError(op, "inputs[1] has shape " + shapeString(b) + " but trans_b=" +
-                               (plan.transB ? "1 needs [n, k]" : "0 needs [k, n]") + " with k = " +
-                               std::to_string(k) + " (from inputs[0] " + shapeString(a) +
+        return opError(op, "inputs[1] has shape " + shapeString(b) +
+                               " but trans_b=" + (plan.transB ? "1 needs [n, k]" : "0 needs [k, n]") +
+                               " with k = " + std::to_string(k) + " (from inputs[0] " + shapeString(a) +
                                ", trans_a=" + (plan.transA ? "1" : "0") + ")");
     const Shape aBatch(a.begin(), a.end() - 2), bBatch(b.begin(), b.end() - 2);
     const auto batchShape = broadcastShapes(aBatch, bBatch);
@@ -160,7 +162,6 @@ Result<std::vector<double>> boundGemm(GoldenInputs in, const OpParams& p, const 
     return gemmErrorBound(bi, toDoubleVector(golden), plan->out.dtype, o);
 }
 
-
 // ---- attention -------------------------------------------------------------------------------
 
 namespace {
@@ -188,8 +189,8 @@ Result<AttentionPlan> planAttention(GoldenInputs in, const OpParams& p)
     const Shape& v = in[2].shape;
     if (k[0] != q[0] || k[1] != q[1] || k[3] != q[3])
         return opError(op, "inputs[1] (k) has shape " + shapeString(k) + " but q " + shapeString(q) +
-                               " needs [" + std::to_string(q[0]) + ", " + std::to_string(q[1]) +
-                               ", sk, " + std::to_string(q[3]) + "]");
+                               " needs [" + std::to_string(q[0]) + ", " + std::to_string(q[1]) + ", sk, " +
+                               std::to_string(q[3]) + "]");
     if (v[0] != q[0] || v[1] != q[1] || v[2] != k[2])
         return opError(op, "inputs[2] (v) has shape " + shapeString(v) + " but q " + shapeString(q) +
                                " and k " + shapeString(k) + " need [" + std::to_string(q[0]) + ", " +
@@ -229,8 +230,8 @@ Result<HostTensor> runAttention(GoldenInputs in, const OpParams& p, const Golden
     return fromFloatVector(plan->out.dtype, plan->out.shape, out);
 }
 
-Result<std::vector<double>> boundAttention(GoldenInputs in, const OpParams& p,
-                                           const HostTensor& golden, const BoundOptions& o)
+Result<std::vector<double>> boundAttention(GoldenInputs in, const OpParams& p, const HostTensor& golden,
+                                           const BoundOptions& o)
 {
     Result<AttentionPlan> plan = planAttention(in, p);
     if (!plan) return plan.error();

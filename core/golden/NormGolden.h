@@ -39,8 +39,8 @@ FL_HD float rmsNormRowRstd(const float* x, int64_t n, float eps)
 }
 
 // x, y: rows x n, row-major; gamma, beta: n.
-void layerNormGolden(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-                     int64_t n, float eps);
+void layerNormGolden(const float* x, const float* gamma, const float* beta, float* y, int64_t rows, int64_t n,
+                     float eps);
 void rmsNormGolden(const float* x, const float* gamma, float* y, int64_t rows, int64_t n, float eps);
 
 }  // namespace faultline::golden

@@ -4,7 +4,6 @@
 
 namespace faultline::golden {
 
-
 std::string inputName(size_t i)
 {
     return "inputs[" + std::to_string(i) + "]";
@@ -13,8 +12,8 @@ std::string inputName(size_t i)
 Status checkCount(std::string_view op, GoldenInputs in, size_t lo, size_t hi, std::string_view what)
 {
     if (in.size() >= lo && in.size() <= hi) return Status::success();
-    return opError(op, "needs " + std::string(what) + ", got " + std::to_string(in.size()) +
-                           " input" + (in.size() == 1 ? "" : "s"));
+    return opError(op, "needs " + std::string(what) + ", got " + std::to_string(in.size()) + " input" +
+                           (in.size() == 1 ? "" : "s"));
 }
 
 Status checkInputs(std::string_view op, GoldenInputs in)
@@ -43,7 +42,6 @@ Result<float> paramFloat(std::string_view op, const OpParams& p, const std::stri
     return float(*d);  // RNE
 }
 
-
 Result<float> paramEps(std::string_view op, const OpParams& p, std::optional<double> fallback)
 {
     Result<double> d = paramDouble(op, p, "eps", fallback);
@@ -52,7 +50,6 @@ Result<float> paramEps(std::string_view op, const OpParams& p, std::optional<dou
         return opError(op, "parameter eps=" + std::to_string(*d) + " must be finite and >= 0");
     return float(*d);
 }
-
 
 Result<RowView> lastAxisRows(std::string_view op, const HostTensor& x, std::string_view what)
 {
@@ -67,11 +64,9 @@ Result<RowView> lastAxisRows(std::string_view op, const HostTensor& x, std::stri
 Status checkVector(std::string_view op, GoldenInputs in, size_t i, std::string_view role, uint64_t n)
 {
     if (in[i].shape.size() == 1 && in[i].shape[0] == n) return Status::success();
-    return opError(op, inputName(i) + " (" + std::string(role) + ") has shape " +
-                           shapeString(in[i].shape) + " but needs [" + std::to_string(n) +
-                           "] (the last dimension of inputs[0])");
+    return opError(op, inputName(i) + " (" + std::string(role) + ") has shape " + shapeString(in[i].shape) +
+                           " but needs [" + std::to_string(n) + "] (the last dimension of inputs[0])");
 }
-
 
 Status checkGolden(std::string_view op, const OutputSpec& spec, const HostTensor& golden)
 {

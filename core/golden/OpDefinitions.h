@@ -5,11 +5,11 @@
 
 namespace faultline::golden::ops {
 
-#define FL_GOLDEN_OP_DECLARE(Name)                                                               \
-    Result<OutputSpec> infer##Name(GoldenInputs inputs, const OpParams& params);                \
-    Result<HostTensor> run##Name(GoldenInputs inputs, const OpParams& params,                   \
-                                 const GoldenRunOptions& options);                              \
-    Result<std::vector<double>> bound##Name(GoldenInputs inputs, const OpParams& params,        \
+#define FL_GOLDEN_OP_DECLARE(Name)                                                       \
+    Result<OutputSpec> infer##Name(GoldenInputs inputs, const OpParams& params);         \
+    Result<HostTensor> run##Name(GoldenInputs inputs, const OpParams& params,            \
+                                 const GoldenRunOptions& options);                       \
+    Result<std::vector<double>> bound##Name(GoldenInputs inputs, const OpParams& params, \
                                             const HostTensor& golden, const BoundOptions& options);
 
 FL_GOLDEN_OP_DECLARE(Gemm)

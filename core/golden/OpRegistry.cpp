@@ -12,24 +12,35 @@ const std::vector<GoldenOp>& registry()
 {
     // THE list of golden ops. A new op: its kernel file, its glue (infer/run/bound), one row here.
     static const std::vector<GoldenOp> table = {
-        {"gemm", "gemm(A, B[, C])", {"trans_a", "trans_b", "alpha", "beta", "out_dtype"},
-         ops::inferGemm, ops::runGemm, ops::boundGemm},
-        {"layernorm", "layernorm(x, gamma, beta)", {"eps"},
-         ops::inferLayerNorm, ops::runLayerNorm, ops::boundLayerNorm},
-        {"rmsnorm", "rmsnorm(x, gamma)", {"eps"},
-         ops::inferRmsNorm, ops::runRmsNorm, ops::boundRmsNorm},
-        {"softmax", "softmax(x)", {"scale"},
-         ops::inferSoftmax, ops::runSoftmax, ops::boundSoftmax},
-        {"gelu", "gelu(x)", {"approximate"},
-         ops::inferGelu, ops::runGelu, ops::boundGelu},
-        {"silu", "silu(x)", {},
-         ops::inferSilu, ops::runSilu, ops::boundSilu},
-        {"add", "add(x, y)", {},
-         ops::inferAdd, ops::runAdd, ops::boundAdd},
-        {"attention", "attention(q, k, v)", {"causal", "scale"},
-         ops::inferAttention, ops::runAttention, ops::boundAttention},
-        {"all_reduce", "all_reduce(x_rank0, x_rank1, ...)", {"reduce_op", "ranks"},
-         ops::inferAllReduce, ops::runAllReduce, ops::boundAllReduce},
+        {"gemm",
+         "gemm(A, B[, C])",
+         {"trans_a", "trans_b", "alpha", "beta", "out_dtype"},
+         ops::inferGemm,
+         ops::runGemm,
+         ops::boundGemm},
+        {"layernorm",
+         "layernorm(x, gamma, beta)",
+         {"eps"},
+         ops::inferLayerNorm,
+         ops::runLayerNorm,
+         ops::boundLayerNorm},
+        {"rmsnorm", "rmsnorm(x, gamma)", {"eps"}, ops::inferRmsNorm, ops::runRmsNorm, ops::boundRmsNorm},
+        {"softmax", "softmax(x)", {"scale"}, ops::inferSoftmax, ops::runSoftmax, ops::boundSoftmax},
+        {"gelu", "gelu(x)", {"approximate"}, ops::inferGelu, ops::runGelu, ops::boundGelu},
+        {"silu", "silu(x)", {}, ops::inferSilu, ops::runSilu, ops::boundSilu},
+        {"add", "add(x, y)", {}, ops::inferAdd, ops::runAdd, ops::boundAdd},
+        {"attention",
+         "attention(q, k, v)",
+         {"causal", "scale"},
+         ops::inferAttention,
+         ops::runAttention,
+         ops::boundAttention},
+        {"all_reduce",
+         "all_reduce(x_rank0, x_rank1, ...)",
+         {"reduce_op", "ranks"},
+         ops::inferAllReduce,
+         ops::runAllReduce,
+         ops::boundAllReduce},
     };
     return table;
 }
@@ -68,9 +79,8 @@ Result<HostTensor> runGolden(std::string_view op, GoldenInputs inputs, const OpP
     return def->run(inputs, params, options);
 }
 
-Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs inputs,
-                                             const OpParams& params, const HostTensor& golden,
-                                             const BoundOptions& options)
+Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs inputs, const OpParams& params,
+                                             const HostTensor& golden, const BoundOptions& options)
 {
     const GoldenOp* def = findGoldenOp(op);
     if (!def) return unknownOp(op);

@@ -48,8 +48,7 @@ struct GoldenOp {
     // Validates inputs and parameters; the output's dtype and shape.
     Result<OutputSpec> (*infer)(GoldenInputs inputs, const OpParams& params);
     // Validates, then computes the golden output.
-    Result<HostTensor> (*run)(GoldenInputs inputs, const OpParams& params,
-                              const GoldenRunOptions& options);
+    Result<HostTensor> (*run)(GoldenInputs inputs, const OpParams& params, const GoldenRunOptions& options);
     // Validates (golden must have the inferred dtype and shape), then the per-element bound.
     Result<std::vector<double>> (*bound)(GoldenInputs inputs, const OpParams& params,
                                          const HostTensor& golden, const BoundOptions& options);
@@ -61,13 +60,11 @@ std::span<const GoldenOp> goldenOps();
 const GoldenOp* findGoldenOp(std::string_view name);
 
 // The same three, by name; an unknown op is an error "op NAME: the golden model has no such op".
-Result<OutputSpec> inferGoldenOutput(std::string_view op, GoldenInputs inputs,
-                                     const OpParams& params);
+Result<OutputSpec> inferGoldenOutput(std::string_view op, GoldenInputs inputs, const OpParams& params);
 Result<HostTensor> runGolden(std::string_view op, GoldenInputs inputs, const OpParams& params,
                              const GoldenRunOptions& options = {});
-Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs inputs,
-                                             const OpParams& params, const HostTensor& golden,
-                                             const BoundOptions& options = {});
+Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs inputs, const OpParams& params,
+                                             const HostTensor& golden, const BoundOptions& options = {});
 
 // Parameters the op does not read (to report, not to fail on), sorted.
 std::vector<std::string> unknownGoldenParams(std::string_view op, const OpParams& params);

@@ -74,19 +74,19 @@ Result<HostTensor> runRmsNorm(GoldenInputs in, const OpParams& p, const GoldenRu
     return fromFloatVector(plan->out.dtype, plan->out.shape, y);
 }
 
-Result<std::vector<double>> boundLayerNorm(GoldenInputs in, const OpParams& p,
-                                           const HostTensor& golden, const BoundOptions& o)
+Result<std::vector<double>> boundLayerNorm(GoldenInputs in, const OpParams& p, const HostTensor& golden,
+                                           const BoundOptions& o)
 {
     Result<NormPlan> plan = planNorm("layernorm", in, p);
     if (!plan) return plan.error();
     if (Status s = checkGolden("layernorm", plan->out, golden); !s) return s.error();
     const auto x = toFloatVector(in[0]), g = toFloatVector(in[1]), b = toFloatVector(in[2]);
-    return layerNormErrorBound(x.data(), g.data(), b.data(), plan->rows.rows, plan->rows.n,
-                               plan->eps, toDoubleVector(golden), plan->out.dtype, o);
+    return layerNormErrorBound(x.data(), g.data(), b.data(), plan->rows.rows, plan->rows.n, plan->eps,
+                               toDoubleVector(golden), plan->out.dtype, o);
 }
 
-Result<std::vector<double>> boundRmsNorm(GoldenInputs in, const OpParams& p,
-                                         const HostTensor& golden, const BoundOptions& o)
+Result<std::vector<double>> boundRmsNorm(GoldenInputs in, const OpParams& p, const HostTensor& golden,
+                                         const BoundOptions& o)
 {
     Result<NormPlan> plan = planNorm("rmsnorm", in, p);
     if (!plan) return plan.error();
@@ -144,8 +144,8 @@ Result<HostTensor> runSoftmax(GoldenInputs in, const OpParams& p, const GoldenRu
     return fromFloatVector(plan->out.dtype, plan->out.shape, x);
 }
 
-Result<std::vector<double>> boundSoftmax(GoldenInputs in, const OpParams& p,
-                                         const HostTensor& golden, const BoundOptions& o)
+Result<std::vector<double>> boundSoftmax(GoldenInputs in, const OpParams& p, const HostTensor& golden,
+                                         const BoundOptions& o)
 {
     Result<SoftmaxPlan> plan = planSoftmax(in, p);
     if (!plan) return plan.error();

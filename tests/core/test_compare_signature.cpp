@@ -51,10 +51,10 @@ bool finite(DType t, uint64_t b) { return !isNonFinite(t, b); }
 
 void generate(Gen gen, DType dtype, double noise, Tensor& sus, Tensor& ref)
 {
-    ref = randomTensor(dtype, {kRows, kCols}, 101);
+    ref = randomTensor(dtype, {kRows, kCols}, 3101);
     sus = ref;
-    if (noise > 0) addRoundingNoise(sus, noise, 102);
-    std::mt19937_64 rng(103);
+    if (noise > 0) addRoundingNoise(sus, noise, 3102);
+    std::mt19937_64 rng(3103);
     const uint64_t n = kRows * kCols;
     const unsigned w = widthOf(dtype);
     const uint64_t sign = uint64_t(1) << (w - 1);
@@ -155,6 +155,8 @@ private slots:
     void classify();
     void kindNames();
     void stuckBitNeedsOneDirection();
+    void mixed_data();
+    void mixed();
 };
 
 void TestCompareSignature::classify_data()
@@ -326,6 +328,89 @@ void TestCompareSignature::stuckBitNeedsOneDirection()
     bool single = false;
     for (const auto& f : res->signature.secondary) single |= f.kind == SignatureKind::SingleBitRandom;
     QVERIFY(single);
+}
+
+namespace {
+
+enum class Mix { NanInTile, ExponentInTile, StuckLsbExact, IntStuckLane, SparseFewAnomalies };
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Mix)
+
+void TestCompareSignature::mixed_data()
+{
+    QTest::addColumn<Mix>("mix");
+    QTest::addColumn<SignatureKind>("kind");
+    QTest::addColumn<QString>("secondary");
+    // NaNs inside one SM's tile: NaN/Inf is what to act on first, the tile says where.
+    QTest::newRow("nan in tile") << Mix::NanInTile << SignatureKind::NanInf << "tile_clustered";
+    // Exponent garbage inside one tile: where (the SM) first, how (exponent bits) second.
+    QTest::newRow("exponent in tile") << Mix::ExponentInTile << SignatureKind::TileClustered << "exponent";
+    // Bit 0 forced to 1: 1-ulp changes (rounding-sized) but all one way, beyond `exact`.
+    QTest::newRow("stuck lsb, exact") << Mix::StuckLsbExact << SignatureKind::StuckBit << "";
+    // Integers: a lane with bit 12 stuck at 1.
+    QTest::newRow("int32 stuck lane") << Mix::IntStuckLane << SignatureKind::StuckBit << "column_stripe";
+    // Three anomalies: too few for spatial or stuck-bit claims.
+    QTest::newRow("three anomalies") << Mix::SparseFewAnomalies << SignatureKind::Scattered << "";
+}
+
+void TestCompareSignature::mixed()
+{
+    QFETCH(Mix, mix);
+    QFETCH(SignatureKind, kind);
+    QFETCH(QString, secondary);
+    const DType dtype = mix == Mix::IntStuckLane ? DType::Int32 : DType::Float32;
+    Tensor ref = randomTensor(dtype, {kRows, kCols}, 3007);
+    Tensor sus = ref;
+    std::mt19937_64 rng(3008);
+    auto at = [&](uint64_t r, uint64_t c) -> uint64_t& { return sus.bits[size_t(r * kCols + c)]; };
+    switch (mix) {
+    case Mix::NanInTile:
+        for (int k = 0; k < 200; ++k) at(128 + rng() % 32, 256 + rng() % 32) = 0x7fc00000;
+        break;
+    case Mix::ExponentInTile:
+        for (uint64_t r = 32; r < 64; ++r)
+            for (uint64_t c = 0; c < 32; ++c) at(r, c) ^= 0x01800000;  // exponent bits 23 and 24
+        break;
+    case Mix::StuckLsbExact:
+        for (uint64_t i = 0; i < sus.bits.size(); i += 7) sus.bits[i] |= 1;
+        break;
+    case Mix::IntStuckLane:
+        for (uint64_t r = 0; r < kRows; ++r) at(r, 17) |= 1u << 12;
+        break;
+    case Mix::SparseFewAnomalies:
+        for (uint64_t i : {10u, 5000u, 90000u}) sus.bits[i] ^= 0x00700000;
+        break;
+    }
+    auto res = compare(sus, ref);
+    QVERIFY(res.ok());
+    const faultline::Signature& s = res->signature;
+    QString all = QString::fromStdString(std::string(faultline::signatureKindName(s.kind)) + ": " + s.detail);
+    for (const auto& f : s.secondary)
+        all += QString::fromStdString("\n  + " + std::string(faultline::signatureKindName(f.kind)) + ": " + f.detail);
+    QVERIFY2(s.kind == kind, qPrintable(all));
+    for (const QString& k : secondary.split(',', Qt::SkipEmptyParts)) {
+        bool found = false;
+        for (const auto& f : s.secondary) found |= QString::fromStdString(std::string(faultline::signatureKindName(f.kind))) == k;
+        QVERIFY2(found, qPrintable("missing secondary " + k + " in " + all));
+    }
+    if (mix == Mix::StuckLsbExact) {
+        QCOMPARE(*s.evidence.bit, 0u);
+        QCOMPARE(*s.evidence.bitValue, 1u);
+        QCOMPARE(res->anomalies, uint64_t(0));  // all 1 ulp: rounding-sized
+    }
+    if (mix == Mix::IntStuckLane) {
+        QCOMPARE(*s.evidence.bit, 12u);
+        QCOMPARE(s.evidence.field, std::string("value"));
+    }
+    if (mix == Mix::NanInTile) {
+        for (const auto& f : s.secondary)
+            if (f.kind == SignatureKind::TileClustered) {
+                QCOMPARE(f.evidence.tileRows, uint64_t(32));
+                QCOMPARE(f.evidence.tiles, (std::vector<std::pair<uint64_t, uint64_t>>{{4, 8}}));
+            }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestCompareSignature)

@@ -174,7 +174,8 @@ OpParams gemmParams(const Case& c)
     return OpParams{{"trans_a", int64_t(c.transA)}, {"trans_b", int64_t(c.transB)}};
 }
 
-std::vector<HostTensor> gemmInputs(const Case& c, DType t, const std::vector<float>& a, const std::vector<float>& b)
+std::vector<HostTensor> gemmInputs(const Case& c, DType t, const std::vector<float>& a,
+                                   const std::vector<float>& b)
 {
     return {tensor(t, withMatrix(c.aBatch, c.transA ? c.k : c.m, c.transA ? c.m : c.k), a),
             tensor(t, withMatrix(c.bBatch, c.transB ? c.n : c.k, c.transB ? c.k : c.n), b)};
@@ -197,9 +198,8 @@ private slots:
     void documentedOrderByHand()
     {
         // 2^24 + 1 + 1: ascending loses both ones (ties to even); descending would give 2^24 + 2.
-        const std::vector<HostTensor> in1 = {
-            tensor(DType::Float32, {1, 3}, {16777216.0f, 1.0f, 1.0f}),
-            tensor(DType::Float32, {3, 1}, {1.0f, 1.0f, 1.0f})};
+        const std::vector<HostTensor> in1 = {tensor(DType::Float32, {1, 3}, {16777216.0f, 1.0f, 1.0f}),
+                                             tensor(DType::Float32, {3, 1}, {1.0f, 1.0f, 1.0f})};
         // a0 b0 = -(1 + 2^-11), then fma(a1, b1, acc) keeps 2^-24 (a separate product loses it).
         const std::vector<HostTensor> in2 = {
             tensor(DType::Float32, {1, 2}, {-(1.0f + 0x1p-11f), 1.0f + 0x1p-12f}),
@@ -236,8 +236,10 @@ private slots:
         QTest::newRow("k=0") << 3 << 5 << 0 << false << false << QList<int>{} << QList<int>{};
         QTest::newRow("batch same") << 5 << 6 << 7 << false << false << QList<int>{2, 3} << QList<int>{2, 3};
         QTest::newRow("batch broadcast B") << 5 << 6 << 7 << false << true << QList<int>{4} << QList<int>{};
-        QTest::newRow("batch broadcast both") << 5 << 19 << 9 << true << false << QList<int>{2, 1} << QList<int>{1, 3};
-        QTest::newRow("batch rank differs") << 4 << 4 << 4 << false << false << QList<int>{3} << QList<int>{2, 1};
+        QTest::newRow("batch broadcast both")
+            << 5 << 19 << 9 << true << false << QList<int>{2, 1} << QList<int>{1, 3};
+        QTest::newRow("batch rank differs")
+            << 4 << 4 << 4 << false << false << QList<int>{3} << QList<int>{2, 1};
     }
     void matchesAscendingChain()
     {
@@ -293,7 +295,8 @@ private slots:
         const auto acc = reference(c, a, b, ascendingChain);
         for (uint64_t i = 0; i < c.m; ++i)
             for (uint64_t j = 0; j < c.n; ++j) {
-                const float want = std::fma(float(alpha), float(acc[i * c.n + j]), mulRn(float(beta), bias[j]));
+                const float want =
+                    std::fma(float(alpha), float(acc[i * c.n + j]), mulRn(float(beta), bias[j]));
                 QCOMPARE(floats(out)[i * c.n + j], want);
             }
         // beta = 0: C is not read, so NaN in C does not matter; alpha * acc once rounded.
@@ -332,11 +335,20 @@ private slots:
             const float f = float(acc[e]);
             uint32_t want = 0;
             switch (out) {
-            case DType::Float32: want = floatBits(f); break;
-            case DType::BFloat16: want = floatToBf16(f); break;
-            case DType::Float16: want = floatToHalf(f); break;
-            case DType::Float8E5M2: want = floatToFp8e5m2(f); break;
-            default: QFAIL("unexpected dtype");
+                case DType::Float32:
+                    want = floatBits(f);
+                    break;
+                case DType::BFloat16:
+                    want = floatToBf16(f);
+                    break;
+                case DType::Float16:
+                    want = floatToHalf(f);
+                    break;
+                case DType::Float8E5M2:
+                    want = floatToFp8e5m2(f);
+                    break;
+                default:
+                    QFAIL("unexpected dtype");
             }
             QCOMPARE(uint32_t(loadBits(out, d.data.data(), e)), want);
         }
@@ -350,11 +362,16 @@ private slots:
         QTest::addColumn<int>("outType");
         QTest::addColumn<uint>("seed");
         for (uint seed = 0; seed < 3; ++seed) {
-            QTest::addRow("normal k=64 seed %u", seed) << int(Data::Normal) << 64 << int(DType::Float32) << seed;
-            QTest::addRow("uniform k=1000 seed %u", seed) << int(Data::Uniform) << 1000 << int(DType::Float32) << seed;
-            QTest::addRow("cancelling k=512 seed %u", seed) << int(Data::Cancelling) << 512 << int(DType::Float32) << seed;
-            QTest::addRow("wide range k=300 seed %u", seed) << int(Data::WideRange) << 300 << int(DType::Float32) << seed;
-            QTest::addRow("normal k=256 bf16 out seed %u", seed) << int(Data::Normal) << 256 << int(DType::BFloat16) << seed;
+            QTest::addRow("normal k=64 seed %u", seed)
+                << int(Data::Normal) << 64 << int(DType::Float32) << seed;
+            QTest::addRow("uniform k=1000 seed %u", seed)
+                << int(Data::Uniform) << 1000 << int(DType::Float32) << seed;
+            QTest::addRow("cancelling k=512 seed %u", seed)
+                << int(Data::Cancelling) << 512 << int(DType::Float32) << seed;
+            QTest::addRow("wide range k=300 seed %u", seed)
+                << int(Data::WideRange) << 300 << int(DType::Float32) << seed;
+            QTest::addRow("normal k=256 bf16 out seed %u", seed)
+                << int(Data::Normal) << 256 << int(DType::BFloat16) << seed;
         }
     }
     void otherOrdersInsideBound()
@@ -366,7 +383,8 @@ private slots:
         QFETCH(uint, seed);
         const Case c{{}, {}, 12, 20, uint64_t(k)};
         const auto a = randomValues(c.m * c.k, seed * 7 + 1, Data(data));
-        auto b = randomValues(c.k * c.n, seed * 7 + 2, Data(data == int(Data::Cancelling) ? int(Data::Uniform) : data));
+        auto b = randomValues(c.k * c.n, seed * 7 + 2,
+                              Data(data == int(Data::Cancelling) ? int(Data::Uniform) : data));
         if (Data(data) == Data::Cancelling)
             for (auto& v : b) v = 1.0f + 0.001f * v;  // sum a_ik b_kj nearly cancels
         const auto in = gemmInputs(c, DType::Float32, a, b);
@@ -374,12 +392,12 @@ private slots:
         const HostTensor golden = mustRun(in, p);
         const Result<std::vector<double>> bound = goldenErrorBound("gemm", in, p, golden);
         QVERIFY2(bound.ok(), bound.ok() ? "" : bound.message().c_str());
-        for (const auto& [name, reducer] : std::vector<std::pair<const char*, Reducer>>{
-                 {"exact", exactDouble},
-                 {"descending", descendingChain},
-                 {"unfused", unfusedFloat},
-                 {"pairwise", pairwiseFloat},
-                 {"split-k 4", splitK4}}) {
+        for (const auto& [name, reducer] :
+             std::vector<std::pair<const char*, Reducer>>{{"exact", exactDouble},
+                                                          {"descending", descendingChain},
+                                                          {"unfused", unfusedFloat},
+                                                          {"pairwise", pairwiseFloat},
+                                                          {"split-k 4", splitK4}}) {
             std::vector<double> cand = reference(c, a, b, reducer);
             if (out != DType::Float32)  // the other implementation rounds to the output too
                 for (auto& v : cand) v = double(bf16ToFloat(doubleToBf16(v)));
@@ -447,7 +465,8 @@ private slots:
         for (size_t e = 0; e < g.size(); ++e) {
             if (g[e] == 0) continue;
             ++total;
-            const double flipped = double(bf16ToFloat(uint16_t(doubleToBf16(g[e]) ^ 0x0080u)));  // exponent lsb
+            const double flipped =
+                double(bf16ToFloat(uint16_t(doubleToBf16(g[e]) ^ 0x0080u)));  // exponent lsb
             if (std::fabs(flipped - g[e]) > (*bound)[e] && std::fabs(-g[e] - g[e]) > (*bound)[e]) ++flagged;
             // and one bf16 ulp away is inside
             const double next = double(bf16ToFloat(uint16_t(doubleToBf16(g[e]) + 1)));

@@ -74,31 +74,35 @@ private slots:
         double worst = 0;
         const uint32_t step = 509;  // ~2 million points per sign over the full float range
         switch (function) {
-        case 0:
-            if (lo > 80.0f)  // exp of negative arguments only: the subnormal results
-                worst = worstUlp([](float x) { return goldenExp(-std::fabs(x)); },
-                                 [](double x) { return std::exp(-std::fabs(x)); }, lo, hi, 7, &where);
-            else
-                worst = worstUlp(goldenExp, [](double x) { return std::exp(x); }, lo, hi, step, &where);
-            break;
-        case 1:
-            worst = worstUlp(goldenErf, [](double x) { return std::erf(x); }, lo, hi, step, &where);
-            break;
-        case 2:
-            worst = worstUlp(goldenTanh, [](double x) { return std::tanh(x); }, lo, hi, step, &where);
-            break;
-        case 3:
-            worst = worstUlp([](float x) { return siluGolden(std::fabs(x)); },
-                             [](double x) { return std::fabs(x) / (1.0 + std::exp(-std::fabs(x))); },
-                             lo, hi, step, &where);
-            break;
+            case 0:
+                if (lo > 80.0f)  // exp of negative arguments only: the subnormal results
+                    worst = worstUlp([](float x) { return goldenExp(-std::fabs(x)); },
+                                     [](double x) { return std::exp(-std::fabs(x)); }, lo, hi, 7, &where);
+                else
+                    worst = worstUlp(
+                        goldenExp, [](double x) { return std::exp(x); }, lo, hi, step, &where);
+                break;
+            case 1:
+                worst = worstUlp(
+                    goldenErf, [](double x) { return std::erf(x); }, lo, hi, step, &where);
+                break;
+            case 2:
+                worst = worstUlp(
+                    goldenTanh, [](double x) { return std::tanh(x); }, lo, hi, step, &where);
+                break;
+            case 3:
+                worst = worstUlp([](float x) { return siluGolden(std::fabs(x)); },
+                                 [](double x) { return std::fabs(x) / (1.0 + std::exp(-std::fabs(x))); }, lo,
+                                 hi, step, &where);
+                break;
         }
         if (function == 0 && lo > 80.0f) {
             // Subnormal results carry an absolute error of at most one subnormal step.
             QVERIFY2(worst <= 1.0, qPrintable(QStringLiteral("worst %1 ulp at %2").arg(worst).arg(where)));
             return;
         }
-        QVERIFY2(worst <= maxUlp, qPrintable(QStringLiteral("worst %1 ulp at %2").arg(worst).arg(double(where), 0, 'g', 9)));
+        QVERIFY2(worst <= maxUlp,
+                 qPrintable(QStringLiteral("worst %1 ulp at %2").arg(worst).arg(double(where), 0, 'g', 9)));
         QVERIFY(worst <= kGoldenFunctionUlp);
     }
 
@@ -110,10 +114,10 @@ private slots:
         QCOMPARE(goldenExp(-0.0f), 1.0f);
         QCOMPARE(goldenExp(-inf), 0.0f);
         QCOMPARE(goldenExp(inf), inf);
-        QCOMPARE(goldenExp(88.8f), inf);          // e^88.8 > FLT_MAX
+        QCOMPARE(goldenExp(88.8f), inf);            // e^88.8 > FLT_MAX
         QVERIFY(std::isfinite(goldenExp(88.72f)));  // e^88.72 = 3.38e38 < FLT_MAX
         QCOMPARE(goldenExp(-104.5f), 0.0f);
-        QCOMPARE(goldenExp(1.0f), 2.71828183f);   // e rounded to float
+        QCOMPARE(goldenExp(1.0f), 2.71828183f);  // e rounded to float
         QVERIFY(std::isnan(goldenExp(nan)));
         QVERIFY(std::isnan(goldenErf(nan)));
         QVERIFY(std::isnan(goldenTanh(nan)));
@@ -141,9 +145,9 @@ private slots:
     {
         const float a = 1.0f + 0x1p-12f;  // a*a = 1 + 2^-11 + 2^-24: the last bit needs fusion
         const float c = -(1.0f + 0x1p-11f);
-        volatile float va = a, vc = c;  // keep the compiler from folding at compile time
-        QCOMPARE(mulRn(va, va) + vc, 0.0f);          // a*a rounds to 1 + 2^-11 (tie to even)
-        QCOMPARE(fmaRn(va, va, vc), 0x1p-24f);        // exact a*a - (1 + 2^-11)
+        volatile float va = a, vc = c;          // keep the compiler from folding at compile time
+        QCOMPARE(mulRn(va, va) + vc, 0.0f);     // a*a rounds to 1 + 2^-11 (tie to even)
+        QCOMPARE(fmaRn(va, va, vc), 0x1p-24f);  // exact a*a - (1 + 2^-11)
         // The GEMM epilogue is fma(alpha, acc, beta * c): with acc = alpha = a, beta = 1, it
         // keeps the 2^-24 that alpha * acc + beta * c in two steps would lose.
         QCOMPARE(gemmEpilogue(va, va, 1.0f, vc, true), 0x1p-24f);

@@ -49,9 +49,12 @@ NumpyCase makeCase(const QString& name, const std::string& op, const QJsonObject
 {
     NumpyCase c{name, op, {}, params, {}};
     for (auto it = params.begin(); it != params.end(); ++it) {
-        if (it->isBool()) c.params[it.key().toStdString()] = int64_t(it->toBool());
-        else if (it->isString()) c.params[it.key().toStdString()] = it->toString().toStdString();
-        else c.params[it.key().toStdString()] = it->toDouble();
+        if (it->isBool())
+            c.params[it.key().toStdString()] = int64_t(it->toBool());
+        else if (it->isString())
+            c.params[it.key().toStdString()] = it->toString().toStdString();
+        else
+            c.params[it.key().toStdString()] = it->toDouble();
     }
     for (auto& [shape, values] : inputs) c.inputs.push_back(tensor(DType::Float32, shape, values));
     return c;
@@ -66,19 +69,31 @@ private slots:
     void numpyInsideBound()
     {
         std::vector<NumpyCase> cases;
-        cases.push_back(makeCase("gemm", "gemm", {}, {{{64, 300}, randomValues(64 * 300, 1)}, {{300, 48}, randomValues(300 * 48, 2)}}));
+        cases.push_back(
+            makeCase("gemm", "gemm", {},
+                     {{{64, 300}, randomValues(64 * 300, 1)}, {{300, 48}, randomValues(300 * 48, 2)}}));
         cases.push_back(makeCase("gemm_tb_cancel", "gemm", {{"trans_b", true}},
-                                 {{{40, 512}, randomValues(40 * 512, 3, Data::Cancelling)}, {{24, 512}, randomValues(24 * 512, 4, Data::Uniform)}}));
-        cases.push_back(makeCase("gemm_batched", "gemm", {}, {{{3, 20, 50}, randomValues(3000, 5)}, {{50, 30}, randomValues(1500, 6)}}));
+                                 {{{40, 512}, randomValues(40 * 512, 3, Data::Cancelling)},
+                                  {{24, 512}, randomValues(24 * 512, 4, Data::Uniform)}}));
+        cases.push_back(makeCase("gemm_batched", "gemm", {},
+                                 {{{3, 20, 50}, randomValues(3000, 5)}, {{50, 30}, randomValues(1500, 6)}}));
         cases.push_back(makeCase("layernorm", "layernorm", {{"eps", 1e-5}},
-                                 {{{8, 256}, randomValues(2048, 7)}, {{256}, randomValues(256, 8)}, {{256}, randomValues(256, 9)}}));
-        cases.push_back(makeCase("rmsnorm", "rmsnorm", {{"eps", 1e-6}}, {{{8, 256}, randomValues(2048, 10)}, {{256}, randomValues(256, 11)}}));
-        cases.push_back(makeCase("softmax", "softmax", {{"scale", 0.2}}, {{{8, 500}, randomValues(4000, 12, Data::Normal, 10.0f)}}));
-        cases.push_back(makeCase("gelu_tanh", "gelu", {{"approximate", "tanh"}}, {{{4000}, randomValues(4000, 13, Data::Normal, 3.0f)}}));
-        cases.push_back(makeCase("gelu_none", "gelu", {{"approximate", "none"}}, {{{4000}, randomValues(4000, 14, Data::Normal, 3.0f)}}));
+                                 {{{8, 256}, randomValues(2048, 7)},
+                                  {{256}, randomValues(256, 8)},
+                                  {{256}, randomValues(256, 9)}}));
+        cases.push_back(makeCase("rmsnorm", "rmsnorm", {{"eps", 1e-6}},
+                                 {{{8, 256}, randomValues(2048, 10)}, {{256}, randomValues(256, 11)}}));
+        cases.push_back(makeCase("softmax", "softmax", {{"scale", 0.2}},
+                                 {{{8, 500}, randomValues(4000, 12, Data::Normal, 10.0f)}}));
+        cases.push_back(makeCase("gelu_tanh", "gelu", {{"approximate", "tanh"}},
+                                 {{{4000}, randomValues(4000, 13, Data::Normal, 3.0f)}}));
+        cases.push_back(makeCase("gelu_none", "gelu", {{"approximate", "none"}},
+                                 {{{4000}, randomValues(4000, 14, Data::Normal, 3.0f)}}));
         cases.push_back(makeCase("silu", "silu", {}, {{{4000}, randomValues(4000, 15, Data::Normal, 5.0f)}}));
         cases.push_back(makeCase("attention", "attention", {{"causal", true}},
-                                 {{{2, 2, 24, 16}, randomValues(1536, 16)}, {{2, 2, 24, 16}, randomValues(1536, 17)}, {{2, 2, 24, 8}, randomValues(768, 18)}}));
+                                 {{{2, 2, 24, 16}, randomValues(1536, 16)},
+                                  {{2, 2, 24, 16}, randomValues(1536, 17)},
+                                  {{2, 2, 24, 8}, randomValues(768, 18)}}));
 
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -92,7 +107,10 @@ private slots:
                 for (uint64_t d : c.inputs[i].shape) shape.append(qint64(d));
                 inputs.append(QJsonObject{{"file", file}, {"shape", shape}});
             }
-            manifest.append(QJsonObject{{"name", c.name}, {"op", QString::fromStdString(c.op)}, {"params", c.jsonParams}, {"inputs", inputs}});
+            manifest.append(QJsonObject{{"name", c.name},
+                                        {"op", QString::fromStdString(c.op)},
+                                        {"params", c.jsonParams},
+                                        {"inputs", inputs}});
         }
         QFile m(dir.filePath("cases.json"));
         QVERIFY(m.open(QIODevice::WriteOnly));

@@ -124,12 +124,18 @@ RowRef softmaxFloat(float scale)
     };
 }
 
-double geluErfDouble(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluErfDouble(double x)
+{
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
 double geluTanhDouble(double x)
 {
     return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
-double siluDouble(double x) { return x / (1.0 + std::exp(-x)); }
+double siluDouble(double x)
+{
+    return x / (1.0 + std::exp(-x));
+}
 double geluErfFloat(double xd)
 {
     const float x = float(xd);
@@ -174,19 +180,21 @@ std::vector<double> attentionReference(const std::vector<float>& q, const std::v
     return out;
 }
 
-void expectInside(const std::vector<double>& cand, const HostTensor& golden,
-                  const std::vector<double>& bound, const char* what)
+void expectInside(const std::vector<double>& cand, const HostTensor& golden, const std::vector<double>& bound,
+                  const char* what)
 {
     const BoundCheck r = check(cand, golden, bound);
     QVERIFY2(r.violations == 0, qPrintable(QString(what) + ": " + describe(r, cand, golden, bound)));
 }
 
-void expectCorruptionCaught(const HostTensor& golden, const std::vector<double>& bound, double fraction = 0.95)
+void expectCorruptionCaught(const HostTensor& golden, const std::vector<double>& bound,
+                            double fraction = 0.95)
 {
     for (Corruption c : {Corruption::SignFlip, Corruption::ExponentBitFlip, Corruption::HighMantissaFlip,
                          Corruption::StuckBit20}) {
         const double caught = detectedFraction(golden, bound, c);
-        QVERIFY2(caught >= fraction, qPrintable(QStringLiteral("corruption %1: only %2 caught").arg(int(c)).arg(caught)));
+        QVERIFY2(caught >= fraction,
+                 qPrintable(QStringLiteral("corruption %1: only %2 caught").arg(int(c)).arg(caught)));
     }
 }
 
@@ -223,16 +231,18 @@ private slots:
             x = representable(t, x);
             auto g = representable(t, randomValues(size_t(n), seed + 10, Data::Uniform));
             auto b = representable(t, randomValues(size_t(n), seed + 20, Data::Uniform, 0.1f));
-            const std::vector<HostTensor> in = {tensor(t, {2, 3, uint64_t(n)}, x), tensor(t, {uint64_t(n)}, g),
-                                                tensor(t, {uint64_t(n)}, b)};
+            const std::vector<HostTensor> in = {tensor(t, {2, 3, uint64_t(n)}, x),
+                                                tensor(t, {uint64_t(n)}, g), tensor(t, {uint64_t(n)}, b)};
             const OpParams p{{"eps", 1e-5}};
             const HostTensor golden = run("layernorm", in, p);
             QCOMPARE(golden.shape, in[0].shape);
             QCOMPARE(golden.dtype, t);
             QVERIFY(run("layernorm", in, p).data == golden.data);  // deterministic
             const auto bound = boundOf("layernorm", in, p, golden);
-            expectInside(roundedTo(t, perRow(x, size_t(n), layerNormDouble(g, b, 1e-5))), golden, bound, "double");
-            expectInside(roundedTo(t, perRow(x, size_t(n), layerNormWelfordFloat(g, b, 1e-5f))), golden, bound, "welford");
+            expectInside(roundedTo(t, perRow(x, size_t(n), layerNormDouble(g, b, 1e-5))), golden, bound,
+                         "double");
+            expectInside(roundedTo(t, perRow(x, size_t(n), layerNormWelfordFloat(g, b, 1e-5f))), golden,
+                         bound, "welford");
             if (t == DType::Float32 && offset == 0.0) expectCorruptionCaught(golden, bound);
         }
     }
@@ -242,14 +252,16 @@ private slots:
         for (DType t : {DType::Float32, DType::BFloat16}) {
             for (uint32_t seed = 1; seed <= 3; ++seed) {
                 const size_t n = 64 * seed + 3;
-                const auto x = representable(t, randomValues(5 * n, seed, seed == 3 ? Data::WideRange : Data::Normal));
+                const auto x =
+                    representable(t, randomValues(5 * n, seed, seed == 3 ? Data::WideRange : Data::Normal));
                 const auto g = representable(t, randomValues(n, seed + 5, Data::Uniform));
                 const std::vector<HostTensor> in = {tensor(t, {5, n}, x), tensor(t, {n}, g)};
                 const OpParams p{{"eps", 1e-6}};
                 const HostTensor golden = run("rmsnorm", in, p);
                 const auto bound = boundOf("rmsnorm", in, p, golden);
                 expectInside(roundedTo(t, perRow(x, n, rmsNormDouble(g, 1e-6))), golden, bound, "double");
-                expectInside(roundedTo(t, perRow(x, n, rmsNormFloatSequential(g, 1e-6f))), golden, bound, "float");
+                expectInside(roundedTo(t, perRow(x, n, rmsNormFloatSequential(g, 1e-6f))), golden, bound,
+                             "float");
                 if (t == DType::Float32) expectCorruptionCaught(golden, bound);
             }
         }
@@ -263,8 +275,10 @@ private slots:
         x[0] = 3e6f;  // makes the summation order visible in the mean
         const auto g = randomValues(n, 6), b = randomValues(n, 7);
         const float eps = 1e-5f;
-        const HostTensor ln = run("layernorm", {tensor(DType::Float32, {n}, x), tensor(DType::Float32, {n}, g),
-                                                tensor(DType::Float32, {n}, b)}, {{"eps", double(eps)}});
+        const HostTensor ln = run(
+            "layernorm",
+            {tensor(DType::Float32, {n}, x), tensor(DType::Float32, {n}, g), tensor(DType::Float32, {n}, b)},
+            {{"eps", double(eps)}});
         // mean = tree / n; var = tree(d*d) / n; rstd = 1 / sqrt(var + eps); y = fma(d * rstd, g, b).
         const float mean = treeSumRow(x.data(), n) / float(n);
         std::vector<float> sq(n);
@@ -276,11 +290,13 @@ private slots:
         for (float v : x) sequential += v;
         QVERIFY(sequential / float(n) != mean);  // the tree is what decides these bits
         // Worked by hand: layernorm([1, 2, 3, 4]) = (x - 2.5) / sqrt(1.25).
-        const auto small = floats(run("layernorm", {tensor(DType::Float32, {4}, {1, 2, 3, 4}),
-                                                    tensor(DType::Float32, {4}, {1, 1, 1, 1}),
-                                                    tensor(DType::Float32, {4}, {0, 0, 0, 0})},
-                                      {{"eps", 0.0}}));
-        const double want[] = {-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738};
+        const auto small =
+            floats(run("layernorm",
+                       {tensor(DType::Float32, {4}, {1, 2, 3, 4}), tensor(DType::Float32, {4}, {1, 1, 1, 1}),
+                        tensor(DType::Float32, {4}, {0, 0, 0, 0})},
+                       {{"eps", 0.0}}));
+        const double want[] = {-1.3416407864998738, -0.4472135954999579, 0.4472135954999579,
+                               1.3416407864998738};
         for (int i = 0; i < 4; ++i) QVERIFY(std::fabs(small[size_t(i)] - want[i]) <= 2e-7);
     }
 
@@ -321,7 +337,8 @@ private slots:
 
     void softmaxByHand()
     {
-        const auto y = floats(run("softmax", {tensor(DType::Float32, {2, 4}, {1, 1, 1, 1, 0, kNegInf, 0, kNegInf})}));
+        const auto y =
+            floats(run("softmax", {tensor(DType::Float32, {2, 4}, {1, 1, 1, 1, 0, kNegInf, 0, kNegInf})}));
         const std::vector<float> want = {0.25f, 0.25f, 0.25f, 0.25f, 0.5f, 0.0f, 0.5f, 0.0f};
         QCOMPARE(y, want);
         // The documented steps: y = scale * x, m = tree max, e = goldenExp(y - m), tree sum, divide.
@@ -344,8 +361,10 @@ private slots:
         QTest::addColumn<int>("dtype");
         for (int t : {int(DType::Float32), int(DType::BFloat16), int(DType::Float16)}) {
             const QString name = QString::fromLatin1(dtypeName(DType(t)).data());
-            QTest::addRow("gelu none %s", qPrintable(name)) << "gelu" << "none" << t;
-            QTest::addRow("gelu tanh %s", qPrintable(name)) << "gelu" << "tanh" << t;
+            QTest::addRow("gelu none %s", qPrintable(name)) << "gelu"
+                                                            << "none" << t;
+            QTest::addRow("gelu tanh %s", qPrintable(name)) << "gelu"
+                                                            << "tanh" << t;
             QTest::addRow("silu %s", qPrintable(name)) << "silu" << QString() << t;
         }
     }
@@ -364,8 +383,12 @@ private slots:
         const std::string name = op.toStdString();
         const HostTensor golden = run(name.c_str(), in, p);
         const auto bound = boundOf(name.c_str(), in, p, golden);
-        double (*dref)(double) = op == "silu" ? siluDouble : approximate == "tanh" ? geluTanhDouble : geluErfDouble;
-        double (*fref)(double) = op == "silu" ? siluFloat : approximate == "tanh" ? geluTanhFloat : geluErfFloat;
+        double (*dref)(double) = op == "silu"            ? siluDouble
+                                 : approximate == "tanh" ? geluTanhDouble
+                                                         : geluErfDouble;
+        double (*fref)(double) = op == "silu"            ? siluFloat
+                                 : approximate == "tanh" ? geluTanhFloat
+                                                         : geluErfFloat;
         std::vector<double> d(x.size()), f(x.size());
         for (size_t i = 0; i < x.size(); ++i) {
             d[i] = dref(x[i]);
@@ -376,7 +399,9 @@ private slots:
         // Golden formula, bit for bit.
         const auto got = floats(golden);
         for (size_t i = 0; i < x.size(); ++i) {
-            const float want = op == "silu" ? siluGolden(x[i]) : approximate == "tanh" ? geluTanhGolden(x[i]) : geluErfGolden(x[i]);
+            const float want = op == "silu"            ? siluGolden(x[i])
+                               : approximate == "tanh" ? geluTanhGolden(x[i])
+                                                       : geluErfGolden(x[i]);
             QCOMPARE(floatBits(got[i]), floatBits(floats(tensor(t, {1}, {want}))[0]));
         }
         if (t == DType::Float32) {
@@ -431,7 +456,8 @@ private slots:
         const auto q = representable(t, randomValues(b * h * size_t(sq) * d, 1, Data::Normal));
         const auto k = representable(t, randomValues(b * h * size_t(sk) * d, 2, Data::Normal));
         const auto v = representable(t, randomValues(b * h * size_t(sk) * dv, 3, Data::Normal));
-        const std::vector<HostTensor> in = {tensor(t, {b, h, uint64_t(sq), d}, q), tensor(t, {b, h, uint64_t(sk), d}, k),
+        const std::vector<HostTensor> in = {tensor(t, {b, h, uint64_t(sq), d}, q),
+                                            tensor(t, {b, h, uint64_t(sk), d}, k),
                                             tensor(t, {b, h, uint64_t(sk), dv}, v)};
         OpParams p{{"causal", int64_t(causal)}};
         if (scale != 0) p["scale"] = scale;
@@ -440,9 +466,11 @@ private slots:
         QVERIFY(run("attention", in, p, {4, GemmKernel::Portable}).data == golden.data);
         const auto bound = boundOf("attention", in, p, golden);
         const double s = scale != 0 ? scale : 1.0 / std::sqrt(double(d));
-        expectInside(roundedTo(t, attentionReference<double>(q, k, v, b * h, size_t(sq), size_t(sk), d, dv, s, causal)),
+        expectInside(roundedTo(t, attentionReference<double>(q, k, v, b * h, size_t(sq), size_t(sk), d, dv, s,
+                                                             causal)),
                      golden, bound, "double");
-        expectInside(roundedTo(t, attentionReference<float>(q, k, v, b * h, size_t(sq), size_t(sk), d, dv, float(s), causal)),
+        expectInside(roundedTo(t, attentionReference<float>(q, k, v, b * h, size_t(sq), size_t(sk), d, dv,
+                                                            float(s), causal)),
                      golden, bound, "float");
         if (t == DType::Float32) expectCorruptionCaught(golden, bound);
     }
@@ -452,12 +480,15 @@ private slots:
     {
         const uint64_t s = 21, d = 12, dv = 5;
         const auto q = randomValues(s * d, 4), k = randomValues(s * d, 5), v = randomValues(s * dv, 6);
-        const HostTensor golden = run("attention", {tensor(DType::Float32, {1, 1, s, d}, q), tensor(DType::Float32, {1, 1, s, d}, k),
-                                                    tensor(DType::Float32, {1, 1, s, dv}, v)},
-                                      {{"causal", std::string("true")}});
+        const HostTensor golden =
+            run("attention",
+                {tensor(DType::Float32, {1, 1, s, d}, q), tensor(DType::Float32, {1, 1, s, d}, k),
+                 tensor(DType::Float32, {1, 1, s, dv}, v)},
+                {{"causal", std::string("true")}});
         const double scale = 1.0 / std::sqrt(double(d));
-        auto scores = floats(run("gemm", {tensor(DType::Float32, {s, d}, q), tensor(DType::Float32, {s, d}, k)},
-                                 {{"trans_b", int64_t(1)}, {"alpha", scale}}));
+        auto scores =
+            floats(run("gemm", {tensor(DType::Float32, {s, d}, q), tensor(DType::Float32, {s, d}, k)},
+                       {{"trans_b", int64_t(1)}, {"alpha", scale}}));
         for (uint64_t i = 0; i < s; ++i)
             for (uint64_t j = i + 1; j < s; ++j) scores[i * s + j] = kNegInf;
         const HostTensor probs = run("softmax", {tensor(DType::Float32, {s, s}, scores)});
@@ -471,12 +502,18 @@ private slots:
         const auto one = [](float v) { return tensor(DType::Float32, {1}, {v}); };
         QCOMPARE(floats(run("all_reduce", {one(16777216.0f), one(1.0f), one(1.0f)}))[0], 16777216.0f);
         QCOMPARE(floats(run("all_reduce", {one(1.0f), one(1.0f), one(16777216.0f)}))[0], 16777218.0f);
-        QCOMPARE(floats(run("all_reduce", {one(1.0f), one(-3.0f), one(2.0f)}, {{"reduce_op", std::string("max")}}))[0], 2.0f);
-        QCOMPARE(floats(run("all_reduce", {one(1.0f), one(-3.0f), one(2.0f)}, {{"reduce_op", std::string("min")}}))[0], -3.0f);
+        QCOMPARE(floats(run("all_reduce", {one(1.0f), one(-3.0f), one(2.0f)},
+                            {{"reduce_op", std::string("max")}}))[0],
+                 2.0f);
+        QCOMPARE(floats(run("all_reduce", {one(1.0f), one(-3.0f), one(2.0f)},
+                            {{"reduce_op", std::string("min")}}))[0],
+                 -3.0f);
         // bf16 ranks accumulate in float, round once: 256 + 1 + 1 = 258 is a bf16 value, while
         // rounding after each step (256 + 1 -> 256 in bf16) would lose both ones.
-        QCOMPARE(floats(run("all_reduce", {tensor(DType::BFloat16, {1}, {256.0f}), tensor(DType::BFloat16, {1}, {1.0f}),
-                                           tensor(DType::BFloat16, {1}, {1.0f})}))[0], 258.0f);
+        QCOMPARE(floats(run("all_reduce",
+                            {tensor(DType::BFloat16, {1}, {256.0f}), tensor(DType::BFloat16, {1}, {1.0f}),
+                             tensor(DType::BFloat16, {1}, {1.0f})}))[0],
+                 258.0f);
         for (DType t : {DType::Float32, DType::BFloat16, DType::Float16}) {
             std::vector<HostTensor> in;
             std::vector<std::vector<float>> ranks;
@@ -484,7 +521,9 @@ private slots:
                 ranks.push_back(representable(t, randomValues(600, 100 + r, Data::WideRange)));
                 in.push_back(tensor(t, {6, 100}, ranks.back()));
             }
-            const HostTensor golden = run("all_reduce", in, {{"ranks", std::vector<std::string>{"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"}}});
+            const HostTensor golden =
+                run("all_reduce", in,
+                    {{"ranks", std::vector<std::string>{"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"}}});
             const auto bound = boundOf("all_reduce", in, {}, golden);
             std::vector<double> exact(600, 0.0), reversed(600, 0.0);
             for (size_t i = 0; i < 600; ++i) {

@@ -31,7 +31,8 @@ class TestGoldenRegistry : public QObject {
 private slots:
     void everyTraceOpIsRegistered()
     {
-        const char* ops[] = {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "attention", "all_reduce"};
+        const char* ops[] = {"gemm", "layernorm", "rmsnorm",   "softmax",   "gelu",
+                             "silu", "add",       "attention", "all_reduce"};
         QCOMPARE(goldenOps().size(), std::size(ops));
         for (const char* op : ops) {
             const GoldenOp* def = findGoldenOp(op);
@@ -43,7 +44,8 @@ private slots:
         QVERIFY(findGoldenOp("conv2d") == nullptr);
         const Result<HostTensor> r = runGolden("conv2d", {}, {});
         QVERIFY(!r.ok());
-        QCOMPARE(QString::fromStdString(r.message()), QStringLiteral("op conv2d: the golden model has no such op"));
+        QCOMPARE(QString::fromStdString(r.message()),
+                 QStringLiteral("op conv2d: the golden model has no such op"));
     }
 
     void inference_data()
@@ -53,30 +55,47 @@ private slots:
         QTest::addColumn<OpParams>("params");
         QTest::addColumn<int>("dtype");
         QTest::addColumn<QList<int>>("shape");
-        QTest::newRow("gemm") << "gemm" << std::vector<HostTensor>{f32({4, 5}), f32({5, 6})} << OpParams{} << int(DType::Float32) << QList<int>{4, 6};
+        QTest::newRow("gemm") << "gemm" << std::vector<HostTensor>{f32({4, 5}), f32({5, 6})} << OpParams{}
+                              << int(DType::Float32) << QList<int>{4, 6};
         QTest::newRow("gemm trans") << "gemm" << std::vector<HostTensor>{f32({5, 4}), f32({6, 5})}
-                                    << OpParams{{"trans_a", int64_t(1)}, {"trans_b", std::string("true")}} << int(DType::Float32) << QList<int>{4, 6};
-        QTest::newRow("gemm batch broadcast") << "gemm" << std::vector<HostTensor>{f32({2, 1, 4, 5}), f32({3, 5, 6})} << OpParams{}
-                                              << int(DType::Float32) << QList<int>{2, 3, 4, 6};
-        QTest::newRow("gemm out_dtype") << "gemm" << std::vector<HostTensor>{zeros(DType::BFloat16, {4, 5}), zeros(DType::BFloat16, {5, 6})}
-                                        << OpParams{{"out_dtype", std::string("float32")}} << int(DType::Float32) << QList<int>{4, 6};
-        QTest::newRow("gemm bf16 default") << "gemm" << std::vector<HostTensor>{zeros(DType::BFloat16, {4, 5}), zeros(DType::BFloat16, {5, 6})}
-                                           << OpParams{} << int(DType::BFloat16) << QList<int>{4, 6};
-        QTest::newRow("gemm with C") << "gemm" << std::vector<HostTensor>{f32({4, 5}), f32({5, 6}), f32({6})} << OpParams{{"beta", 1.0}}
-                                     << int(DType::Float32) << QList<int>{4, 6};
-        QTest::newRow("layernorm") << "layernorm" << std::vector<HostTensor>{zeros(DType::Float16, {2, 3, 8}), f32({8}), f32({8})} << OpParams{}
-                                   << int(DType::Float16) << QList<int>{2, 3, 8};
-        QTest::newRow("rmsnorm") << "rmsnorm" << std::vector<HostTensor>{f32({3, 8}), f32({8})} << OpParams{{"eps", 1e-6}}
-                                 << int(DType::Float32) << QList<int>{3, 8};
-        QTest::newRow("softmax") << "softmax" << std::vector<HostTensor>{f32({3, 8})} << OpParams{{"scale", 0.5}} << int(DType::Float32) << QList<int>{3, 8};
-        QTest::newRow("gelu") << "gelu" << std::vector<HostTensor>{zeros(DType::BFloat16, {7})} << OpParams{{"approximate", std::string("tanh")}}
-                              << int(DType::BFloat16) << QList<int>{7};
-        QTest::newRow("silu") << "silu" << std::vector<HostTensor>{f32({7, 1})} << OpParams{} << int(DType::Float32) << QList<int>{7, 1};
-        QTest::newRow("add") << "add" << std::vector<HostTensor>{f32({2, 2}), f32({2, 2})} << OpParams{} << int(DType::Float32) << QList<int>{2, 2};
-        QTest::newRow("attention") << "attention" << std::vector<HostTensor>{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}), f32({2, 4, 12, 8})}
-                                   << OpParams{{"causal", int64_t(0)}} << int(DType::Float32) << QList<int>{2, 4, 10, 8};
-        QTest::newRow("all_reduce") << "all_reduce" << std::vector<HostTensor>{f32({5}), f32({5}), f32({5})} << OpParams{{"reduce_op", std::string("max")}}
-                                    << int(DType::Float32) << QList<int>{5};
+                                    << OpParams{{"trans_a", int64_t(1)}, {"trans_b", std::string("true")}}
+                                    << int(DType::Float32) << QList<int>{4, 6};
+        QTest::newRow("gemm batch broadcast")
+            << "gemm" << std::vector<HostTensor>{f32({2, 1, 4, 5}), f32({3, 5, 6})} << OpParams{}
+            << int(DType::Float32) << QList<int>{2, 3, 4, 6};
+        QTest::newRow("gemm out_dtype")
+            << "gemm"
+            << std::vector<HostTensor>{zeros(DType::BFloat16, {4, 5}), zeros(DType::BFloat16, {5, 6})}
+            << OpParams{{"out_dtype", std::string("float32")}} << int(DType::Float32) << QList<int>{4, 6};
+        QTest::newRow("gemm bf16 default")
+            << "gemm"
+            << std::vector<HostTensor>{zeros(DType::BFloat16, {4, 5}), zeros(DType::BFloat16, {5, 6})}
+            << OpParams{} << int(DType::BFloat16) << QList<int>{4, 6};
+        QTest::newRow("gemm with C") << "gemm" << std::vector<HostTensor>{f32({4, 5}), f32({5, 6}), f32({6})}
+                                     << OpParams{{"beta", 1.0}} << int(DType::Float32) << QList<int>{4, 6};
+        QTest::newRow("layernorm") << "layernorm"
+                                   << std::vector<HostTensor>{zeros(DType::Float16, {2, 3, 8}), f32({8}),
+                                                              f32({8})}
+                                   << OpParams{} << int(DType::Float16) << QList<int>{2, 3, 8};
+        QTest::newRow("rmsnorm") << "rmsnorm" << std::vector<HostTensor>{f32({3, 8}), f32({8})}
+                                 << OpParams{{"eps", 1e-6}} << int(DType::Float32) << QList<int>{3, 8};
+        QTest::newRow("softmax") << "softmax" << std::vector<HostTensor>{f32({3, 8})}
+                                 << OpParams{{"scale", 0.5}} << int(DType::Float32) << QList<int>{3, 8};
+        QTest::newRow("gelu") << "gelu" << std::vector<HostTensor>{zeros(DType::BFloat16, {7})}
+                              << OpParams{{"approximate", std::string("tanh")}} << int(DType::BFloat16)
+                              << QList<int>{7};
+        QTest::newRow("silu") << "silu" << std::vector<HostTensor>{f32({7, 1})} << OpParams{}
+                              << int(DType::Float32) << QList<int>{7, 1};
+        QTest::newRow("add") << "add" << std::vector<HostTensor>{f32({2, 2}), f32({2, 2})} << OpParams{}
+                             << int(DType::Float32) << QList<int>{2, 2};
+        QTest::newRow("attention") << "attention"
+                                   << std::vector<HostTensor>{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}),
+                                                              f32({2, 4, 12, 8})}
+                                   << OpParams{{"causal", int64_t(0)}} << int(DType::Float32)
+                                   << QList<int>{2, 4, 10, 8};
+        QTest::newRow("all_reduce") << "all_reduce" << std::vector<HostTensor>{f32({5}), f32({5}), f32({5})}
+                                    << OpParams{{"reduce_op", std::string("max")}} << int(DType::Float32)
+                                    << QList<int>{5};
     }
     void inference()
     {
@@ -105,55 +124,84 @@ private slots:
         QTest::addColumn<OpParams>("params");
         QTest::addColumn<QString>("message");
         using V = std::vector<HostTensor>;
-        QTest::newRow("gemm count") << "gemm" << V{f32({2, 2})} << OpParams{} << "op gemm: needs 2 or 3 inputs (A, B[, C]), got 1 input";
+        QTest::newRow("gemm count") << "gemm" << V{f32({2, 2})} << OpParams{}
+                                    << "op gemm: needs 2 or 3 inputs (A, B[, C]), got 1 input";
         QTest::newRow("gemm k mismatch") << "gemm" << V{f32({16, 48}), f32({64, 32})} << OpParams{}
-                                         << "op gemm: inputs[1] has shape [64, 32] but trans_b=0 needs [k, n] with k = 48 (from inputs[0] [16, 48], trans_a=0)";
-        QTest::newRow("gemm k mismatch trans_b") << "gemm" << V{f32({16, 48}), f32({64, 32})} << OpParams{{"trans_b", int64_t(1)}}
-                                                 << "op gemm: inputs[1] has shape [64, 32] but trans_b=1 needs [n, k] with k = 48 (from inputs[0] [16, 48], trans_a=0)";
-        QTest::newRow("gemm rank") << "gemm" << V{f32({5}), f32({5, 2})} << OpParams{}
-                                   << "op gemm: inputs[0] (A) has shape [5] but needs at least 2 dimensions ([..., m, k])";
-        QTest::newRow("gemm batch") << "gemm" << V{f32({2, 4, 5}), f32({3, 5, 6})} << OpParams{}
-                                    << "op gemm: batch dimensions of inputs[0] [2] and inputs[1] [3] neither match nor broadcast";
-        QTest::newRow("gemm C") << "gemm" << V{f32({4, 5}), f32({5, 6}), f32({4})} << OpParams{{"beta", 1.0}}
-                                << "op gemm: inputs[2] (C) has shape [4] which does not broadcast to the output shape [4, 6]";
-        QTest::newRow("gemm out_dtype") << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"out_dtype", std::string("int8")}}
-                                        << "op gemm: parameter out_dtype=int8 is not one of float32, bfloat16, float16, float8_e4m3fn, float8_e5m2";
-        QTest::newRow("gemm trans value") << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"trans_a", int64_t(2)}}
-                                          << "op gemm: parameter trans_a=2 is not a boolean (0/1, true/false)";
-        QTest::newRow("gemm alpha kind") << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"alpha", std::string("x")}}
-                                         << "op gemm: parameter alpha=x is not a number";
+                                         << "op gemm: inputs[1] has shape [64, 32] but trans_b=0 needs [k, "
+                                            "n] with k = 48 (from inputs[0] [16, 48], trans_a=0)";
+        QTest::newRow("gemm k mismatch trans_b")
+            << "gemm" << V{f32({16, 48}), f32({64, 32})} << OpParams{{"trans_b", int64_t(1)}}
+            << "op gemm: inputs[1] has shape [64, 32] but trans_b=1 needs [n, k] with k = 48 (from inputs[0] "
+               "[16, 48], trans_a=0)";
+        QTest::newRow("gemm rank")
+            << "gemm" << V{f32({5}), f32({5, 2})} << OpParams{}
+            << "op gemm: inputs[0] (A) has shape [5] but needs at least 2 dimensions ([..., m, k])";
+        QTest::newRow("gemm batch")
+            << "gemm" << V{f32({2, 4, 5}), f32({3, 5, 6})} << OpParams{}
+            << "op gemm: batch dimensions of inputs[0] [2] and inputs[1] [3] neither match nor broadcast";
+        QTest::newRow("gemm C")
+            << "gemm" << V{f32({4, 5}), f32({5, 6}), f32({4})} << OpParams{{"beta", 1.0}}
+            << "op gemm: inputs[2] (C) has shape [4] which does not broadcast to the output shape [4, 6]";
+        QTest::newRow("gemm out_dtype")
+            << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"out_dtype", std::string("int8")}}
+            << "op gemm: parameter out_dtype=int8 is not one of float32, bfloat16, float16, float8_e4m3fn, "
+               "float8_e5m2";
+        QTest::newRow("gemm trans value")
+            << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"trans_a", int64_t(2)}}
+            << "op gemm: parameter trans_a=2 is not a boolean (0/1, true/false)";
+        QTest::newRow("gemm alpha kind")
+            << "gemm" << V{f32({4, 5}), f32({5, 6})} << OpParams{{"alpha", std::string("x")}}
+            << "op gemm: parameter alpha=x is not a number";
         QTest::newRow("dtype") << "gemm" << V{zeros(DType::Float64, {4, 5}), f32({5, 6})} << OpParams{}
-                               << "op gemm: inputs[0] has dtype float64; the golden model reads float32, bfloat16, float16, float8_e4m3fn, float8_e5m2";
+                               << "op gemm: inputs[0] has dtype float64; the golden model reads float32, "
+                                  "bfloat16, float16, float8_e4m3fn, float8_e5m2";
         HostTensor shortBytes = f32({4, 5});
         shortBytes.data.resize(10);
-        QTest::newRow("bytes") << "add" << V{f32({4, 5}), shortBytes} << OpParams{}
-                               << "op add: inputs[1] has shape [4, 5] of float32 (80 bytes) but holds 10 bytes";
-        QTest::newRow("add shape") << "add" << V{f32({4, 5}), f32({5, 4})} << OpParams{}
-                                   << "op add: inputs[1] (y) has shape [5, 4] but needs the shape of inputs[0] [4, 5]";
+        QTest::newRow("bytes")
+            << "add" << V{f32({4, 5}), shortBytes} << OpParams{}
+            << "op add: inputs[1] has shape [4, 5] of float32 (80 bytes) but holds 10 bytes";
+        QTest::newRow("add shape")
+            << "add" << V{f32({4, 5}), f32({5, 4})} << OpParams{}
+            << "op add: inputs[1] (y) has shape [5, 4] but needs the shape of inputs[0] [4, 5]";
         QTest::newRow("layernorm gamma") << "layernorm" << V{f32({3, 8}), f32({7}), f32({8})} << OpParams{}
-                                         << "op layernorm: inputs[1] (gamma) has shape [7] but needs [8] (the last dimension of inputs[0])";
-        QTest::newRow("layernorm eps") << "layernorm" << V{f32({3, 8}), f32({8}), f32({8})} << OpParams{{"eps", -1.0}}
-                                       << "op layernorm: parameter eps=-1.000000 must be finite and >= 0";
-        QTest::newRow("rmsnorm eps missing") << "rmsnorm" << V{f32({3, 8}), f32({8})} << OpParams{}
-                                             << "op rmsnorm: missing parameter eps";
-        QTest::newRow("softmax scalar") << "softmax" << V{f32({})} << OpParams{}
-                                        << "op softmax: inputs[0] (x) has shape [] but needs at least one dimension";
-        QTest::newRow("gelu approximate") << "gelu" << V{f32({3})} << OpParams{{"approximate", std::string("fast")}}
-                                          << "op gelu: parameter approximate=fast is not none or tanh";
-        QTest::newRow("attention rank") << "attention" << V{f32({4, 10, 16}), f32({2, 4, 12, 16}), f32({2, 4, 12, 8})} << OpParams{}
-                                        << "op attention: inputs[0] (q) has shape [4, 10, 16] but needs 4 dimensions [b, h, sq, d]";
-        QTest::newRow("attention k") << "attention" << V{f32({2, 4, 10, 16}), f32({2, 4, 12, 15}), f32({2, 4, 12, 8})} << OpParams{}
-                                     << "op attention: inputs[1] (k) has shape [2, 4, 12, 15] but q [2, 4, 10, 16] needs [2, 4, sk, 16]";
-        QTest::newRow("attention v") << "attention" << V{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}), f32({2, 4, 11, 8})} << OpParams{}
-                                     << "op attention: inputs[2] (v) has shape [2, 4, 11, 8] but q [2, 4, 10, 16] and k [2, 4, 12, 16] need [2, 4, 12, dv]";
-        QTest::newRow("all_reduce mismatch") << "all_reduce" << V{f32({5}), zeros(DType::BFloat16, {5})} << OpParams{}
-                                             << "op all_reduce: inputs[1] is bfloat16 [5] but every rank needs inputs[0]'s float32 [5]";
-        QTest::newRow("all_reduce op") << "all_reduce" << V{f32({5})} << OpParams{{"reduce_op", std::string("avg")}}
-                                       << "op all_reduce: parameter reduce_op=avg is not sum, max or min";
-        QTest::newRow("all_reduce ranks") << "all_reduce" << V{f32({5}), f32({5})} << OpParams{{"ranks", std::vector<std::string>{"gpu0"}}}
-                                          << "op all_reduce: parameter ranks=[\"gpu0\"] names 1 rank(s) but there are 2 inputs";
-        QTest::newRow("output too large") << "gemm" << V{f32({1 << 16, 1, 1, 0}), f32({1, 1 << 16, 0, 1 << 10})} << OpParams{}
-                                          << "op gemm: output shape [65536, 65536, 1, 1024] has more than 2^31 elements";
+                                         << "op layernorm: inputs[1] (gamma) has shape [7] but needs [8] "
+                                            "(the last dimension of inputs[0])";
+        QTest::newRow("layernorm eps")
+            << "layernorm" << V{f32({3, 8}), f32({8}), f32({8})} << OpParams{{"eps", -1.0}}
+            << "op layernorm: parameter eps=-1.000000 must be finite and >= 0";
+        QTest::newRow("rmsnorm eps missing")
+            << "rmsnorm" << V{f32({3, 8}), f32({8})} << OpParams{} << "op rmsnorm: missing parameter eps";
+        QTest::newRow("softmax scalar")
+            << "softmax" << V{f32({})} << OpParams{}
+            << "op softmax: inputs[0] (x) has shape [] but needs at least one dimension";
+        QTest::newRow("gelu approximate")
+            << "gelu" << V{f32({3})} << OpParams{{"approximate", std::string("fast")}}
+            << "op gelu: parameter approximate=fast is not none or tanh";
+        QTest::newRow("attention rank")
+            << "attention" << V{f32({4, 10, 16}), f32({2, 4, 12, 16}), f32({2, 4, 12, 8})} << OpParams{}
+            << "op attention: inputs[0] (q) has shape [4, 10, 16] but needs 4 dimensions [b, h, sq, d]";
+        QTest::newRow("attention k") << "attention"
+                                     << V{f32({2, 4, 10, 16}), f32({2, 4, 12, 15}), f32({2, 4, 12, 8})}
+                                     << OpParams{}
+                                     << "op attention: inputs[1] (k) has shape [2, 4, 12, 15] but q [2, 4, "
+                                        "10, 16] needs [2, 4, sk, 16]";
+        QTest::newRow("attention v") << "attention"
+                                     << V{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}), f32({2, 4, 11, 8})}
+                                     << OpParams{}
+                                     << "op attention: inputs[2] (v) has shape [2, 4, 11, 8] but q [2, 4, "
+                                        "10, 16] and k [2, 4, 12, 16] need [2, 4, 12, dv]";
+        QTest::newRow("all_reduce mismatch")
+            << "all_reduce" << V{f32({5}), zeros(DType::BFloat16, {5})} << OpParams{}
+            << "op all_reduce: inputs[1] is bfloat16 [5] but every rank needs inputs[0]'s float32 [5]";
+        QTest::newRow("all_reduce op")
+            << "all_reduce" << V{f32({5})} << OpParams{{"reduce_op", std::string("avg")}}
+            << "op all_reduce: parameter reduce_op=avg is not sum, max or min";
+        QTest::newRow("all_reduce ranks")
+            << "all_reduce" << V{f32({5}), f32({5})} << OpParams{{"ranks", std::vector<std::string>{"gpu0"}}}
+            << "op all_reduce: parameter ranks=[\"gpu0\"] names 1 rank(s) but there are 2 inputs";
+        QTest::newRow("output too large")
+            << "gemm" << V{f32({1 << 16, 1, 1, 0}), f32({1, 1 << 16, 0, 1 << 10})} << OpParams{}
+            << "op gemm: output shape [65536, 65536, 1, 1024] has more than 2^31 elements";
     }
     void validationErrors()
     {
@@ -178,8 +226,9 @@ private slots:
         const std::vector<HostTensor> in = {f32({4, 5}), f32({5, 6})};
         const Result<std::vector<double>> r = goldenErrorBound("gemm", in, {}, f32({6, 4}));
         QVERIFY(!r.ok());
-        QCOMPARE(QString::fromStdString(r.message()),
-                 QStringLiteral("op gemm: golden output is float32 [6, 4] but the op produces float32 [4, 6]"));
+        QCOMPARE(
+            QString::fromStdString(r.message()),
+            QStringLiteral("op gemm: golden output is float32 [6, 4] but the op produces float32 [4, 6]"));
     }
 
     void unknownParams()
@@ -196,10 +245,12 @@ private slots:
         const double inf = INFINITY, nan = NAN;
         const std::vector<double> golden = {1.0, nan, inf, -inf, 2.0, 0.0};
         const std::vector<double> bound = {0.5, inf, inf, inf, 0.0, 0.0};
-        const BoundCheck ok = checkWithinBound(std::vector<double>{1.4, nan, inf, -inf, 2.0, -0.0}, golden, bound);
+        const BoundCheck ok =
+            checkWithinBound(std::vector<double>{1.4, nan, inf, -inf, 2.0, -0.0}, golden, bound);
         QCOMPARE(ok.violations, uint64_t(0));
         QCOMPARE(ok.checked, uint64_t(6));
-        const BoundCheck bad = checkWithinBound(std::vector<double>{1.6, 0.0, -inf, inf, 2.0000001, nan}, golden, bound);
+        const BoundCheck bad =
+            checkWithinBound(std::vector<double>{1.6, 0.0, -inf, inf, 2.0000001, nan}, golden, bound);
         QCOMPARE(bad.violations, uint64_t(6));  // every one: over, NaN, wrong infinities, bound 0, NaN
         QCOMPARE(bad.firstViolation, int64_t(0));
         QCOMPARE(bad.worstRatio, inf);

@@ -61,13 +61,20 @@ inline std::vector<float> randomValues(size_t n, uint32_t seed, Data kind = Data
     std::vector<float> v(n);
     for (size_t i = 0; i < n; ++i) {
         switch (kind) {
-        case Data::Uniform: v[i] = uniform(rng); break;
-        case Data::Normal: v[i] = normal(rng); break;
-        case Data::Cancelling:
-            // Pairs of nearly opposite large values plus small noise: sums cancel heavily.
-            v[i] = (i % 2 == 0) ? 1000.0f * (1.0f + 0.01f * uniform(rng)) : -1000.0f * (1.0f + 0.01f * uniform(rng));
-            break;
-        case Data::WideRange: v[i] = normal(rng) * std::exp2(float(int(rng() % 40) - 20)); break;
+            case Data::Uniform:
+                v[i] = uniform(rng);
+                break;
+            case Data::Normal:
+                v[i] = normal(rng);
+                break;
+            case Data::Cancelling:
+                // Pairs of nearly opposite large values plus small noise: sums cancel heavily.
+                v[i] = (i % 2 == 0) ? 1000.0f * (1.0f + 0.01f * uniform(rng))
+                                    : -1000.0f * (1.0f + 0.01f * uniform(rng));
+                break;
+            case Data::WideRange:
+                v[i] = normal(rng) * std::exp2(float(int(rng() % 40) - 20));
+                break;
         }
         v[i] *= scale;
     }
@@ -103,10 +110,18 @@ inline float corrupt(float v, Corruption c)
 {
     uint32_t u = faultline::floatBits(v);
     switch (c) {
-    case Corruption::SignFlip: u ^= 0x80000000u; break;
-    case Corruption::ExponentBitFlip: u ^= 1u << 23; break;
-    case Corruption::HighMantissaFlip: u ^= 1u << 22; break;
-    case Corruption::StuckBit20: u |= 1u << 20; break;
+        case Corruption::SignFlip:
+            u ^= 0x80000000u;
+            break;
+        case Corruption::ExponentBitFlip:
+            u ^= 1u << 23;
+            break;
+        case Corruption::HighMantissaFlip:
+            u ^= 1u << 22;
+            break;
+        case Corruption::StuckBit20:
+            u |= 1u << 20;
+            break;
     }
     return faultline::floatFromBits(u);
 }

@@ -1,0 +1,281 @@
+// `faultline bisect`, `faultline replay` and `faultline demo` through the real executables:
+// bisection finds the corrupted op and none in a clean trace whose outputs differ only by
+// summation order; campaigns on hang/crash/intermittent targets record every outcome; a killed
+// campaign resumes from its journal without redoing finished runs.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/golden/OpRegistry.h"
+#include "core/trace/TraceWriter.h"
+#include "support/TestSupport.h"
+
+using namespace faultline;
+using faultline::test::runProcess;
+
+namespace {
+
+HostTensor randomTensor(std::vector<uint64_t> shape, uint64_t seed)
+{
+    HostTensor t(DType::Float32, std::move(shape));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
+    return t;
+}
+
+// The same ops computed in double precision and rounded once: a healthy implementation with a
+// different summation order than the golden model.
+HostTensor gemmDouble(const HostTensor& a, const HostTensor& b)
+{
+    const uint64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+    HostTensor d(DType::Float32, {m, n});
+    for (uint64_t i = 0; i < m; ++i)
+        for (uint64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (uint64_t p = k; p-- > 0;) acc += double(a.as<float>()[i * k + p]) * b.as<float>()[p * n + j];
+            d.as<float>()[i * n + j] = float(acc);
+        }
+    return d;
+}
+
+HostTensor softmaxDouble(const HostTensor& x)
+{
+    const uint64_t rows = x.shape[0], cols = x.shape[1];
+    HostTensor y(DType::Float32, x.shape);
+    for (uint64_t r = 0; r < rows; ++r) {
+        double mx = -INFINITY, sum = 0;
+        for (uint64_t c = 0; c < cols; ++c) mx = std::max(mx, double(x.as<float>()[r * cols + c]));
+        for (uint64_t c = 0; c < cols; ++c) sum += std::exp(double(x.as<float>()[r * cols + c]) - mx);
+        for (uint64_t c = 0; c < cols; ++c)
+            y.as<float>()[r * cols + c] = float(std::exp(double(x.as<float>()[r * cols + c]) - mx) / sum);
+    }
+    return y;
+}
+
+HostTensor addDouble(const HostTensor& x, const HostTensor& y)
+{
+    HostTensor z(DType::Float32, x.shape);
+    for (uint64_t i = 0; i < x.elementCount(); ++i) z.as<float>()[i] = x.as<float>()[i] + y.as<float>()[i];
+    return z;
+}
+
+// ops: 0 gemm, 1 softmax, 2 add, 3 gemm. gpu0 = healthy (double order); gpu1 = the same, with
+// element 5 of op `corruptOp`'s output given a flipped exponent bit (none when < 0).
+QString makeTrace(const QString& path, int corruptOp)
+{
+    const HostTensor a = randomTensor({32, 48}, 1), b = randomTensor({48, 24}, 2), x = randomTensor({16, 40}, 3),
+                     y = randomTensor({16, 40}, 4);
+    auto w = TraceWriter::create(path.toStdString());
+    if (!w) return QString::fromStdString(w.message());
+    Status st;
+    auto check = [&st](Status s) {
+        if (st && !s) st = s;
+    };
+    check(w->addDevice({"gpu0", "healthy", "", "", "", "", "reference", {}}));
+    check(w->addDevice({"gpu1", "suspect", "", "", "", "", "suspect", {}}));
+    check(w->addTensor("a", {a.dtype, a.shape, a.data.data()}));
+    check(w->addTensor("b", {b.dtype, b.shape, b.data.data()}));
+    check(w->addTensor("x", {x.dtype, x.shape, x.data.data()}));
+    check(w->addTensor("y", {y.dtype, y.shape, y.data.data()}));
+    const HostTensor outs[4] = {gemmDouble(a, b), softmaxDouble(x), addDouble(x, y), gemmDouble(a, b)};
+    const char* kinds[4] = {"gemm", "softmax", "add", "gemm"};
+    const std::vector<std::string> inputs[4] = {{"a", "b"}, {"x"}, {"x", "y"}, {"a", "b"}};
+    for (int i = 0; i < 4; ++i) {
+        HostTensor suspect = outs[i];
+        if (i == corruptOp) {
+            uint32_t bits;
+            std::memcpy(&bits, suspect.data.data() + 20, 4);
+            bits ^= 1u << 27;
+            std::memcpy(suspect.data.data() + 20, &bits, 4);
+        }
+        TraceOp op;
+        op.index = size_t(i);
+        op.op = kinds[i];
+        op.name = "layer." + std::to_string(i);
+        op.inputs = inputs[i];
+        check(w->addOp(op, {{"gpu0", {{outs[i].dtype, outs[i].shape, outs[i].data.data()}}},
+                            {"gpu1", {{suspect.dtype, suspect.shape, suspect.data.data()}}}}));
+    }
+    check(w->close());
+    return st ? QString() : QString::fromStdString(st.message());
+}
+
+QJsonObject json(const QByteArray& out)
+{
+    QJsonParseError e;
+    const QJsonDocument d = QJsonDocument::fromJson(out, &e);
+    if (e.error != QJsonParseError::NoError) qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
+    return d.object();
+}
+
+faultline::test::ProcessResult faultlineRun(const QStringList& args, int timeoutMs = 120000)
+{
+    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+    return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
+}
+
+}  // namespace
+
+class TestCliReplay : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void bisectFindsTheCorruptedOp_data()
+    {
+        QTest::addColumn<int>("corrupt");
+        QTest::newRow("clean: summation order only") << -1;
+        QTest::newRow("op 1 corrupted") << 1;
+        QTest::newRow("op 3 corrupted") << 3;
+    }
+    void bisectFindsTheCorruptedOp()
+    {
+        QFETCH(int, corrupt);
+        const QString path = m_dir.filePath(QString("bisect-%1.h5").arg(corrupt + 1));
+        const QString err = makeTrace(path, corrupt);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        auto r = faultlineRun({"bisect", path, "--suspect", "gpu1", "--json", "--quiet"});
+        QVERIFY2(!r.crashed, r.err.constData());
+        QCOMPARE(r.exitCode, corrupt < 0 ? 0 : 1);
+        const QJsonObject o = json(r.out);
+        QCOMPARE(o.value("trace").toString(), path);
+        QCOMPARE(o.value("suspect").toString(), QString("gpu1"));
+        if (corrupt < 0)
+            QVERIFY(o.value("first_divergent_op").isNull());
+        else
+            QCOMPARE(o.value("first_divergent_op").toInt(), corrupt);
+        const QJsonArray ops = o.value("ops").toArray();
+        QCOMPARE(ops.size(), 4);
+        for (int i = 0; i < 4; ++i) {
+            const QJsonObject op = ops.at(i).toObject();
+            QCOMPARE(op.value("index").toInt(), i);
+            QCOMPARE(op.value("verdict").toString(), QString(i == corrupt ? "divergent" : "ok"));
+            QVERIFY(op.contains("elements") && op.contains("max_ulp") && op.contains("signature"));
+            QCOMPARE(op.value("beyond_tolerance").toInteger(), i == corrupt ? 1 : 0);
+        }
+        // The healthy device never diverges.
+        r = faultlineRun({"bisect", path, "--suspect", "gpu0", "--json", "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(json(r.out).value("first_divergent_op").isNull());
+        // An unknown label is an error naming the devices.
+        r = faultlineRun({"bisect", path, "--suspect", "gpu7"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("gpu0") && r.err.contains("gpu7"));
+    }
+
+    void campaignRecordsHangsCrashesAndIntermittentFaults()
+    {
+        const QString path = m_dir.filePath("campaign.h5");
+        QVERIFY(makeTrace(path, -1).isEmpty());
+        auto r = faultlineRun({"replay", path, "--targets",
+                               "cpu,sim:hang:after=2,sim:crash:after=2,sim:intermittent:k=1,n=3,rate=0.05,bit_lo=23,bit_hi=29",
+                               "--ops", "0-2", "--reps", "3", "--timeout", "1.5", "--json", "--quiet"});
+        QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject o = json(r.out);
+        const QJsonArray runs = o.value("runs").toArray();
+        QCOMPARE(runs.size(), 4 * 3 * 3);
+        QMap<QString, QMap<QString, int>> outcomes;
+        for (const QJsonValue& v : runs) {
+            const QJsonObject run = v.toObject();
+            outcomes[run.value("target").toString()][run.value("outcome").toString()]++;
+            if (run.value("outcome").toString() == "crash")
+                QVERIFY2(run.value("stderr").toString().contains("simulated device fault"),
+                         qPrintable(run.value("stderr").toString()));
+        }
+        QCOMPARE(outcomes["cpu"]["ok"], 9);
+        QCOMPARE(outcomes["sim:hang:after=2"]["hang"], 3);
+        QCOMPARE(outcomes["sim:hang:after=2"]["ok"], 6);
+        QCOMPARE(outcomes["sim:crash:after=2"]["crash"], 3);
+        QCOMPARE(outcomes["sim:crash:after=2"]["ok"], 6);
+        const QString inter = "sim:intermittent:bit_hi=29+bit_lo=23+k=1+n=3+rate=0.05";
+        QCOMPARE(outcomes[inter]["mismatch"], 3);  // rep 0 of each op
+        QMap<QString, QString> verdicts;
+        for (const QJsonValue& v : o.value("targets").toArray())
+            verdicts[v.toObject().value("target").toString()] = v.toObject().value("verdict").toString();
+        QCOMPARE(verdicts["cpu"], QString("healthy"));
+        QCOMPARE(verdicts[inter], QString("transient"));
+        QVERIFY(verdicts["sim:hang:after=2"] != "healthy");
+        const QJsonObject cpu = o.value("targets").toArray().at(0).toObject();
+        QVERIFY(cpu.value("determinism").toObject().value("certified").toBool());
+        QCOMPARE(cpu.value("ci").toArray().size(), 2);
+    }
+
+    void killedCampaignResumesFromItsJournal()
+    {
+        const QString path = m_dir.filePath("resume.h5");
+        const QString out = m_dir.filePath("resume-results.h5");
+        QVERIFY(makeTrace(path, 2).isEmpty());
+        const QStringList args = {"replay", path, "--targets", "cpu,sim:stuck-bit:bit=22", "--reps", "2",
+                                  "--out", out, "--json", "--quiet"};
+        auto r = faultlineRun(args);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(QFile::exists(out));
+        const QString journal = out + ".journal.jsonl";
+        QFile f(journal);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = f.readAll().split('\n');
+        f.close();
+        QCOMPARE(lines.size(), 4 * 2 * 2 + 1);  // 16 runs + the empty tail
+        // As if the orchestrator was killed after 6 runs, in the middle of writing the 7th.
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        for (int i = 0; i < 6; ++i) f.write(lines[i] + '\n');
+        f.write(lines[6].left(lines[6].size() / 2));
+        f.close();
+        QFile::remove(out);
+
+        auto again = faultlineRun(args);  // without --resume: refuses to overwrite the journal
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY(again.err.contains("--resume"));
+
+        auto resumed = faultlineRun(args + QStringList{"--resume"});
+        QCOMPARE(resumed.exitCode, 1);
+        const QJsonObject o = json(resumed.out);
+        const QJsonArray runs = o.value("runs").toArray();
+        QCOMPARE(runs.size(), 16);
+        // The six journaled runs were kept as they were, not run again.
+        int kept = 0;
+        for (int i = 0; i < 6; ++i) {
+            const QJsonObject before = QJsonDocument::fromJson(lines[i]).object();
+            for (const QJsonValue& v : runs)
+                if (v.toObject() == before) ++kept;
+        }
+        QCOMPARE(kept, 6);
+        QVERIFY(o.value("warnings").toArray().size() >= 1);  // the torn line
+        QVERIFY(QFile::exists(out));
+    }
+
+    void demoTellsTheStory()
+    {
+        const QString dir = m_dir.filePath("demo");
+        auto r = faultlineRun({"demo", "--headless", "--out", dir});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QString text = QString::fromUtf8(r.out);
+        QVERIFY2(text.contains("first divergent op:") && text.contains("blocks.0.mlp.fc1"), qPrintable(text));
+        QVERIFY(text.contains("tile_clustered"));
+        QVERIFY(text.contains("device-specific"));
+        QVERIFY(QFile::exists(dir + "/incident-trace.h5"));
+        QVERIFY(QFile::exists(dir + "/checkpoints/healthy/step-003-rank-1.h5"));
+        QVERIFY(QFile::exists(dir + "/checkpoints/incident/step-003-rank-1.h5"));
+        auto b = faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu1", "--json", "--quiet"});
+        QCOMPARE(b.exitCode, 1);
+        const QJsonObject o = json(b.out);
+        const int first = o.value("first_divergent_op").toInt(-1);
+        QVERIFY(first >= 0);
+        QCOMPARE(o.value("ops").toArray().at(first).toObject().value("op").toString(), QString("gemm"));
+        // The healthy re-run recorded in the same trace is clean.
+        b = faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu0", "--json", "--quiet"});
+        QCOMPARE(b.exitCode, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliReplay)
+#include "test_cli_replay.moc"
