@@ -8,182 +8,339 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
-#include <QPalette>
+#include <QScreen>
+#include <QTimer>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
-#include <QStyleFactory>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTreeView>
 
-#include "FileLoader.h"
-#include "TensorTableModel.h"
-#include "core/report/InspectReport.h"
+#include "DevicesPanel.h"
+#include "Exporter.h"
+#include "HeatmapView.h"
+#include "IncidentBanner.h"
+#include "IncidentLoader.h"
+#include "IncidentPage.h"
+#include "RecentFiles.h"
+#include "ReplayPanel.h"
+#include "ScreenshotDriver.h"
+#include "TensorTreePanel.h"
+#include "Theme.h"
 
 namespace faultline::views {
 namespace {
-constexpr int kMaxRecentFiles = 10;
-const char* kRecentKey = "recentFiles";
-const char* kDarkKey = "darkTheme";
+const char* const kDarkKey = "darkTheme";
+const char* const kGeometryKey = "geometry";
+const char* const kStateKey = "windowState";
+const char* const kPageKey = "pageLayout";
+constexpr int kStateVersion = 2;
+
+bool isWithin(const QWidget* w, const QWidget* ancestor)
+{
+    for (; w; w = w->parentWidget())
+        if (w == ancestor) return true;
+    return false;
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
+    setObjectName(QStringLiteral("MainWindow"));
     setWindowTitle(tr("Faultline"));
     setAcceptDrops(true);
-    setObjectName(QStringLiteral("MainWindow"));
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+    Theme::apply(QSettings().value(QLatin1String(kDarkKey), false).toBool());
 
-    m_loader = new FileLoader(this);
-    connect(m_loader, &FileLoader::opened, this, &MainWindow::onFileOpenedOnUi);
-    connect(m_loader, &FileLoader::failed, this, &MainWindow::onFileFailedOnUi);
+    m_loader = new IncidentLoader(this);
+    connect(m_loader, &IncidentLoader::loaded, this, &MainWindow::onLoadedOnUi);
+    connect(m_loader, &IncidentLoader::failed, this, &MainWindow::onLoadFailedOnUi);
+    connect(m_loader, &IncidentLoader::progress, this, [this](quint64, double fraction, const QString& what) {
+        m_page->banner()->showProgress(fraction, what);
+        m_statusLabel->setText(what);
+    });
+    connect(m_loader, &IncidentLoader::cancelled, this, [this] {
+        m_page->banner()->hideProgress();
+        statusBar()->showMessage(tr("Opening cancelled; the incident shown before is still open"), 8000);
+        m_statusLabel->setText(m_incident ? m_incident->summary() : tr("Nothing open"));
+        emit loadingCancelled();
+    });
 
-    m_tensorModel = new TensorTableModel(this);
-    m_tensorProxy = new QSortFilterProxyModel(this);
-    m_tensorProxy->setSourceModel(m_tensorModel);
-    m_tensorView = new QTableView;
-    m_tensorView->setObjectName(QStringLiteral("tensorTable"));
-    m_tensorView->setModel(m_tensorProxy);
-    m_tensorView->setSortingEnabled(true);
-    m_tensorView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_tensorView->horizontalHeader()->setStretchLastSection(true);
-    m_tensorView->verticalHeader()->hide();
+    m_page = new IncidentPage;
+    setCentralWidget(m_page);
+    connect(m_page->banner(), &IncidentBanner::cancelRequested, this, &MainWindow::cancelLoading);
+    createDocks();
 
-    auto* dock = new QDockWidget(tr("Tensors"), this);
-    dock->setObjectName(QStringLiteral("tensorsDock"));
-    dock->setWidget(m_tensorView);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
-
-    auto* placeholder = new QLabel(tr("Open a snapshot, trace or safetensors file (Ctrl+O), or drop it here."));
-    placeholder->setAlignment(Qt::AlignCenter);
-    setCentralWidget(placeholder);
-
-    m_statusLabel = new QLabel(tr("Nothing loaded"));
+    m_statusLabel = new QLabel(tr("Nothing open"));
+    m_statusLabel->setObjectName(QStringLiteral("statusSummary"));
     statusBar()->addPermanentWidget(m_statusLabel, 1);
 
     createActions();
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        if (isWithin(now, m_replay->resultsView()))
+            m_lastTableView = m_replay->resultsView();
+        else if (isWithin(now, m_tree->view()))
+            m_lastTableView = m_tree->view();
+        else if (isWithin(now, m_devices->traceDevices()))
+            m_lastTableView = m_devices->traceDevices();
+    });
 
+    QSize size(1680, 1000);
+    if (const QScreen* screen = QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size() * 0.96);
+    resize(size);
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
-    applyTheme(settings.value(QLatin1String(kDarkKey), false).toBool());
-    if (!settings.contains(QStringLiteral("geometry"))) resize(1280, 800);
+    const QByteArray state = settings.value(QLatin1String(kStateKey)).toByteArray();
+    restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray());
+    if (state.isEmpty() || !restoreState(state, kStateVersion)) {
+        // First start: size the docks once the window is laid out.
+        QTimer::singleShot(0, this, [this] {
+            resizeDocks({m_treeDock, m_replayDock}, {390, 370}, Qt::Horizontal);
+            m_defaultState = saveState(kStateVersion);
+        });
+    }
+    m_defaultState = saveState(kStateVersion);
+    m_page->restoreLayout(settings.value(QLatin1String(kPageKey)).toByteArray());
+    m_screenshot = ScreenshotDriver::fromEnvironment(this);
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks()
+{
+    m_tree = new TensorTreePanel;
+    m_treeDock = new QDockWidget(tr("Tensors and ops"), this);
+    m_treeDock->setObjectName(QStringLiteral("tensorTreeDock"));
+    m_treeDock->setWidget(m_tree);
+    addDockWidget(Qt::LeftDockWidgetArea, m_treeDock);
+    connect(m_tree, &TensorTreePanel::entrySelected, this, &MainWindow::onEntrySelectedOnUi);
+    connect(m_page, &IncidentPage::entryClicked, m_tree, &TensorTreePanel::selectEntry);
+
+    m_replay = new ReplayPanel;
+    m_replayDock = new QDockWidget(tr("Replay"), this);
+    m_replayDock->setObjectName(QStringLiteral("replayDock"));
+    m_replayDock->setWidget(m_replay);
+    addDockWidget(Qt::RightDockWidgetArea, m_replayDock);
+    connect(m_replay, &ReplayPanel::stateChanged, this, [this](const QString& s) { statusBar()->showMessage(s, 6000); });
+
+    m_devices = new DevicesPanel;
+    m_devicesDock = new QDockWidget(tr("Devices"), this);
+    m_devicesDock->setObjectName(QStringLiteral("devicesDock"));
+    m_devicesDock->setWidget(m_devices);
+    addDockWidget(Qt::RightDockWidgetArea, m_devicesDock);
+    tabifyDockWidget(m_replayDock, m_devicesDock);
+    m_replayDock->raise();
+}
 
 void MainWindow::createActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open…"), this, [this] {
         const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open tensor files"), QString(),
-            tr("Tensor files (*.h5 *.hdf5 *.safetensors);;All files (*)"));
+            this, tr("Open an incident: a trace, and/or a suspect then a reference snapshot"), QString(),
+            tr("Traces and snapshots (*.h5 *.hdf5 *.safetensors);;All files (*)"));
         if (!paths.isEmpty()) openFiles(paths);
     });
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    QAction* close = file->addAction(tr("&Close Incident"), this, &MainWindow::closeIncident);
+    close->setShortcut(QKeySequence::Close);
+    file->addSeparator();
+    QAction* png = file->addAction(tr("Export Plot as &PNG…"), this, [this] { exportPlotWithDialog(QStringLiteral("png")); });
+    png->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction* pdf = file->addAction(tr("Export Plot as P&DF…"), this, [this] { exportPlotWithDialog(QStringLiteral("pdf")); });
+    pdf->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    QAction* csv = file->addAction(tr("Export &Table as CSV…"), this, &MainWindow::exportTableWithDialog);
+    csv->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    QAction* dark = view->addAction(tr("&Dark Theme"));
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    m_viewMenu->addAction(m_treeDock->toggleViewAction());
+    m_viewMenu->addAction(m_replayDock->toggleViewAction());
+    m_viewMenu->addAction(m_devicesDock->toggleViewAction());
+    m_viewMenu->addSeparator();
+    QAction* fit = m_viewMenu->addAction(tr("&Fit Heatmap"), m_page->heatmap(), &HeatmapView::fitAll);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    QAction* dark = m_viewMenu->addAction(tr("&Dark Theme"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QLatin1String(kDarkKey), false).toBool());
-    connect(dark, &QAction::toggled, this, [this](bool on) {
+    connect(dark, &QAction::toggled, this, [](bool on) {
         QSettings().setValue(QLatin1String(kDarkKey), on);
-        applyTheme(on);
+        Theme::apply(on);
+    });
+    m_viewMenu->addAction(tr("&Reset Layout"), this, [this] { restoreState(m_defaultState, kStateVersion); });
+
+    QMenu* replay = menuBar()->addMenu(tr("&Replay"));
+    QAction* run = replay->addAction(tr("&Run Campaign"), this, [this] {
+        m_replayDock->show();
+        m_replayDock->raise();
+        m_replay->start();
+    });
+    run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction* cancel = replay->addAction(tr("&Cancel Campaign"), m_replay, &ReplayPanel::cancel);
+    cancel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    QAction* stop = replay->addAction(tr("Cancel &Opening"), this, &MainWindow::cancelLoading);
+    stop->setShortcut(QKeySequence(Qt::Key_Escape));
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Faultline"), this, [this] {
+        QMessageBox::about(this, tr("About Faultline"),
+                           tr("<b>Faultline %1</b><br>GPU forensics workbench: where, which bits and how often a suspect "
+                              "device diverges.<br>Licensed under the GPL-3.0-or-later (QCustomPlot).")
+                               .arg(QApplication::applicationVersion()));
     });
 }
 
 void MainWindow::openFiles(const QStringList& paths)
 {
     if (paths.isEmpty()) return;
-    m_pendingPath = paths.front();
-    m_statusLabel->setText(tr("Opening %1…").arg(m_pendingPath));
-    m_loader->openOnWorker(m_pendingPath);
+    m_page->banner()->clearError();
+    m_page->banner()->showProgress(0, tr("Opening %1…").arg(RecentFiles::label(paths)));
+    m_statusLabel->setText(tr("Opening %1…").arg(RecentFiles::label(paths)));
+    m_loader->loadOnWorker(paths);
 }
 
-void MainWindow::onFileOpenedOnUi(quint64, std::shared_ptr<const TensorFile> file)
+void MainWindow::cancelLoading()
 {
-    // Opening another file resets every view.
-    m_tensorModel->setFile(file);
-    m_tensorView->resizeColumnsToContents();
-    uint64_t bytes = 0;
-    for (const TensorInfo& t : file->tensors()) bytes += t.byteCount();
-    const QString path = QString::fromStdString(file->path());
-    m_statusLabel->setText(tr("%1 — %2, %3 tensors, %4")
-                               .arg(path, QString::fromUtf8(fileFormatName(file->format())))
-                               .arg(file->tensors().size())
-                               .arg(QString::fromStdString(formatBytes(bytes))));
-    setWindowTitle(tr("%1 — Faultline").arg(QFileInfo(path).fileName()));
-    addRecentFile(path);
-    emit fileShown(path);
+    m_loader->cancel();
 }
 
-void MainWindow::onFileFailedOnUi(quint64, const QString& message)
+void MainWindow::closeIncident()
 {
-    // What was loaded before stays loaded; the error is shown where the user looks.
+    m_loader->cancel();
+    m_incident.reset();
+    m_tree->setIncident(nullptr);
+    m_page->setIncident(nullptr);
+    m_replay->setIncident(nullptr);
+    m_devices->setIncident(nullptr);
+    m_page->banner()->hideProgress();
+    setWindowTitle(tr("Faultline"));
+    m_statusLabel->setText(tr("Nothing open"));
+}
+
+void MainWindow::onLoadedOnUi(quint64, std::shared_ptr<const Incident> incident)
+{
+    // A new incident resets every view.
+    m_incident = incident;
+    m_page->banner()->hideProgress();
+    m_page->banner()->clearError();
+    m_tree->setIncident(incident);
+    m_page->setIncident(incident);
+    m_replay->setIncident(incident);
+    m_devices->setIncident(incident);
+    setWindowTitle(tr("%1 — Faultline").arg(incident->title()));
+    m_statusLabel->setText(incident->summary());
+    if (!incident->warnings.isEmpty()) statusBar()->showMessage(incident->warnings.front(), 15000);
+    RecentFiles::add(incident->paths);
+    rebuildRecentMenu();
+    if (incident->storyEntry) m_tree->selectEntry(*incident->storyEntry);
+    emit incidentShown();
+    if (m_screenshot) m_screenshot->incidentShownOnUi();
+}
+
+void MainWindow::onLoadFailedOnUi(quint64, const QString& message)
+{
+    // What was open stays open; the error shows where the user looks, not in a modal dialog.
+    m_page->banner()->hideProgress();
+    m_statusLabel->setText(m_incident ? m_incident->summary() : tr("Nothing open"));
+    showError(tr("Could not open:"), message);
+    if (m_screenshot) m_screenshot->failedOnUi(message);
+}
+
+void MainWindow::showError(const QString& title, const QString& message)
+{
     m_lastError = message;
-    statusBar()->showMessage(message, 15000);
-    m_statusLabel->setText(m_tensorModel->file() ? QString::fromStdString(m_tensorModel->file()->path())
-                                                 : tr("Nothing loaded"));
+    statusBar()->showMessage(title + QLatin1Char(' ') + message, 20000);
+    m_page->banner()->showError(message, title);
     emit errorShown(message);
 }
 
-void MainWindow::addRecentFile(const QString& path)
+void MainWindow::onEntrySelectedOnUi(int entryId)
 {
-    QSettings settings;
-    QStringList recent = settings.value(QLatin1String(kRecentKey)).toStringList();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > kMaxRecentFiles) recent.removeLast();
-    settings.setValue(QLatin1String(kRecentKey), recent);
-    rebuildRecentMenu();
+    m_page->showEntry(entryId);
+    const IncidentEntry* e = m_incident ? m_incident->entry(entryId) : nullptr;
+    m_replay->setSelectedOp(e && e->source == EntrySource::TraceOp ? std::optional<size_t>(e->opIndex) : std::nullopt);
+}
+
+QAbstractItemModel* MainWindow::currentTableModel() const
+{
+    if (m_lastTableView == m_replay->resultsView()) return m_replay->resultsView()->model();
+    if (m_lastTableView == m_devices->traceDevices()) return m_devices->traceDevices()->model();
+    return m_tree->proxy();
+}
+
+QString MainWindow::exportCurrentPlot(const QString& path)
+{
+    const QString error = Exporter::savePlot(m_page->currentPlot(), path);
+    if (error.isEmpty())
+        statusBar()->showMessage(tr("Plot exported to %1").arg(path), 8000);
+    else
+        showError(tr("Export failed:"), error);
+    return error;
+}
+
+QString MainWindow::exportCurrentTable(const QString& path)
+{
+    const QString error = Exporter::writeCsv(currentTableModel(), path);
+    if (error.isEmpty())
+        statusBar()->showMessage(tr("Table exported to %1").arg(path), 8000);
+    else
+        showError(tr("Export failed:"), error);
+    return error;
+}
+
+void MainWindow::exportPlotWithDialog(const QString& suffix)
+{
+    const QString filter = suffix == QLatin1String("pdf") ? tr("PDF (*.pdf)") : tr("PNG image (*.png)");
+    QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QStringLiteral("faultline-plot.") + suffix, filter);
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + suffix;
+    exportCurrentPlot(path);
+}
+
+void MainWindow::exportTableWithDialog()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QStringLiteral("faultline-table.csv"),
+                                                tr("CSV (*.csv)"));
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".csv");
+    exportCurrentTable(path);
 }
 
 void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
-    const QStringList recent = QSettings().value(QLatin1String(kRecentKey)).toStringList();
-    for (const QString& path : recent)
-        m_recentMenu->addAction(path, this, [this, path] { openFiles({path}); });
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::applyTheme(bool dark)
-{
-    qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-    if (!dark) {
-        qApp->setPalette(qApp->style()->standardPalette());
-        return;
+    const QList<QStringList> recent = RecentFiles::load();
+    for (const QStringList& paths : recent) {
+        QAction* a = m_recentMenu->addAction(RecentFiles::label(paths), this, [this, paths] { openFiles(paths); });
+        a->setToolTip(paths.join(QLatin1Char('\n')));
     }
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(37, 41, 48));
-    p.setColor(QPalette::WindowText, QColor(220, 223, 228));
-    p.setColor(QPalette::Base, QColor(28, 31, 36));
-    p.setColor(QPalette::AlternateBase, QColor(44, 49, 58));
-    p.setColor(QPalette::Text, QColor(220, 223, 228));
-    p.setColor(QPalette::Button, QColor(44, 49, 58));
-    p.setColor(QPalette::ButtonText, QColor(220, 223, 228));
-    p.setColor(QPalette::Highlight, QColor(255, 90, 54));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::ToolTipBase, QColor(44, 49, 58));
-    p.setColor(QPalette::ToolTipText, QColor(220, 223, 228));
-    p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 124, 130));
-    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 124, 130));
-    qApp->setPalette(p);
+    if (!recent.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear Menu"), this, [this] {
+            RecentFiles::clear();
+            rebuildRecentMenu();
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
     QSettings settings;
-    settings.setValue(QStringLiteral("geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("windowState"), saveState());
+    settings.setValue(QLatin1String(kGeometryKey), saveGeometry());
+    settings.setValue(QLatin1String(kStateKey), saveState(kStateVersion));
+    settings.setValue(QLatin1String(kPageKey), m_page->saveLayout());
+    m_replay->cancel();
+    m_loader->cancel();
     event->accept();
 }
 

@@ -1,21 +1,26 @@
 #pragma once
-// The main window only wires: menus, docks, the file loader and the views. It holds no logic of
-// its own.
+// The main window only wires: menus and shortcuts, docks (tensor tree, replay, devices), the
+// incident loader, the central incident page, recent files, drag and drop, the theme setting,
+// and window/dock layout persistence. Views and models hold the logic.
 #include <QMainWindow>
 #include <QStringList>
 #include <memory>
 
-#include "core/TensorFile.h"
+#include "Incident.h"
 
+class QAbstractItemModel;
+class QDockWidget;
 class QLabel;
 class QMenu;
-class QTableView;
-class QSortFilterProxyModel;
 
 namespace faultline::views {
 
-class FileLoader;
-class TensorTableModel;
+class DevicesPanel;
+class IncidentLoader;
+class IncidentPage;
+class ReplayPanel;
+class ScreenshotDriver;
+class TensorTreePanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -23,16 +28,32 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens the files (the first one is shown); work happens off the GUI thread.
+    // Opens an incident: a trace, a suspect and a reference snapshot (in that order), or both.
+    // Work happens off the GUI thread; what is open stays until the new incident is ready.
     void openFiles(const QStringList& paths);
+    // Cancels a load in flight.
+    void cancelLoading();
+    void closeIncident();
 
-    // For tests and status: what is loaded, the last error shown.
-    TensorTableModel* tensorModel() const { return m_tensorModel; }
+    // Exports the current plot (PNG/PDF by suffix) / the current table (CSV); "" or the error,
+    // which is also shown.
+    QString exportCurrentPlot(const QString& path);
+    QString exportCurrentTable(const QString& path);
+    QAbstractItemModel* currentTableModel() const;
+
+    std::shared_ptr<const Incident> incident() const { return m_incident; }
+    TensorTreePanel* treePanel() const { return m_tree; }
+    IncidentPage* page() const { return m_page; }
+    ReplayPanel* replayPanel() const { return m_replay; }
+    DevicesPanel* devicesPanel() const { return m_devices; }
+    IncidentLoader* loader() const { return m_loader; }
     QString lastError() const { return m_lastError; }
 
 signals:
-    void fileShown(const QString& path);
+    // An incident was loaded and every view reset to it (its story entry selected).
+    void incidentShown();
     void errorShown(const QString& message);
+    void loadingCancelled();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -40,21 +61,32 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    void createDocks();
     void createActions();
-    void onFileOpenedOnUi(quint64 job, std::shared_ptr<const faultline::TensorFile> file);
-    void onFileFailedOnUi(quint64 job, const QString& message);
-    void addRecentFile(const QString& path);
     void rebuildRecentMenu();
-    void applyTheme(bool dark);
+    void showError(const QString& title, const QString& message);
+    void onLoadedOnUi(quint64 job, std::shared_ptr<const Incident> incident);
+    void onLoadFailedOnUi(quint64 job, const QString& message);
+    void onEntrySelectedOnUi(int entryId);
+    void exportPlotWithDialog(const QString& suffix);
+    void exportTableWithDialog();
 
-    FileLoader* m_loader = nullptr;
-    TensorTableModel* m_tensorModel = nullptr;
-    QSortFilterProxyModel* m_tensorProxy = nullptr;
-    QTableView* m_tensorView = nullptr;
+    IncidentLoader* m_loader = nullptr;
+    std::shared_ptr<const Incident> m_incident;
+    TensorTreePanel* m_tree = nullptr;
+    IncidentPage* m_page = nullptr;
+    ReplayPanel* m_replay = nullptr;
+    DevicesPanel* m_devices = nullptr;
+    QDockWidget* m_treeDock = nullptr;
+    QDockWidget* m_replayDock = nullptr;
+    QDockWidget* m_devicesDock = nullptr;
     QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
     QLabel* m_statusLabel = nullptr;
-    QString m_pendingPath;
     QString m_lastError;
+    QWidget* m_lastTableView = nullptr;
+    QByteArray m_defaultState;
+    ScreenshotDriver* m_screenshot = nullptr;
 };
 
 }  // namespace faultline::views

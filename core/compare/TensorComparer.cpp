@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -24,8 +25,14 @@ struct TensorComparer::Source {
 
     Result<const void*> data(uint64_t first, uint64_t count, std::vector<uint64_t>& buffer) const
     {
-        if (memory != nullptr) return static_cast<const void*>(memory + first * elementSize);
         const uint64_t bytes = count * elementSize;
+        if (memory != nullptr) {
+            const unsigned char* p = memory + first * elementSize;
+            if (reinterpret_cast<uintptr_t>(p) % elementSize == 0) return static_cast<const void*>(p);
+            buffer.resize(size_t((bytes + 7) / 8));  // misaligned: the typed loops need a copy
+            std::memcpy(buffer.data(), p, size_t(bytes));
+            return static_cast<const void*>(buffer.data());
+        }
         buffer.resize(size_t((bytes + 7) / 8));
         Status s = file->read(index, first, count, buffer.data());
         if (!s) return s.error();

@@ -51,8 +51,8 @@ public:
     Result<Divergence> compare(const TensorFile& suspect, size_t suspectIndex, const TensorFile& reference,
                                size_t referenceIndex) const;
 
-    // The same for two in-memory tensors of `dtype` and `shape` (packed little-endian elements,
-    // aligned for the element type), read in place.
+    // The same for two in-memory tensors of `dtype` and `shape` (packed little-endian elements),
+    // read in place (copied chunk by chunk when not aligned for the element type).
     Result<Divergence> compare(DType dtype, const std::vector<uint64_t>& shape, const void* suspect,
                                const void* reference, const std::string& name = "") const;
 

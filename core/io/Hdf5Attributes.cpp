@@ -109,7 +109,11 @@ Result<AttrValue> readStrings(hid_t attr, hid_t type, hid_t space, uint64_t n, b
         std::vector<char*> raw(n, nullptr);
         if (H5Aread(attr, mem.get(), raw.data()) < 0) return attrError("cannot read");
         for (char* s : raw) values.emplace_back(s ? s : "");
+#if H5_VERSION_GE(1, 12, 0)
+        H5Treclaim(mem.get(), space, H5P_DEFAULT, raw.data());
+#else
         H5Dvlen_reclaim(mem.get(), space, H5P_DEFAULT, raw.data());
+#endif
     } else {
         const size_t size = H5Tget_size(type);
         if (size == 0 || size > kMaxAttributeBytes || n * size > kMaxAttributeBytes)

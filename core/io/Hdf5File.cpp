@@ -132,8 +132,8 @@ public:
     Status scanGroup(hid_t group, const std::string& prefix, int depth);
     void markVisited(hid_t group)
     {
-        H5O_info_t info;
-        if (H5Oget_info2(group, &info, H5O_INFO_BASIC) >= 0) m_visitedGroups.insert({info.fileno, info.addr});
+        ObjectInfo info;
+        if (objectInfo(group, &info)) m_visitedGroups.insert(info.identity);
     }
     void readRootAttributes(hid_t root);
     void finish();
@@ -147,7 +147,7 @@ private:
     Hdf5TensorFile& m_out;
     const OpenOptions& m_options;
     hid_t m_linkAccess;
-    std::set<std::pair<unsigned long, haddr_t>> m_visitedGroups;
+    std::set<std::string> m_visitedGroups;  // ObjectInfo::identity
     WarningTally m_skipped;      // datasets that are not tensors, by reason
     WarningTally m_attributes;   // attributes that could not be read, by reason
     WarningTally m_other;        // other notes, by text
@@ -214,12 +214,12 @@ Status Scanner::scanLink(hid_t group, const LinkEntry& link, const std::string& 
                                      std::to_string(int(link.type)) + ") this reader does not follow");
     }
 
-    H5O_info_t info;
-    if (H5Oget_info_by_name2(group, link.name.c_str(), &info, H5O_INFO_BASIC, m_linkAccess) < 0)
+    ObjectInfo info;
+    if (!objectInfoByName(group, link.name.c_str(), m_linkAccess, &info))
         return hdf5Error(path(), "object '" + fullName + "': cannot inspect");
     switch (info.type) {
     case H5O_TYPE_GROUP: {
-        if (!m_visitedGroups.insert({info.fileno, info.addr}).second) {
+        if (!m_visitedGroups.insert(info.identity).second) {
             m_other.add("groups reachable under several names are listed once", fullName);
             return Status::success();
         }

@@ -130,6 +130,58 @@ inline Error hdf5Error(const std::string& path, const std::string& what)
     return fileError(path, why.empty() ? what : what + ": " + why);
 }
 
+// What kind of object a link leads to, and an identity that is equal for the same object
+// (file number + address, or + token from HDF5 1.12 on), for cycle detection.
+struct ObjectInfo {
+    H5O_type_t type = H5O_TYPE_UNKNOWN;
+    std::string identity;
+};
+
+namespace detail {
+#if H5_VERSION_GE(1, 12, 0)
+inline ObjectInfo toObjectInfo(const H5O_info2_t& info)
+{
+    return {info.type, std::to_string(info.fileno) + ":" +
+                           std::string(reinterpret_cast<const char*>(&info.token), sizeof info.token)};
+}
+#else
+inline ObjectInfo toObjectInfo(const H5O_info_t& info)
+{
+    return {info.type, std::to_string(info.fileno) + ":" + std::to_string(info.addr)};
+}
+#endif
+}  // namespace detail
+
+// Information about the object `name` (relative to `loc`) names; false on failure.
+inline bool objectInfoByName(hid_t loc, const char* name, hid_t linkAccess, ObjectInfo* out)
+{
+    Hdf5Lock lock;
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    if (H5Oget_info_by_name3(loc, name, &info, H5O_INFO_BASIC, linkAccess) < 0) return false;
+#else
+    H5O_info_t info;
+    if (H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, linkAccess) < 0) return false;
+#endif
+    *out = detail::toObjectInfo(info);
+    return true;
+}
+
+// Information about the open object `obj`; false on failure.
+inline bool objectInfo(hid_t obj, ObjectInfo* out)
+{
+    Hdf5Lock lock;
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    if (H5Oget_info3(obj, &info, H5O_INFO_BASIC) < 0) return false;
+#else
+    H5O_info_t info;
+    if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) < 0) return false;
+#endif
+    *out = detail::toObjectInfo(info);
+    return true;
+}
+
 // Selects the boxes (from flatRangeBoxes) in `space`, OR-ed together. False on HDF5 failure.
 inline bool selectBoxes(hid_t space, const std::vector<HyperslabBox>& boxes)
 {

@@ -24,7 +24,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kMaxJsonDepth = 64;       // a valid header nests 3 deep (object, entry, shape)
+constexpr int kMaxJsonDepth = 64;  // a valid header nests 3 deep (object, entry, shape)
 constexpr size_t kMaxNameInMessage = 120;
 
 struct DTypeName {
@@ -32,11 +32,21 @@ struct DTypeName {
     DType type;
 };
 constexpr DTypeName kDTypeNames[] = {
-    {"BOOL", DType::Bool}, {"U8", DType::UInt8}, {"I8", DType::Int8},
-    {"F8_E5M2", DType::Float8E5M2}, {"F8_E4M3", DType::Float8E4M3FN}, {"I16", DType::Int16},
-    {"U16", DType::UInt16}, {"F16", DType::Float16}, {"BF16", DType::BFloat16},
-    {"I32", DType::Int32}, {"U32", DType::UInt32}, {"F32", DType::Float32},
-    {"F64", DType::Float64}, {"I64", DType::Int64}, {"U64", DType::UInt64},
+    {"BOOL", DType::Bool},
+    {"U8", DType::UInt8},
+    {"I8", DType::Int8},
+    {"F8_E5M2", DType::Float8E5M2},
+    {"F8_E4M3", DType::Float8E4M3FN},
+    {"I16", DType::Int16},
+    {"U16", DType::UInt16},
+    {"F16", DType::Float16},
+    {"BF16", DType::BFloat16},
+    {"I32", DType::Int32},
+    {"U32", DType::UInt32},
+    {"F32", DType::Float32},
+    {"F64", DType::Float64},
+    {"I64", DType::Int64},
+    {"U64", DType::UInt64},
 };
 
 // Text from the file, made safe for a one-line message: control and non-ASCII bytes become \xNN,
@@ -100,9 +110,12 @@ bool nestingWithinLimit(std::string_view json)
     bool escaped = false;
     for (const char c : json) {
         if (inString) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') inString = false;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
             continue;
         }
         if (c == '"') {
@@ -124,8 +137,10 @@ public:
     {
         // An object opened at depth d holds keys of depth d + 1.
         if (event == Json::parse_event_t::object_start && depth <= 1) {
+            if (depth == 0) m_rootIsObject = true;
             m_keys[size_t(depth)].clear();
-        } else if (event == Json::parse_event_t::key && (depth == 1 || depth == 2) && parsed.is_string()) {
+        } else if (event == Json::parse_event_t::key && m_rootIsObject && (depth == 1 || depth == 2) &&
+                   parsed.is_string()) {
             const std::string& key = parsed.get_ref<const std::string&>();
             if (depth == 1) m_entry = key;
             if (!m_keys[size_t(depth) - 1].insert(key).second && m_problem.empty()) {
@@ -144,6 +159,7 @@ private:
     std::set<std::string> m_keys[2];  // keys seen in the top-level object and the current entry
     std::string m_entry;              // the top-level key being parsed
     std::string m_problem;
+    bool m_rootIsObject = false;  // otherwise the header is refused as not an object
 };
 
 struct ParsedEntry {
@@ -195,7 +211,8 @@ std::string parseEntry(const std::string& name, const Json& v, ParsedEntry& out,
     uint64_t bytes = 1;
     for (uint64_t d : shape) {
         if (d != 0 && bytes > std::numeric_limits<uint64_t>::max() / d)
-            return who + ": shape " + printable(shapeToString(shape), 200) + " overflows a 64-bit element count";
+            return who + ": shape " + printable(shapeToString(shape), 200) +
+                   " overflows a 64-bit element count";
         bytes *= d;
     }
     const uint64_t elementSize = dtypeSize(*dtype);
@@ -222,7 +239,8 @@ void parseMetadata(const Json& v, SafetensorsLayout& layout)
 {
     if (v.is_null()) return;  // as the reference reader: the same as no metadata
     if (!v.is_object()) {
-        layout.warnings.push_back("__metadata__ is not a JSON object (" + std::string(v.type_name()) + "); ignored");
+        layout.warnings.push_back("__metadata__ is not a JSON object (" + std::string(v.type_name()) +
+                                  "); ignored");
         return;
     }
     size_t nonString = 0;
@@ -333,8 +351,8 @@ public:
         const TensorInfo& t = m_layout.tensors[index];
         const uint64_t n = t.elementCount();  // checked against overflow when the header was parsed
         if (count > n || first > n - count)
-            return fileError(m_path, "tensor " + quoteName(t.name) + ": elements [" + std::to_string(first) + ", +" +
-                                         std::to_string(count) + ") are out of range (it has " +
+            return fileError(m_path, "tensor " + quoteName(t.name) + ": elements [" + std::to_string(first) +
+                                         ", +" + std::to_string(count) + ") are out of range (it has " +
                                          std::to_string(n) + ")");
         if (count == 0) return {};
         if (!dst) return fileError(m_path, "tensor " + quoteName(t.name) + ": no destination buffer");
@@ -367,7 +385,8 @@ std::string_view safetensorsDTypeName(DType t)
     return "UNKNOWN";
 }
 
-Result<uint64_t> checkSafetensorsHeaderSize(const std::string& path, const unsigned char* prefix, uint64_t fileSize)
+Result<uint64_t> checkSafetensorsHeaderSize(const std::string& path, const unsigned char* prefix,
+                                            uint64_t fileSize)
 {
     if (fileSize == 0) return fileError(path, "empty file");
     if (fileSize < 8)
@@ -383,7 +402,8 @@ Result<uint64_t> checkSafetensorsHeaderSize(const std::string& path, const unsig
     return n;
 }
 
-Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::string_view json, uint64_t bufferSize)
+Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::string_view json,
+                                                 uint64_t bufferSize)
 {
     // A raw NUL is never valid JSON, but nlohmann stops at one as if the input ended there.
     if (const size_t nul = json.find('\0'); nul != std::string_view::npos)
@@ -399,9 +419,10 @@ Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::s
     DuplicateKeyWatch watch;
     Json root;
     try {
-        root = Json::parse(
-            json.begin(), json.end(),
-            [&watch](int depth, Json::parse_event_t event, Json& parsed) { return watch.onEvent(depth, event, parsed); });
+        root = Json::parse(json.begin(), json.end(),
+                           [&watch](int depth, Json::parse_event_t event, Json& parsed) {
+                               return watch.onEvent(depth, event, parsed);
+                           });
     } catch (const std::exception& e) {
         if (!watch.problem().empty()) return fileError(path, watch.problem());
         return fileError(path, "header is not valid JSON: " + jsonProblem(e));
@@ -433,8 +454,9 @@ Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::s
         return fileError(path, "malformed header: " + jsonProblem(e));
     }
     if (unknownKeys)
-        layout.warnings.push_back(std::to_string(unknownKeys) +
-                                  " unknown key(s) in tensor entries ignored (only dtype, shape, data_offsets are read)");
+        layout.warnings.push_back(
+            std::to_string(unknownKeys) +
+            " unknown key(s) in tensor entries ignored (only dtype, shape, data_offsets are read)");
 
     std::sort(entries.begin(), entries.end(), [](const ParsedEntry& a, const ParsedEntry& b) {
         return std::tie(a.begin, a.end, a.info.name) < std::tie(b.begin, b.end, b.info.name);
@@ -446,23 +468,24 @@ Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::s
     for (const ParsedEntry& e : entries) {
         if (e.begin < expected)
             return fileError(path, "tensors " + quoteName(previous->info.name) + " " +
-                                       offsetsText(previous->begin, previous->end) + " and " + quoteName(e.info.name) +
-                                       " " + offsetsText(e.begin, e.end) + " overlap");
+                                       offsetsText(previous->begin, previous->end) + " and " +
+                                       quoteName(e.info.name) + " " + offsetsText(e.begin, e.end) +
+                                       " overlap");
         if (e.begin > expected)
             return fileError(path, "gap of " + std::to_string(e.begin - expected) + " bytes before tensor " +
                                        quoteName(e.info.name) + " " + offsetsText(e.begin, e.end) +
                                        " (data must be contiguous from offset 0)");
         if (e.end > bufferSize)
-            return fileError(path, "tensor " + quoteName(e.info.name) + " data_offsets " + offsetsText(e.begin, e.end) +
-                                       " extend past the end of the " + std::to_string(bufferSize) +
-                                       "-byte data buffer (truncated?)");
+            return fileError(path, "tensor " + quoteName(e.info.name) + " data_offsets " +
+                                       offsetsText(e.begin, e.end) + " extend past the end of the " +
+                                       std::to_string(bufferSize) + "-byte data buffer (truncated?)");
         expected = e.end;
         previous = &e;
     }
     if (expected != bufferSize)
-        return fileError(path, std::to_string(bufferSize - expected) + " bytes of data after the last tensor (the " +
-                                   std::to_string(bufferSize) + "-byte buffer should end at " +
-                                   std::to_string(expected) + ")");
+        return fileError(path, std::to_string(bufferSize - expected) +
+                                   " bytes of data after the last tensor (the " + std::to_string(bufferSize) +
+                                   "-byte buffer should end at " + std::to_string(expected) + ")");
 
     layout.tensors.reserve(entries.size());
     layout.dataBegin.reserve(entries.size());

@@ -32,12 +32,12 @@ Result<std::unique_ptr<TensorFile>> openSafetensors(const std::string& path, con
 
 // What a checked header says. Offsets are relative to the buffer start.
 struct SafetensorsLayout {
-    std::vector<TensorInfo> tensors;           // data-offset order
-    std::vector<uint64_t> dataBegin;           // per tensor, byte offset of its data in the buffer
+    std::vector<TensorInfo> tensors;              // data-offset order
+    std::vector<uint64_t> dataBegin;              // per tensor, byte offset of its data in the buffer
     std::map<std::string, std::string> metadata;  // __metadata__
-    std::vector<std::string> warnings;         // problems that did not stop the file from opening
-    uint64_t headerSize = 0;                   // N
-    uint64_t bufferSize = 0;                   // file size - 8 - N
+    std::vector<std::string> warnings;            // problems that did not stop the file from opening
+    uint64_t headerSize = 0;                      // N
+    uint64_t bufferSize = 0;                      // file size - 8 - N
 
     uint64_t dataStart() const { return 8 + headerSize; }  // absolute offset of the buffer
 };
@@ -45,11 +45,13 @@ struct SafetensorsLayout {
 // Checks the 8-byte little-endian header size against the limit and the file size (file too
 // small, N > kSafetensorsMaxHeaderSize, N > fileSize - 8). `prefix` holds min(8, fileSize) bytes.
 // `path` only labels the messages.
-Result<uint64_t> checkSafetensorsHeaderSize(const std::string& path, const unsigned char* prefix, uint64_t fileSize);
+Result<uint64_t> checkSafetensorsHeaderSize(const std::string& path, const unsigned char* prefix,
+                                            uint64_t fileSize);
 
 // Parses and checks the JSON header (`json` = the N header bytes) against a buffer of
 // `bufferSize` bytes. `path` only labels the messages.
-Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::string_view json, uint64_t bufferSize);
+Result<SafetensorsLayout> parseSafetensorsHeader(const std::string& path, std::string_view json,
+                                                 uint64_t bufferSize);
 
 // Parses and checks a whole safetensors file held in memory (size prefix, header and buffer).
 Result<SafetensorsLayout> parseSafetensorsBytes(const std::string& path, const void* data, size_t size);

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <limits>
 #include <optional>
 #include <set>
@@ -66,7 +66,9 @@ Result<std::string> encodeSafetensorsHeader(const std::vector<SafetensorsEntry>&
         if (e.name == "__metadata__") return fileError(label, "the tensor name '__metadata__' is reserved");
         if (!names.insert(e.name).second) return fileError(label, "duplicate tensor name '" + e.name + "'");
         const auto bytes = entryBytes(e);
-        if (!bytes) return fileError(label, who + ": shape " + shapeToString(e.shape) + " overflows a 64-bit byte count");
+        if (!bytes)
+            return fileError(label,
+                             who + ": shape " + shapeToString(e.shape) + " overflows a 64-bit byte count");
         if (*bytes > 0 && !e.data) return fileError(label, who + ": no data");
         if (*bytes > std::numeric_limits<uint64_t>::max() - offset)
             return fileError(label, who + ": the data would end past 2^64 bytes");
@@ -79,7 +81,8 @@ Result<std::string> encodeSafetensorsHeader(const std::vector<SafetensorsEntry>&
     try {
         json = header.dump();
     } catch (const std::exception& ex) {
-        return fileError(label, std::string("cannot encode the header (names and metadata must be UTF-8): ") + ex.what());
+        return fileError(
+            label, std::string("cannot encode the header (names and metadata must be UTF-8): ") + ex.what());
     }
     json.append((8 - json.size() % 8) % 8, ' ');
     std::string out(8, '\0');
@@ -89,7 +92,8 @@ Result<std::string> encodeSafetensorsHeader(const std::vector<SafetensorsEntry>&
 }
 
 Result<std::string> encodeSafetensors(const std::vector<SafetensorsEntry>& entries,
-                                      const std::map<std::string, std::string>& metadata, const std::string& label)
+                                      const std::map<std::string, std::string>& metadata,
+                                      const std::string& label)
 {
     auto header = encodeSafetensorsHeader(entries, metadata, label);
     if (!header) return header.error();

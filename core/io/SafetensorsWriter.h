@@ -14,11 +14,11 @@
 namespace faultline {
 
 struct SafetensorsEntry {
-    std::string name;              // any UTF-8 string except "__metadata__"
+    std::string name;  // any UTF-8 string except "__metadata__"
     DType dtype = DType::Float32;
-    std::vector<uint64_t> shape;   // row-major; empty = scalar; a 0 dimension = no data
-    const void* data = nullptr;    // elementCount * dtypeSize bytes, little-endian; may be null
-                                   // when that is 0. Must stay valid during the call.
+    std::vector<uint64_t> shape;  // row-major; empty = scalar; a 0 dimension = no data
+    const void* data = nullptr;   // elementCount * dtypeSize bytes, little-endian; may be null
+                                  // when that is 0. Must stay valid during the call.
 };
 
 // The 8-byte size prefix followed by the padded JSON header for `entries` (data offsets in the

@@ -80,9 +80,9 @@ Result<std::vector<Link>> TraceScanner::links(hid_t group, const std::string& wh
         return hdf5Error(m_path, "cannot list '" + where + "'");
     std::vector<Link> out;
     for (std::string& name : names) {
-        H5O_info_t info;
+        ObjectInfo info;
         Link link{std::move(name), H5O_TYPE_UNKNOWN};
-        if (H5Oget_info_by_name2(group, link.name.c_str(), &info, H5O_INFO_BASIC, m_linkAccess) >= 0)
+        if (objectInfoByName(group, link.name.c_str(), m_linkAccess, &info))
             link.type = info.type;
         else
             H5Eclear2(H5E_DEFAULT);

@@ -51,10 +51,10 @@ bool finite(DType t, uint64_t b) { return !isNonFinite(t, b); }
 
 void generate(Gen gen, DType dtype, double noise, Tensor& sus, Tensor& ref)
 {
-    ref = randomTensor(dtype, {kRows, kCols}, 3101);
+    ref = randomTensor(dtype, {kRows, kCols}, 101);
     sus = ref;
-    if (noise > 0) addRoundingNoise(sus, noise, 3102);
-    std::mt19937_64 rng(3103);
+    if (noise > 0) addRoundingNoise(sus, noise, 102);
+    std::mt19937_64 rng(103);
     const uint64_t n = kRows * kCols;
     const unsigned w = widthOf(dtype);
     const uint64_t sign = uint64_t(1) << (w - 1);
@@ -361,9 +361,9 @@ void TestCompareSignature::mixed()
     QFETCH(SignatureKind, kind);
     QFETCH(QString, secondary);
     const DType dtype = mix == Mix::IntStuckLane ? DType::Int32 : DType::Float32;
-    Tensor ref = randomTensor(dtype, {kRows, kCols}, 3007);
+    Tensor ref = randomTensor(dtype, {kRows, kCols}, 7);
     Tensor sus = ref;
-    std::mt19937_64 rng(3008);
+    std::mt19937_64 rng(8);
     auto at = [&](uint64_t r, uint64_t c) -> uint64_t& { return sus.bits[size_t(r * kCols + c)]; };
     switch (mix) {
     case Mix::NanInTile:

@@ -26,6 +26,7 @@ private slots:
     void finitePairsAndMeans();
     void decadeHistogramEdges();
     void suspectNonFiniteEqualElements();
+    void misalignedBuffers();
 };
 
 void TestCompareStats::againstNaive_data()
@@ -378,6 +379,27 @@ void TestCompareStats::suspectNonFiniteEqualElements()
     QVERIFY(res.ok());
     QCOMPARE(res->mismatches, uint64_t(0));
     QCOMPARE(res->finitePairs, uint64_t(180));
+}
+
+void TestCompareStats::misalignedBuffers()
+{
+    Tensor ref = randomTensor(DType::Float64, {33, 20}, 3);
+    Tensor sus = ref;
+    addRoundingNoise(sus, 0.5, 4);
+    const std::vector<std::byte> ps = pack(sus), pr = pack(ref);
+    std::vector<std::byte> bs(ps.size() + 1), br(pr.size() + 3);
+    std::memcpy(bs.data() + 1, ps.data(), ps.size());
+    std::memcpy(br.data() + 3, pr.data(), pr.size());
+    faultline::CompareOptions o;
+    o.chunkElements = 100;
+    faultline::TensorComparer c(o);
+    auto aligned = c.compare(DType::Float64, sus.shape, ps.data(), pr.data());
+    auto shifted = c.compare(DType::Float64, sus.shape, bs.data() + 1, br.data() + 3);
+    QVERIFY(aligned.ok() && shifted.ok());
+    QVERIFY(aligned->mismatches > 0);
+    QCOMPARE(shifted->mismatches, aligned->mismatches);
+    QCOMPARE(shifted->bits.flips, aligned->bits.flips);
+    QCOMPARE(shifted->absError.mean, aligned->absError.mean);
 }
 
 QTEST_APPLESS_MAIN(TestCompareStats)

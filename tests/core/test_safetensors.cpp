@@ -16,10 +16,10 @@
 #include <limits>
 #include <thread>
 
-#include "support/TestSupport.h"
 #include "core/TensorFile.h"
 #include "core/io/SafetensorsFile.h"
 #include "core/io/SafetensorsWriter.h"
+#include "support/TestSupport.h"
 
 using namespace faultline;
 
@@ -74,21 +74,51 @@ QByteArray formulaBytes(DType t, uint64_t n)
         const auto i = int64_t(u);
         const double f = double(i - 7) * 0.25;
         switch (t) {
-        case DType::Float64: append(out, f); break;
-        case DType::Float32: append(out, float(f)); break;
-        case DType::Float16: append(out, halfBitsExact(f)); break;
-        case DType::BFloat16: append(out, uint16_t(std::bit_cast<uint32_t>(float(f)) >> 16)); break;
-        case DType::Float8E4M3FN: append(out, uint8_t((i * 37 + 11) & 0xff)); break;
-        case DType::Float8E5M2: append(out, uint8_t((i * 53 + 5) & 0xff)); break;
-        case DType::Bool: append(out, uint8_t(i % 3 == 0 ? 1 : 0)); break;
-        case DType::UInt8: append(out, uint8_t((i * 37 + 11) % 256)); break;
-        case DType::Int8: append(out, int8_t((i * 37) % 256 - 128)); break;
-        case DType::UInt16: append(out, uint16_t((i * 2731) % 65536)); break;
-        case DType::Int16: append(out, int16_t(i * 1000 - 30000)); break;
-        case DType::UInt32: append(out, uint32_t((u * 2654435761ull) % (1ull << 32))); break;
-        case DType::Int32: append(out, int32_t((i - 7) * 123456789)); break;
-        case DType::UInt64: append(out, uint64_t(u * 0x9E3779B97F4A7C15ull)); break;
-        case DType::Int64: append(out, int64_t((i - 7) * 1000000000000000ll + i)); break;
+            case DType::Float64:
+                append(out, f);
+                break;
+            case DType::Float32:
+                append(out, float(f));
+                break;
+            case DType::Float16:
+                append(out, halfBitsExact(f));
+                break;
+            case DType::BFloat16:
+                append(out, uint16_t(std::bit_cast<uint32_t>(float(f)) >> 16));
+                break;
+            case DType::Float8E4M3FN:
+                append(out, uint8_t((i * 37 + 11) & 0xff));
+                break;
+            case DType::Float8E5M2:
+                append(out, uint8_t((i * 53 + 5) & 0xff));
+                break;
+            case DType::Bool:
+                append(out, uint8_t(i % 3 == 0 ? 1 : 0));
+                break;
+            case DType::UInt8:
+                append(out, uint8_t((i * 37 + 11) % 256));
+                break;
+            case DType::Int8:
+                append(out, int8_t((i * 37) % 256 - 128));
+                break;
+            case DType::UInt16:
+                append(out, uint16_t((i * 2731) % 65536));
+                break;
+            case DType::Int16:
+                append(out, int16_t(i * 1000 - 30000));
+                break;
+            case DType::UInt32:
+                append(out, uint32_t((u * 2654435761ull) % (1ull << 32)));
+                break;
+            case DType::Int32:
+                append(out, int32_t((i - 7) * 123456789));
+                break;
+            case DType::UInt64:
+                append(out, uint64_t(u * 0x9E3779B97F4A7C15ull));
+                break;
+            case DType::Int64:
+                append(out, int64_t((i - 7) * 1000000000000000ll + i));
+                break;
         }
     }
     return out;
@@ -261,7 +291,8 @@ private slots:
             {"header_2p60", "header size 1152921504606846976 exceeds the limit of 100000000 bytes"},
             {"header_over_limit", "header size 100000001 exceeds the limit"},
             {"header_zero", "header is not valid JSON"},
-            {"offsets_past_end", "tensor 'x' data_offsets [0, 16] extend past the end of the 8-byte data buffer"},
+            {"offsets_past_end",
+             "tensor 'x' data_offsets [0, 16] extend past the end of the 8-byte data buffer"},
             {"trailing_data", "8 bytes of data after the last tensor"},
             {"overlap", "tensors 'a' [0, 8] and 'b' [4, 12] overlap"},
             {"gap", "gap of 4 bytes before tensor 'b' [12, 20]"},
@@ -381,7 +412,8 @@ private slots:
         std::vector<uint64_t> shapes[] = {{3, 5}, {7}, {2, 2, 3}};
         size_t k = 0;
         for (DType t : kAllDTypes) {
-            SafetensorsEntry e{"layers." + std::to_string(k) + "." + std::string(dtypeName(t)), t, shapes[k % 3], nullptr};
+            SafetensorsEntry e{"layers." + std::to_string(k) + "." + std::string(dtypeName(t)), t,
+                               shapes[k % 3], nullptr};
             uint64_t n = 1;
             for (uint64_t d : e.shape) n *= d;
             data.push_back(formulaBytes(t, n));
@@ -412,9 +444,12 @@ private slots:
         QCOMPARE(bytes.size(), qsizetype(8 + n) + payload);
         // Independent look at the header: valid JSON with the upstream dtype strings.
         const QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, qsizetype(n))).object();
-        QCOMPARE(header.value("layers.3.bfloat16").toObject().value("dtype").toString(), QStringLiteral("BF16"));
-        QCOMPARE(header.value("layers.4.float8_e4m3fn").toObject().value("dtype").toString(), QStringLiteral("F8_E4M3"));
-        QCOMPARE(header.value("__metadata__").toObject().value(QStringLiteral("caf\u00e9")).toString(), QStringLiteral("\u2713"));
+        QCOMPARE(header.value("layers.3.bfloat16").toObject().value("dtype").toString(),
+                 QStringLiteral("BF16"));
+        QCOMPARE(header.value("layers.4.float8_e4m3fn").toObject().value("dtype").toString(),
+                 QStringLiteral("F8_E4M3"));
+        QCOMPARE(header.value("__metadata__").toObject().value(QStringLiteral("caf\u00e9")).toString(),
+                 QStringLiteral("\u2713"));
 
         auto file = openTensorFile(path);
         QVERIFY2(file.ok(), file.ok() ? "" : file.message().c_str());
@@ -455,11 +490,21 @@ private slots:
         const uint32_t v[2] = {1, 2};
         std::vector<SafetensorsEntry> entries;
         switch (which) {
-        case 0: entries = {{"a", DType::UInt32, {1}, v}, {"a", DType::UInt32, {1}, v + 1}}; break;
-        case 1: entries = {{"__metadata__", DType::UInt32, {1}, v}}; break;
-        case 2: entries = {{"a", DType::UInt32, {2}, nullptr}}; break;
-        case 3: entries = {{"a", DType::UInt32, {uint64_t(1) << 62}, v}}; break;
-        case 4: entries = {{"bad\xff", DType::UInt32, {1}, v}}; break;
+            case 0:
+                entries = {{"a", DType::UInt32, {1}, v}, {"a", DType::UInt32, {1}, v + 1}};
+                break;
+            case 1:
+                entries = {{"__metadata__", DType::UInt32, {1}, v}};
+                break;
+            case 2:
+                entries = {{"a", DType::UInt32, {2}, nullptr}};
+                break;
+            case 3:
+                entries = {{"a", DType::UInt32, {uint64_t(1) << 62}, v}};
+                break;
+            case 4:
+                entries = {{"bad\xff", DType::UInt32, {1}, v}};
+                break;
         }
         // A failed write leaves an existing file untouched and no temporary behind.
         const QString qpath = scratch(QStringLiteral("writer_error_%1.safetensors").arg(which));
@@ -503,11 +548,14 @@ private slots:
         QTest::addColumn<QString>("tensor");
         QTest::addColumn<int>("chunk");
         for (int chunk : {1, 3, 7, 13, 64, 333, 999, 1000, 5000}) {
-            QTest::addRow("f32 by %d", chunk) << "chunks" << "f32" << chunk;
-            QTest::addRow("bf16 by %d", chunk) << "chunks" << "bf16" << chunk;
+            QTest::addRow("f32 by %d", chunk) << "chunks"
+                                              << "f32" << chunk;
+            QTest::addRow("bf16 by %d", chunk) << "chunks"
+                                               << "bf16" << chunk;
         }
         for (int chunk : {1, 5, 7})
-            QTest::addRow("fixture f8 by %d", chunk) << "fixture" << "t_f8_e4m3" << chunk;
+            QTest::addRow("fixture f8 by %d", chunk) << "fixture"
+                                                     << "t_f8_e4m3" << chunk;
     }
     void chunkedReads()
     {
@@ -522,7 +570,8 @@ private slots:
             const QByteArray f32 = formulaBytes(DType::Float32, 1000);
             const QByteArray bf16 = formulaBytes(DType::BFloat16, 777);
             QVERIFY(writeSafetensors(file, {{"f32", DType::Float32, {10, 100}, f32.constData()},
-                                            {"bf16", DType::BFloat16, {777}, bf16.constData()}}).ok());
+                                            {"bf16", DType::BFloat16, {777}, bf16.constData()}})
+                        .ok());
         }
         auto opened = openTensorFile(file);
         QVERIFY(opened.ok());
@@ -559,7 +608,8 @@ private slots:
         QTest::newRow("one too many") << true << 0ull << 16ull << false << "out of range";
         QTest::newRow("first huge") << true << qulonglong(max) << 2ull << false << "out of range";
         QTest::newRow("count wraps") << true << 1ull << qulonglong(max) << false << "out of range";
-        QTest::newRow("index") << false << 0ull << 1ull << false << "no tensor with index 99 (the file has 18)";
+        QTest::newRow("index") << false << 0ull << 1ull << false
+                               << "no tensor with index 99 (the file has 18)";
         QTest::newRow("null dst") << true << 0ull << 1ull << true << "tensor 't_f32': no destination buffer";
     }
     void outOfRangeReads()
@@ -591,7 +641,8 @@ private slots:
         const QByteArray a = formulaBytes(DType::Int64, 4096);
         const QByteArray b = formulaBytes(DType::UInt16, 10000);
         QVERIFY(writeSafetensors(path, {{"a", DType::Int64, {4096}, a.constData()},
-                                        {"b", DType::UInt16, {100, 100}, b.constData()}}).ok());
+                                        {"b", DType::UInt16, {100, 100}, b.constData()}})
+                    .ok());
         auto file = openTensorFile(path);
         QVERIFY(file.ok());
         const TensorFile& f = **file;
@@ -608,7 +659,8 @@ private slots:
                     for (uint64_t first = uint64_t(t); first < n; first += 97) {
                         const uint64_t count = std::min<uint64_t>(97, n - first);
                         if (!f.read(index, first, count, piece.data()).ok() ||
-                            std::memcmp(piece.constData(), expected.constData() + first * size, count * size) != 0)
+                            std::memcmp(piece.constData(), expected.constData() + first * size,
+                                        count * size) != 0)
                             ++mismatches;
                     }
             });
@@ -635,13 +687,49 @@ private slots:
 
     void namesAreMadePrintable()
     {
-        const QByteArray header = "{\"bad\\nname\\u0001\": {\"dtype\": \"X\", \"shape\": [], \"data_offsets\": [0, 0]}}";
+        const QByteArray header =
+            "{\"bad\\nname\\u0001\": {\"dtype\": \"X\", \"shape\": [], \"data_offsets\": [0, 0]}}";
         QByteArray bytes(8, '\0');
         bytes[0] = char(header.size());
         bytes += header;
         auto parsed = parseSafetensorsBytes("mem", bytes.constData(), size_t(bytes.size()));
         QVERIFY(!parsed.ok());
         QCOMPARE(parsed.message(), std::string("mem: unsupported dtype 'X' for tensor 'bad\\x0aname\\x01'"));
+    }
+
+    void rejectedInMemory_data()
+    {
+        QTest::addColumn<QByteArray>("header");
+        QTest::addColumn<QString>("phrase");
+        QTest::newRow("array with duplicate keys")
+            << QByteArray(R"([{"a": 1, "a": 2}])") << "not a JSON object (it is array)";
+        QTest::newRow("byte-order mark") << QByteArray("\xEF\xBB\xBF{}") << "byte-order mark";
+        QTest::newRow("duplicate metadata")
+            << QByteArray(R"({"__metadata__": {}, "__metadata__": {}})") << "duplicate key '__metadata__'";
+        QTest::newRow("nesting 65") << QByteArray(R"({"__metadata__": )") + QByteArray(64, '[') +
+                                           QByteArray(64, ']') + "}"
+                                    << "nests deeper than 64 levels";
+        QTest::newRow("brackets in strings")
+            << QByteArray(R"({"__metadata__": {"k": ")") + QByteArray(200, '[') + "\"}}"
+            << "";
+        QTest::newRow("null metadata") << QByteArray(R"({"__metadata__": null})") << "";
+    }
+    void rejectedInMemory()
+    {
+        QFETCH(QByteArray, header);
+        QFETCH(QString, phrase);
+        QByteArray bytes(8, '\0');
+        bytes[0] = char(header.size() & 0xff);
+        bytes[1] = char(header.size() >> 8);
+        bytes += header;
+        auto parsed = parseSafetensorsBytes("mem", bytes.constData(), size_t(bytes.size()));
+        if (phrase.isEmpty()) {
+            QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.message().c_str());
+            QVERIFY(parsed->warnings.empty());
+        } else {
+            QVERIFY(!parsed.ok());
+            QVERIFY2(QString::fromStdString(parsed.message()).contains(phrase), parsed.message().c_str());
+        }
     }
 
     void headerSizeChecks()

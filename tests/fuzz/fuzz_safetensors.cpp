@@ -108,10 +108,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         const unsigned esize = dtypeSize(t.dtype);
         piece.assign(size_t((n - half) * esize) + 1, 0);
         check(f.read(i, 0, half, piece.data()).ok(), "first chunk");
-        check(half == 0 || std::memcmp(piece.data(), expected, size_t(half * esize)) == 0, "first chunk bytes");
+        check(half == 0 || std::memcmp(piece.data(), expected, size_t(half * esize)) == 0,
+              "first chunk bytes");
         check(f.read(i, half, n - half, piece.data()).ok(), "second chunk");
-        check(n == half || std::memcmp(piece.data(), expected + half * esize, size_t((n - half) * esize)) == 0,
-              "second chunk bytes");
+        check(
+            n == half || std::memcmp(piece.data(), expected + half * esize, size_t((n - half) * esize)) == 0,
+            "second chunk bytes");
         check(!f.read(i, n, 1, piece.data()).ok(), "read past the end fails");
         check(!f.read(i, 1, UINT64_MAX, piece.data()).ok(), "wrapping read fails");
     }

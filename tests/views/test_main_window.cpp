@@ -1,19 +1,33 @@
-// The main window on the offscreen platform: opening files off the GUI thread, showing their
-// tensors, showing an error for a malformed file while keeping what was loaded.
-#include <QFile>
+// The main window's wiring on the offscreen platform: a lone file is listed, a pair of snapshots
+// is compared, dropped files open, recent incidents and the dock layout persist in QSettings.
+#include <QDockWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "support/TestSupport.h"
+#include "views/DivergenceTreeModel.h"
+#include "views/HeatmapView.h"
+#include "views/IncidentBanner.h"
+#include "views/IncidentLoader.h"
+#include "views/IncidentPage.h"
 #include "views/MainWindow.h"
-#include "views/TensorTableModel.h"
+#include "views/RecentFiles.h"
+#include "views/ReplayPanel.h"
+#include "views/TensorTreePanel.h"
 
-using faultline::views::MainWindow;
-using faultline::views::TensorTableModel;
+using namespace faultline;
+using namespace faultline::views;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
+
+    static QString sample(const char* name) { return test::sourcePath(QStringLiteral("resources/samples/") + name); }
+
 private slots:
     void initTestCase()
     {
@@ -22,42 +36,94 @@ private slots:
         QSettings().clear();
     }
 
-    void opensAFileAndListsItsTensors()
+    void listsALoneFile()
     {
         MainWindow w;
         w.show();
-        QSignalSpy shown(&w, &MainWindow::fileShown);
-        w.openFiles({faultline::test::sourcePath("resources/samples/sample.safetensors")});
+        QSignalSpy shown(&w, &MainWindow::incidentShown);
+        w.openFiles({sample("sample.safetensors")});
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
-        TensorTableModel* m = w.tensorModel();
-        QCOMPARE(m->rowCount(), 3);
-        QCOMPARE(m->data(m->index(1, TensorTableModel::Name)).toString(), QString("model.layers.0.mlp.fc2.weight"));
-        QCOMPARE(m->data(m->index(1, TensorTableModel::DTypeColumn)).toString(), QString("bfloat16"));
-        QCOMPARE(m->data(m->index(1, TensorTableModel::Shape)).toString(), QString("[32, 64]"));
+        const auto inc = w.incident();
+        QVERIFY(inc->singleFile);
+        QCOMPARE(inc->entries.size(), size_t(3));
+        for (const IncidentEntry& e : inc->entries) QCOMPARE(e.verdict, QString("listed"));
+        // The tree: one section, grouped by path; the fc2 weight with its dtype and shape.
+        DivergenceTreeModel* m = w.treePanel()->model();
+        QCOMPARE(m->rowCount(), 1);
+        int fc2 = -1;
+        for (const IncidentEntry& e : inc->entries)
+            if (e.name == "model.layers.0.mlp.fc2.weight") fc2 = e.id;
+        QVERIFY(fc2 >= 0);
+        const QModelIndex i = m->indexForEntry(fc2);
+        QCOMPARE(m->data(i).toString(), QString("weight"));
+        QCOMPARE(m->data(i.parent()).toString(), QString("fc2"));
+        QCOMPARE(m->data(i.siblingAtColumn(DivergenceTreeModel::DTypeColumn)).toString(), QString("bfloat16"));
+        QCOMPARE(m->data(i.siblingAtColumn(DivergenceTreeModel::Shape)).toString(), QString("[32, 64]"));
+        QVERIFY(w.page()->banner()->storyText().contains("3 tensors listed"));
         QVERIFY(w.windowTitle().contains("sample.safetensors"));
+        QVERIFY(!w.findChild<QPushButton*>("replayRun")->isEnabled());  // no trace: no replay
     }
 
-    void malformedFileShowsErrorAndKeepsWhatWasLoaded()
+    void comparesAPairOfSnapshots()
     {
         MainWindow w;
         w.show();
-        QSignalSpy shown(&w, &MainWindow::fileShown);
-        QSignalSpy error(&w, &MainWindow::errorShown);
-        w.openFiles({faultline::test::sourcePath("resources/samples/sample-snapshot.h5")});
+        QSignalSpy shown(&w, &MainWindow::incidentShown);
+        w.openFiles({sample("sample-snapshot.h5"), sample("sample-snapshot.h5")});
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
-        const int rows = w.tensorModel()->rowCount();
-        QCOMPARE(rows, 8);
+        const auto inc = w.incident();
+        QVERIFY(inc->hasPair());
+        QCOMPARE(inc->entries.size(), size_t(8));
+        for (const IncidentEntry& e : inc->entries) {
+            QCOMPARE(e.verdict, QString("identical"));
+            QVERIFY(e.divergence);
+            QCOMPARE(e.divergence->mismatches, 0ull);
+        }
+        QVERIFY2(w.page()->banner()->storyText().contains("0 of 8 tensors differ"), qPrintable(w.page()->banner()->storyText()));
+        QVERIFY(w.page()->heatmap()->shownGrid().empty());  // nothing to draw: identical
+    }
 
-        QTemporaryDir dir;
-        const QString bad = dir.filePath("broken.h5");
-        QFile f(bad);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QByteArray("\x89HDF\r\n\x1a\n", 8) + QByteArray(100, '\x01'));
-        f.close();
-        w.openFiles({bad});
-        QTRY_COMPARE_WITH_TIMEOUT(error.count(), 1, 10000);
-        QVERIFY2(w.lastError().contains(bad), qPrintable(w.lastError()));
-        QCOMPARE(w.tensorModel()->rowCount(), rows);  // nothing the user had is lost
+    void opensDroppedFilesAndRemembersThem()
+    {
+        RecentFiles::clear();
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::incidentShown);
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(sample("sample.safetensors"))});
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &drop);
+        qDebug() << "loading" << w.loader()->isLoading() << drop.isAccepted();
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
+        const QList<QStringList> recent = RecentFiles::load();
+        QVERIFY(!recent.isEmpty());
+        QCOMPARE(recent.front(), QStringList{sample("sample.safetensors")});
+        QMenu* recentMenu = nullptr;
+        for (QMenu* menu : w.menuBar()->findChildren<QMenu*>())
+            if (menu->title().contains("Recent")) recentMenu = menu;
+        QVERIFY(recentMenu);
+        QVERIFY(recentMenu->isEnabled());
+        QCOMPARE(recentMenu->actions().front()->text(), QString("sample.safetensors"));
+    }
+
+    void savesAndRestoresTheDockLayout()
+    {
+        {
+            MainWindow w;
+            w.show();
+            auto* dock = w.findChild<QDockWidget*>("devicesDock");
+            QVERIFY(dock);
+            QVERIFY(w.findChild<QDockWidget*>("tensorTreeDock"));
+            QVERIFY(w.findChild<QDockWidget*>("replayDock"));
+            dock->hide();
+            w.close();
+        }
+        QVERIFY(QSettings().contains("windowState"));
+        MainWindow again;
+        again.show();
+        QVERIFY(again.findChild<QDockWidget*>("devicesDock")->isHidden());
+        QVERIFY(!again.findChild<QDockWidget*>("tensorTreeDock")->isHidden());
+        QSettings().remove("windowState");
     }
 };
 

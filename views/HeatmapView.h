@@ -1,0 +1,110 @@
+#pragma once
+// Where a tensor diverges: per-tile max |error| (or mismatch / beyond-tolerance counts) of the
+// selected entry's tile pyramid as a QCPColorMap on a log colour scale. The level is chosen so
+// that no more cells than the widget's pixels are drawn and re-chosen on every zoom or pan, down
+// to the finest tiles, then to single elements when their values are loaded (small tensors).
+// Hover names the element, its tile's counts and, at element zoom, both values and bits.
+// "Colour by SM" colours the divergent tiles by the SM that computed them, where a layout is
+// known (the suspect device's simulated defect).
+#include <QPointer>
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+#include "ElementValues.h"
+#include "HeatmapBinning.h"
+#include "Incident.h"
+#include "core/replay/FaultModel.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QTimer;
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCPItemText;
+
+namespace faultline::views {
+
+class HeatmapView : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeatmapView(QWidget* parent = nullptr);
+    ~HeatmapView() override;
+
+    // Shows entry `entryId` of `incident` (resets zoom and element values); nullptr clears.
+    void setEntry(std::shared_ptr<const Incident> incident, int entryId);
+    // Element values for the current entry (ignored for another entry).
+    void setElementValues(std::shared_ptr<const ElementValues> values);
+    // Says why there are no element values (shown under the plot).
+    void setElementValuesUnavailable(const QString& reason);
+
+    void setMetric(HeatmapMetric metric);
+    HeatmapMetric metric() const { return m_metric; }
+    // Colour by SM: only where a tile->SM layout is known (smAvailable()).
+    void setColourBySm(bool on);
+    bool colourBySm() const { return m_bySm; }
+    bool smAvailable() const { return m_smLayout.has_value(); }
+    // Zooms to element rows [r0, r1) x cols [c0, c1); fitAll() shows the whole tensor.
+    void zoomTo(double r0, double r1, double c0, double c1);
+    void fitAll();
+
+    // What is drawn now (tests, export).
+    const HeatmapGrid& shownGrid() const { return m_grid; }
+    bool showingElements() const { return m_grid.level == HeatmapGrid::kElementLevel; }
+    bool hasElementValues() const { return m_values != nullptr; }
+    QCustomPlot* plot() const { return m_plot; }
+    QCPColorMap* colorMap() const { return m_map; }
+    // The hover text for element (row, col) of the 2-D view.
+    QString describeElement(uint64_t row, uint64_t col) const;
+    QString infoText() const;
+
+signals:
+    void gridChanged();
+
+protected:
+    void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    void scheduleRebinOnUi();
+    void rebinOnUi();
+    void showGrid(const HeatmapGrid& grid, double lo, double hi, bool logScale);
+    void showMessage(const QString& message);
+    void updateTitle();
+    void updateSmAvailability();
+    void onMouseMoveOnUi(QMouseEvent* event);
+    std::optional<std::pair<double, double>> errorRange() const;
+    double levelMax(int level) const;
+    HeatmapGrid smGrid(QString* summary) const;
+    const Divergence* divergence() const;
+
+    QCustomPlot* m_plot = nullptr;
+    QCPColorMap* m_map = nullptr;
+    QCPColorScale* m_scale = nullptr;
+    QCPTextElement* m_title = nullptr;
+    QCPItemText* m_message = nullptr;
+    QComboBox* m_metricBox = nullptr;
+    QCheckBox* m_smBox = nullptr;
+    QLabel* m_levelLabel = nullptr;
+    QLabel* m_hoverLabel = nullptr;
+    QLabel* m_infoLabel = nullptr;
+    QTimer* m_rebinTimer = nullptr;
+
+    std::shared_ptr<const Incident> m_incident;
+    int m_entryId = -1;
+    std::shared_ptr<const ElementValues> m_values;
+    QString m_valuesNote;
+    HeatmapMetric m_metric = HeatmapMetric::MaxAbsError;
+    bool m_bySm = false;
+    std::optional<VirtualSmLayout> m_smLayout;
+    QString m_smSource;
+    QString m_smSummary;
+    HeatmapGrid m_grid;
+    bool m_settingRange = false;
+    QSize m_binnedPixels;
+};
+
+}  // namespace faultline::views

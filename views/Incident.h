@@ -1,0 +1,94 @@
+#pragma once
+// What the workbench has open: a trace bisected against the golden model, a suspect/reference
+// pair of snapshots compared, or both, or a lone file listed without comparison. Built on a
+// worker thread by IncidentLoader, then shared read-only (std::shared_ptr<const Incident>) by
+// every view. Entries are the rows the views show: one per bisected op or compared tensor.
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/TensorFile.h"
+#include "core/compare/CompareRun.h"
+#include "core/replay/Bisect.h"
+#include "core/trace/Trace.h"
+
+namespace faultline::views {
+
+enum class EntrySource { TraceOp, Tensor };
+
+struct IncidentEntry {
+    int id = 0;  // index into Incident::entries
+    EntrySource source = EntrySource::Tensor;
+    QString name;     // module path (ops) or pairing key / tensor name (tensors)
+    QString opKind;   // ops: gemm, softmax, ...
+    size_t opIndex = 0;  // ops: trace order
+    // ops: ok | divergent | skipped | error; tensors: identical | within | beyond | error |
+    // unpaired | listed (a lone file: no comparison)
+    QString verdict;
+    QString detail;
+    const Divergence* divergence = nullptr;  // owned by the Incident; null when not compared
+    bool hasInfo = false;  // dtype and shape known
+    DType dtype = DType::Float32;
+    std::vector<uint64_t> shape;
+    // Where the element values come from (ElementValueLoader): tensors: names in the suspect and
+    // reference files; ops: the suspect's recorded output (the reference is the golden model).
+    std::string suspectTensor, referenceTensor;
+
+    bool isDivergent() const { return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond"); }
+};
+
+struct Incident {
+    // Entries point into the reports: an Incident is never copied.
+    Incident() = default;
+    Incident(const Incident&) = delete;
+    Incident& operator=(const Incident&) = delete;
+
+    QStringList paths;  // as opened
+
+    // Trace part: the trace, the suspect device label, the bisect report.
+    std::shared_ptr<const Trace> trace;
+    QString tracePath;
+    QString suspectLabel;
+    QString simulatedDefect;  // the suspect device's simulated_defect attribute ("" when none)
+    std::optional<BisectReport> bisect;
+
+    // Pair part: suspect (first) and reference (second) snapshots and their comparison.
+    std::shared_ptr<const TensorFile> suspectFile, referenceFile;
+    std::optional<CompareReport> compare;
+
+    // A lone snapshot: listed, not compared.
+    std::shared_ptr<const TensorFile> singleFile;
+
+    std::vector<IncidentEntry> entries;  // ops in trace order, then tensors in name order
+    std::optional<int> firstDivergentEntry;  // the bisect's first divergent op
+    std::optional<int> storyEntry;           // what to show first
+    QStringList warnings;
+
+    bool hasTrace() const { return trace != nullptr; }
+    bool hasPair() const { return compare.has_value(); }
+    const IncidentEntry* entry(int id) const
+    {
+        return id >= 0 && size_t(id) < entries.size() ? &entries[size_t(id)] : nullptr;
+    }
+    // "incident-trace.h5 (gpu1 vs golden) + step-003-rank-1.h5 vs step-003-rank-1.h5"
+    QString title() const;
+    // One line per part for the status bar.
+    QString summary() const;
+    // Entries of one source, in their order.
+    std::vector<int> entriesOf(EntrySource source) const;
+    // Ops the bisect found divergent, as a campaign op selection ("8,12,13"), "" when none.
+    QString divergentOpSelection() const;
+
+    // Fills entries, firstDivergentEntry and storyEntry from the reports. Call once, after the
+    // reports are in their final place (entries point into them).
+    void buildEntries();
+};
+
+// The trace's suspect device: role "suspect", else the last device, else "".
+std::string suspectDeviceLabel(const Trace& trace);
+
+}  // namespace faultline::views

@@ -1,0 +1,156 @@
+#include "PlotStyle.h"
+
+#include <QApplication>
+#include <QPalette>
+
+namespace faultline::views {
+
+bool PlotStyle::isDark()
+{
+    const QColor window = QApplication::palette().color(QPalette::Window);
+    return window.lightness() < 128;
+}
+
+QColor PlotStyle::divergentColor()
+{
+    return isDark() ? QColor(255, 107, 90) : QColor(205, 45, 35);
+}
+
+QColor PlotStyle::firstDivergentColor()
+{
+    return isDark() ? QColor(255, 200, 60) : QColor(230, 120, 0);
+}
+
+QColor PlotStyle::warningColor()
+{
+    return isDark() ? QColor(240, 170, 80) : QColor(180, 100, 0);
+}
+
+QColor PlotStyle::okColor()
+{
+    return isDark() ? QColor(110, 200, 120) : QColor(40, 140, 60);
+}
+
+QColor PlotStyle::neutralBarColor()
+{
+    return isDark() ? QColor(110, 150, 210) : QColor(70, 110, 180);
+}
+
+QColor PlotStyle::selectionColor()
+{
+    return isDark() ? QColor(120, 200, 255) : QColor(20, 110, 200);
+}
+
+QColor PlotStyle::fieldColor(const QString& field)
+{
+    if (field == QLatin1String("sign")) return isDark() ? QColor(255, 110, 110) : QColor(200, 40, 40);
+    if (field == QLatin1String("exponent")) return isDark() ? QColor(255, 190, 70) : QColor(220, 140, 0);
+    if (field == QLatin1String("mantissa")) return isDark() ? QColor(100, 170, 255) : QColor(40, 100, 200);
+    return neutralBarColor();
+}
+
+QColor PlotStyle::verdictColor(const QString& verdict)
+{
+    if (verdict == QLatin1String("healthy")) return okColor();
+    if (verdict == QLatin1String("transient")) return warningColor();
+    if (verdict == QLatin1String("persistent") || verdict == QLatin1String("device-specific")) return divergentColor();
+    return QApplication::palette().color(QPalette::Disabled, QPalette::Text);
+}
+
+QCPColorGradient PlotStyle::errorGradient()
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    g.setColorStopAt(0.0, QColor(40, 12, 90));
+    g.setColorStopAt(0.3, QColor(120, 28, 109));
+    g.setColorStopAt(0.55, QColor(200, 50, 80));
+    g.setColorStopAt(0.8, QColor(245, 125, 21));
+    g.setColorStopAt(1.0, QColor(252, 240, 150));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(emptyCellColor());
+    g.setLevelCount(256);
+    return g;
+}
+
+QCPColorGradient PlotStyle::smGradient()
+{
+    QCPColorGradient g(QCPColorGradient::gpHues);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(emptyCellColor());
+    g.setLevelCount(64);
+    return g;
+}
+
+QColor PlotStyle::emptyCellColor()
+{
+    return isDark() ? QColor(48, 53, 62) : QColor(236, 238, 242);
+}
+
+void PlotStyle::styleAxis(QCPAxis* axis)
+{
+    const QPalette pal = QApplication::palette();
+    const QColor text = pal.color(QPalette::Text);
+    const QColor line = pal.color(QPalette::Mid);
+    QColor grid = isDark() ? QColor(70, 76, 86) : QColor(215, 218, 224);
+    axis->setBasePen(QPen(line));
+    axis->setTickPen(QPen(line));
+    axis->setSubTickPen(QPen(line));
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+    axis->grid()->setSubGridVisible(false);
+    axis->grid()->setZeroLinePen(Qt::NoPen);
+}
+
+void PlotStyle::styleLegend(QCPLegend* legend)
+{
+    const QPalette pal = QApplication::palette();
+    legend->setBrush(pal.color(QPalette::Base));
+    legend->setTextColor(pal.color(QPalette::Text));
+}
+
+void PlotStyle::placeLegendInRow(QCustomPlot* plot, int row)
+{
+    QCPLegend* legend = plot->legend;
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->axisRect()->insetLayout()->simplify();
+    plot->plotLayout()->insertRow(row);
+    auto* holder = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(row, 0, holder);
+    holder->addElement(0, 0, legend);
+    holder->setMargins(QMargins(0, 0, 0, 0));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setMargins(QMargins(4, 0, 4, 0));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(12);
+    plot->plotLayout()->setRowStretchFactor(row, 0.001);
+    plot->plotLayout()->setRowSpacing(0);
+}
+
+QFont PlotStyle::titleFont(const QFont& base)
+{
+    QFont f = base;
+    f.setBold(true);
+    if (f.pointSizeF() > 0) f.setPointSizeF(f.pointSizeF() * 0.95);
+    return f;
+}
+
+void PlotStyle::apply(QCustomPlot* plot)
+{
+    const QPalette pal = QApplication::palette();
+    plot->setBackground(pal.color(QPalette::Base));
+    for (int i = 0; i < plot->axisRectCount(); ++i) {
+        QCPAxisRect* rect = plot->axisRect(i);
+        rect->setBackground(pal.color(QPalette::Base));
+        for (QCPAxis* axis : rect->axes()) styleAxis(axis);
+    }
+    if (plot->legend) styleLegend(plot->legend);
+    for (int i = 0; i < plot->plotLayout()->elementCount(); ++i)
+        if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
+            title->setTextColor(pal.color(QPalette::Text));
+    plot->setNoAntialiasingOnDrag(true);
+}
+
+}  // namespace faultline::views

@@ -1,0 +1,461 @@
+#include "ReplayPanel.h"
+
+#include <QButtonGroup>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <chrono>
+
+#include "CampaignRunner.h"
+#include "PlotStyle.h"
+#include "ProgressBarDelegate.h"
+#include "ReplayResultsModel.h"
+#include "WorkerProgram.h"
+#include "core/replay/FaultModel.h"
+#include "core/replay/TargetSpec.h"
+
+namespace faultline::views {
+namespace {
+
+constexpr int kSpecRole = Qt::UserRole;
+
+QString normalise(const QString& spec, QString* error = nullptr)
+{
+    auto parsed = parseTargetSpec(spec.trimmed().toStdString());
+    if (!parsed) {
+        if (error) *error = QString::fromStdString(parsed.message());
+        return {};
+    }
+    if (parsed->kind == "sim") {  // unknown models and bad parameters now, not in the worker
+        auto model = createFaultModel(*parsed);
+        if (!model) {
+            if (error) *error = QString::fromStdString(model.message());
+            return {};
+        }
+    }
+    return QString::fromStdString(parsed->text);
+}
+
+QString modelDescription(const QString& spec)
+{
+    auto parsed = parseTargetSpec(spec.toStdString());
+    if (!parsed || parsed->kind != "sim") return {};
+    auto model = createFaultModel(*parsed);
+    return model ? QString::fromStdString((*model)->describe()) : QString();
+}
+
+}  // namespace
+
+ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("replayPanel"));
+    m_runner = new CampaignRunner(this);
+    m_results = new ReplayResultsModel(this);
+    connect(m_runner, &CampaignRunner::runFinished, this, &ReplayPanel::onRunFinishedOnUi);
+    connect(m_runner, &CampaignRunner::finished, this, &ReplayPanel::onFinishedOnUi);
+    connect(m_runner, &CampaignRunner::failed, this, &ReplayPanel::onFailedOnUi);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+
+    auto* opsBox = new QGroupBox(tr("Ops"));
+    auto* opsLayout = new QVBoxLayout(opsBox);
+    m_opGroup = new QButtonGroup(this);
+    m_allOps = new QRadioButton(tr("All ops"));
+    m_divergentOps = new QRadioButton(tr("Divergent ops"));
+    m_selectedOp = new QRadioButton(tr("Selected op"));
+    m_allOps->setObjectName(QStringLiteral("replayAllOps"));
+    m_divergentOps->setObjectName(QStringLiteral("replayDivergentOps"));
+    m_selectedOp->setObjectName(QStringLiteral("replaySelectedOp"));
+    m_opGroup->addButton(m_allOps, int(OpSelection::All));
+    m_opGroup->addButton(m_divergentOps, int(OpSelection::Divergent));
+    m_opGroup->addButton(m_selectedOp, int(OpSelection::Selected));
+    m_allOps->setChecked(true);
+    opsLayout->addWidget(m_allOps);
+    opsLayout->addWidget(m_divergentOps);
+    opsLayout->addWidget(m_selectedOp);
+    layout->addWidget(opsBox);
+
+    auto* targetsBox = new QGroupBox(tr("Targets"));
+    auto* targetsLayout = new QVBoxLayout(targetsBox);
+    m_targets = new QListWidget;
+    m_targets->setObjectName(QStringLiteral("replayTargets"));
+    m_targets->setMinimumHeight(120);
+    targetsLayout->addWidget(m_targets);
+    auto* addRow = new QHBoxLayout;
+    m_customTarget = new QLineEdit;
+    m_customTarget->setPlaceholderText(tr("sim:stuck-bit:bit=20,lane=3"));
+    m_customTarget->setToolTip(tr("Add a target: cpu, sim:<model>[:k=v,…], cuda:<index>"));
+    auto* add = new QPushButton(tr("Add"));
+    addRow->addWidget(m_customTarget, 1);
+    addRow->addWidget(add);
+    targetsLayout->addLayout(addRow);
+    layout->addWidget(targetsBox);
+
+    auto* form = new QFormLayout;
+    m_reps = new QSpinBox;
+    m_reps->setObjectName(QStringLiteral("replayReps"));
+    m_reps->setRange(1, 1000);
+    m_reps->setValue(3);
+    m_reps->setToolTip(tr("Repetitions per op and target: more runs, tighter rate intervals"));
+    form->addRow(tr("Repetitions"), m_reps);
+    m_timeout = new QDoubleSpinBox;
+    m_timeout->setObjectName(QStringLiteral("replayTimeout"));
+    m_timeout->setRange(0.1, 3600);
+    m_timeout->setDecimals(1);
+    m_timeout->setSuffix(tr(" s"));
+    m_timeout->setValue(60);
+    m_timeout->setToolTip(tr("A run that takes longer is recorded as a hang and its worker restarted"));
+    form->addRow(tr("Timeout per run"), m_timeout);
+    layout->addLayout(form);
+
+    auto* buttons = new QHBoxLayout;
+    m_run = new QPushButton(tr("Run replay"));
+    m_run->setObjectName(QStringLiteral("replayRun"));
+    m_cancel = new QPushButton(tr("Cancel"));
+    m_cancel->setObjectName(QStringLiteral("replayCancel"));
+    buttons->addWidget(m_run);
+    buttons->addWidget(m_cancel);
+    layout->addLayout(buttons);
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    layout->addWidget(m_progress);
+    m_stateLabel = new QLabel;
+    m_stateLabel->setObjectName(QStringLiteral("replayState"));
+    m_stateLabel->setWordWrap(true);
+    layout->addWidget(m_stateLabel);
+    m_note = new QLabel;
+    m_note->setWordWrap(true);
+    layout->addWidget(m_note);
+
+    m_table = new QTableView;
+    m_table->setObjectName(QStringLiteral("replayResults"));
+    m_table->setModel(m_results);
+    m_table->setItemDelegateForColumn(ReplayResultsModel::Progress,
+                                      new ProgressBarDelegate(ReplayResultsModel::FractionRole, m_table));
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->setWordWrap(false);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setMinimumHeight(110);
+    layout->addWidget(m_table, 1);
+
+    connect(m_run, &QPushButton::clicked, this, [this] { start(); });
+    connect(m_cancel, &QPushButton::clicked, this, &ReplayPanel::cancel);
+    connect(add, &QPushButton::clicked, this, &ReplayPanel::addCustomTarget);
+    connect(m_customTarget, &QLineEdit::returnPressed, this, &ReplayPanel::addCustomTarget);
+    setState(tr("Idle"));
+    rebuildTargets();
+    updateControls();
+}
+
+ReplayPanel::~ReplayPanel()
+{
+    m_runner->reset();
+}
+
+void ReplayPanel::setIncident(std::shared_ptr<const Incident> incident)
+{
+    m_runner->reset();
+    m_incident = std::move(incident);
+    m_selectedOpIndex.reset();
+    m_report.reset();
+    m_results->clear();
+    m_lastError.clear();
+    m_done = m_total = 0;
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    rebuildTargets();
+    const QString divergent = m_incident ? m_incident->divergentOpSelection() : QString();
+    (divergent.isEmpty() ? m_allOps : m_divergentOps)->setChecked(true);
+    setState(tr("Idle"));
+    updateControls();
+}
+
+void ReplayPanel::setSelectedOp(std::optional<size_t> opIndex)
+{
+    m_selectedOpIndex = opIndex;
+    updateControls();
+}
+
+void ReplayPanel::setOpSelection(OpSelection selection)
+{
+    if (QAbstractButton* b = m_opGroup->button(int(selection))) b->setChecked(true);
+}
+
+ReplayPanel::OpSelection ReplayPanel::opSelection() const
+{
+    return OpSelection(m_opGroup->checkedId());
+}
+
+QString ReplayPanel::opSelectionText() const
+{
+    switch (opSelection()) {
+    case OpSelection::All: return {};
+    case OpSelection::Divergent: return m_incident ? m_incident->divergentOpSelection() : QString();
+    case OpSelection::Selected: return m_selectedOpIndex ? QString::number(*m_selectedOpIndex) : QString();
+    }
+    return {};
+}
+
+void ReplayPanel::addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked)
+{
+    for (int i = 0; i < m_targets->count(); ++i)
+        if (m_targets->item(i)->data(kSpecRole).toString() == spec) {
+            m_targets->item(i)->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+            return;
+        }
+    auto* item = new QListWidgetItem(label.isEmpty() ? spec : label, m_targets);
+    item->setData(kSpecRole, spec);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+    item->setToolTip(tip.isEmpty() ? spec : tip);
+}
+
+void ReplayPanel::rebuildTargets()
+{
+    m_targets->clear();
+    addTargetItem(QStringLiteral("cpu"), tr("cpu — golden model"), tr("The bit-exact CPU golden model"), true);
+    if (m_incident && !m_incident->simulatedDefect.isEmpty()) {
+        const QString spec = normalise(m_incident->simulatedDefect);
+        if (!spec.isEmpty())
+            addTargetItem(spec, tr("%1's simulated defect: %2").arg(m_incident->suspectLabel, spec),
+                          modelDescription(spec), true);
+    }
+    for (const std::string& name : faultModelNames()) {
+        const QString spec = normalise(QStringLiteral("sim:") + QString::fromStdString(name));
+        if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
+    }
+    auto* cuda = new QListWidgetItem(tr("CUDA devices: no inventory in this build yet"), m_targets);
+    cuda->setFlags(Qt::NoItemFlags);
+    cuda->setToolTip(tr("Local CUDA devices will be listed here once the device inventory lands; add cuda:<index> by "
+                        "hand meanwhile"));
+}
+
+void ReplayPanel::addCustomTarget()
+{
+    QString error;
+    const QString spec = normalise(m_customTarget->text(), &error);
+    if (spec.isEmpty()) {
+        m_lastError = error;
+        m_note->setText(tr("<span style='color:%1'>%2</span>").arg(PlotStyle::divergentColor().name(), error.toHtmlEscaped()));
+        return;
+    }
+    addTargetItem(spec, QString(), modelDescription(spec), true);
+    m_customTarget->clear();
+    m_note->clear();
+}
+
+bool ReplayPanel::setCheckedTargets(const QStringList& specs)
+{
+    QStringList normalised;
+    for (const QString& s : specs) {
+        QString error;
+        const QString n = normalise(s, &error);
+        if (n.isEmpty()) {
+            m_lastError = error;
+            m_note->setText(error);
+            return false;
+        }
+        normalised << n;
+    }
+    for (int i = 0; i < m_targets->count(); ++i) {
+        QListWidgetItem* item = m_targets->item(i);
+        if (item->flags() & Qt::ItemIsUserCheckable) item->setCheckState(Qt::Unchecked);
+    }
+    for (const QString& n : normalised) addTargetItem(n, QString(), modelDescription(n), true);
+    return true;
+}
+
+QStringList ReplayPanel::checkedTargets() const
+{
+    QStringList out;
+    for (int i = 0; i < m_targets->count(); ++i) {
+        const QListWidgetItem* item = m_targets->item(i);
+        if ((item->flags() & Qt::ItemIsUserCheckable) && item->checkState() == Qt::Checked)
+            out << item->data(kSpecRole).toString();
+    }
+    return out;
+}
+
+QStringList ReplayPanel::availableTargets() const
+{
+    QStringList out;
+    for (int i = 0; i < m_targets->count(); ++i)
+        if (m_targets->item(i)->flags() & Qt::ItemIsUserCheckable) out << m_targets->item(i)->data(kSpecRole).toString();
+    return out;
+}
+
+void ReplayPanel::setReps(int reps)
+{
+    m_reps->setValue(reps);
+}
+
+void ReplayPanel::setTimeoutMs(int ms)
+{
+    m_timeout->setValue(ms / 1000.0);
+}
+
+bool ReplayPanel::isRunning() const
+{
+    return m_runner->isRunning();
+}
+
+QString ReplayPanel::stateText() const
+{
+    return m_state;
+}
+
+void ReplayPanel::fitColumns()
+{
+    m_table->resizeColumnsToContents();
+    m_table->setColumnWidth(ReplayResultsModel::Target, std::min(m_table->columnWidth(ReplayResultsModel::Target), 160));
+    m_table->setColumnWidth(ReplayResultsModel::Progress, std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
+}
+
+void ReplayPanel::setState(const QString& state)
+{
+    m_state = state;
+    m_stateLabel->setText(state);
+    emit stateChanged(state);
+}
+
+void ReplayPanel::updateControls()
+{
+    const bool running = m_runner->isRunning();
+    const bool hasTrace = m_incident && m_incident->hasTrace();
+    const QString divergent = m_incident ? m_incident->divergentOpSelection() : QString();
+    m_divergentOps->setText(divergent.isEmpty() ? tr("Divergent ops (none)") : tr("Divergent ops (%1)").arg(divergent));
+    m_divergentOps->setEnabled(!running && !divergent.isEmpty());
+    QString selected = tr("Selected op (none)");
+    if (m_selectedOpIndex && m_incident)
+        for (const IncidentEntry& e : m_incident->entries)
+            if (e.source == EntrySource::TraceOp && e.opIndex == *m_selectedOpIndex)
+                selected = tr("Selected op (#%1 %2)").arg(e.opIndex).arg(e.opKind);
+    m_selectedOp->setText(selected);
+    m_selectedOp->setEnabled(!running && m_selectedOpIndex.has_value());
+    m_allOps->setEnabled(!running && hasTrace);
+    m_targets->setEnabled(!running);
+    m_customTarget->setEnabled(!running);
+    m_reps->setEnabled(!running);
+    m_timeout->setEnabled(!running);
+    m_run->setEnabled(!running && hasTrace);
+    m_cancel->setEnabled(running && !m_runner->isCancelling());
+    if (!hasTrace)
+        m_note->setText(tr("Replay needs a trace: open one (with or without a pair of snapshots)."));
+    else if (m_note->text().startsWith(tr("Replay needs")))
+        m_note->clear();
+}
+
+bool ReplayPanel::start()
+{
+    m_lastError.clear();
+    if (m_runner->isRunning()) return false;
+    auto refuse = [this](const QString& why) {
+        m_lastError = why;
+        m_note->setText(why);
+        setState(tr("Idle — %1").arg(why));
+        emit failed(why);
+        return false;
+    };
+    if (!m_incident || !m_incident->hasTrace()) return refuse(tr("no trace is open"));
+    const QStringList targets = checkedTargets();
+    if (targets.isEmpty()) return refuse(tr("no target is checked"));
+    if (opSelection() != OpSelection::All && opSelectionText().isEmpty()) return refuse(tr("no op in this selection"));
+    CampaignOptions options;
+    options.tracePath = m_incident->tracePath.toStdString();
+    for (const QString& t : targets) {
+        auto spec = parseTargetSpec(t.toStdString());
+        if (!spec) return refuse(QString::fromStdString(spec.message()));
+        options.targets.push_back(*spec);
+    }
+    options.ops = opSelectionText().toStdString();
+    options.reps = uint32_t(m_reps->value());
+    options.timeout = std::chrono::milliseconds(qint64(m_timeout->value() * 1000));
+    options.workerProgram = workerProgramPath().toStdString();
+    std::vector<std::string> warnings;
+    auto ops = selectOps(*m_incident->trace, options.ops, warnings);
+    if (!ops) return refuse(QString::fromStdString(ops.message()));
+
+    m_report.reset();
+    m_done = 0;
+    m_total = quint64(ops->size()) * options.reps * targets.size();
+    m_results->begin(targets, quint64(ops->size()) * options.reps);
+    fitColumns();
+    m_progress->setRange(0, int(std::min<quint64>(m_total, 1u << 30)));
+    m_progress->setValue(0);
+    m_note->setText(warnings.empty() ? QString() : QString::fromStdString(warnings.front()));
+    m_job = m_runner->startOnWorker(std::move(options));
+    setState(tr("Running: 0 of %1 runs (%2 ops × %3 reps × %4 targets)")
+                 .arg(m_total)
+                 .arg(ops->size())
+                 .arg(m_reps->value())
+                 .arg(targets.size()));
+    updateControls();
+    emit started();
+    return true;
+}
+
+void ReplayPanel::cancel()
+{
+    if (!m_runner->isRunning()) return;
+    m_runner->cancel();
+    setState(tr("Cancelling: waiting for the runs in flight (a hang ends at its timeout)…"));
+    updateControls();
+}
+
+void ReplayPanel::onRunFinishedOnUi(quint64 job, quint64 done, quint64 total, const QString& what)
+{
+    if (job != m_job) return;
+    m_done = done;
+    m_total = total;
+    // "TARGET op N rep R: OUTCOME"
+    const int opAt = what.indexOf(QStringLiteral(" op "));
+    const int colon = what.lastIndexOf(QStringLiteral(": "));
+    if (opAt > 0 && colon > opAt) m_results->recordRun(what.left(opAt), what.mid(colon + 2));
+    m_progress->setValue(int(std::min<quint64>(done, 1u << 30)));
+    if (!m_runner->isCancelling()) setState(tr("Running: %1 of %2 runs — last: %3").arg(done).arg(total).arg(what));
+}
+
+void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignReport> report)
+{
+    if (job != m_job) return;
+    m_report = report;
+    m_results->finish(*report);
+    fitColumns();
+    quint64 runs = report->runs.size();
+    if (report->cancelled)
+        setState(tr("Cancelled after %1 of %2 runs: verdicts are partial").arg(runs).arg(m_total));
+    else
+        setState(tr("Finished: %1 runs").arg(runs));
+    if (!report->warnings.empty()) m_note->setText(QString::fromStdString(report->warnings.front()));
+    updateControls();
+    emit finished(report->cancelled);
+}
+
+void ReplayPanel::onFailedOnUi(quint64 job, const QString& message)
+{
+    if (job != m_job) return;
+    m_lastError = message;
+    m_results->fail(message);
+    m_note->setText(tr("<span style='color:%1'>%2</span>").arg(PlotStyle::divergentColor().name(), message.toHtmlEscaped()));
+    setState(tr("Failed: %1").arg(message));
+    updateControls();
+    emit failed(message);
+}
+
+}  // namespace faultline::views

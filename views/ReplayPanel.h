@@ -1,0 +1,111 @@
+#pragma once
+// The replay panel: which ops (all / divergent / the selected one), which targets (cpu, the
+// simulated fault models, the suspect's simulated defect preselected; CUDA devices later), how
+// many repetitions and how long a run may take; Run starts a campaign on a worker thread (one
+// faultline-worker process per target), Cancel stops it after the runs in flight. A live table
+// shows each target's runs, failures, rate with its 95% interval and verdict.
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+#include "Incident.h"
+#include "core/replay/Campaign.h"
+
+class QButtonGroup;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QRadioButton;
+class QSpinBox;
+class QTableView;
+
+namespace faultline::views {
+
+class CampaignRunner;
+class ReplayResultsModel;
+
+class ReplayPanel : public QWidget {
+    Q_OBJECT
+public:
+    enum class OpSelection { All, Divergent, Selected };
+
+    explicit ReplayPanel(QWidget* parent = nullptr);
+    ~ReplayPanel() override;
+
+    // A new incident: cancels a running campaign, clears the table, rebuilds the target list.
+    void setIncident(std::shared_ptr<const Incident> incident);
+    // The op selected in the tree (for OpSelection::Selected); nullopt when none.
+    void setSelectedOp(std::optional<size_t> opIndex);
+
+    void setOpSelection(OpSelection selection);
+    OpSelection opSelection() const;
+    // The campaign op selection text for the current choice ("" = all).
+    QString opSelectionText() const;
+    // Checks exactly these targets (adding ones not in the list); returns false when one does
+    // not parse (the error is shown).
+    bool setCheckedTargets(const QStringList& specs);
+    // Normalised specs of the checked targets.
+    QStringList checkedTargets() const;
+    // Every target offered, normalised.
+    QStringList availableTargets() const;
+    void setReps(int reps);
+    void setTimeoutMs(int ms);
+
+    // Starts a campaign with the current settings; false (with the reason shown) when it cannot.
+    bool start();
+    void cancel();
+    bool isRunning() const;
+    QString stateText() const;
+    QString lastError() const { return m_lastError; }
+    ReplayResultsModel* resultsModel() const { return m_results; }
+    QTableView* resultsView() const { return m_table; }
+    std::shared_ptr<const CampaignReport> lastReport() const { return m_report; }
+
+signals:
+    void started();
+    // The campaign ended (cancelled: stopped early, verdicts are partial).
+    void finished(bool cancelled);
+    void failed(const QString& message);
+    void stateChanged(const QString& state);
+
+private:
+    void rebuildTargets();
+    void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
+    void addCustomTarget();
+    void updateControls();
+    void fitColumns();
+    void setState(const QString& state);
+    void onRunFinishedOnUi(quint64 job, quint64 done, quint64 total, const QString& what);
+    void onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignReport> report);
+    void onFailedOnUi(quint64 job, const QString& message);
+
+    CampaignRunner* m_runner = nullptr;
+    ReplayResultsModel* m_results = nullptr;
+    QButtonGroup* m_opGroup = nullptr;
+    QRadioButton* m_allOps = nullptr;
+    QRadioButton* m_divergentOps = nullptr;
+    QRadioButton* m_selectedOp = nullptr;
+    QListWidget* m_targets = nullptr;
+    QLineEdit* m_customTarget = nullptr;
+    QSpinBox* m_reps = nullptr;
+    QDoubleSpinBox* m_timeout = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_stateLabel = nullptr;
+    QLabel* m_note = nullptr;
+    QTableView* m_table = nullptr;
+
+    std::shared_ptr<const Incident> m_incident;
+    std::optional<size_t> m_selectedOpIndex;
+    std::shared_ptr<const CampaignReport> m_report;
+    QString m_state;
+    QString m_lastError;
+    quint64 m_job = 0;
+    quint64 m_done = 0, m_total = 0;
+};
+
+}  // namespace faultline::views

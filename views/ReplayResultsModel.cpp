@@ -1,0 +1,176 @@
+#include "ReplayResultsModel.h"
+
+#include <QBrush>
+#include <QFont>
+#include <algorithm>
+
+#include "PlotStyle.h"
+
+namespace faultline::views {
+namespace {
+
+QString percent(double x)
+{
+    return QStringLiteral("%1%").arg(100.0 * x, 0, 'f', x > 0 && x < 0.1 ? 1 : 0);
+}
+
+}  // namespace
+
+ReplayResultsModel::ReplayResultsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void ReplayResultsModel::begin(const QStringList& targets, quint64 runsPerTarget)
+{
+    beginResetModel();
+    m_rows.clear();
+    for (const QString& t : targets) {
+        Row r;
+        r.target = t;
+        r.planned = runsPerTarget;
+        r.verdict = QStringLiteral("queued");
+        m_rows.push_back(r);
+    }
+    endResetModel();
+}
+
+void ReplayResultsModel::recordRun(const QString& target, const QString& outcome)
+{
+    const int row = rowOf(target);
+    if (row < 0) return;
+    Row& r = m_rows[size_t(row)];
+    ++r.runs;
+    if (outcome != QLatin1String("ok")) ++r.failures;
+    if (outcome == QLatin1String("hang")) ++r.hangs;
+    if (outcome == QLatin1String("crash")) ++r.crashes;
+    r.rate = wilsonInterval(r.failures, r.runs);
+    r.verdict = QStringLiteral("running");
+    QStringList d;
+    if (r.hangs) d << tr("%n hang(s)", nullptr, int(r.hangs));
+    if (r.crashes) d << tr("%n crash(es)", nullptr, int(r.crashes));
+    r.details = d.join(QStringLiteral(", "));
+    emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+}
+
+void ReplayResultsModel::finish(const CampaignReport& report)
+{
+    beginResetModel();
+    for (const TargetSummary& t : report.targets) {
+        const QString name = QString::fromStdString(t.target);
+        int row = rowOf(name);
+        if (row < 0) {
+            Row added;
+            added.target = name;
+            added.planned = t.runs;
+            m_rows.push_back(added);
+            row = int(m_rows.size()) - 1;
+        }
+        Row& r = m_rows[size_t(row)];
+        r.description = QString::fromStdString(t.description);
+        r.runs = t.runs;
+        r.failures = t.failures;
+        r.rate = t.rate;
+        r.summarised = true;
+        r.partial = report.cancelled;
+        r.verdict = t.runs ? QString::fromStdString(t.verdict) : QStringLiteral("no runs");
+        r.details = QString::fromStdString(t.explanation);
+        if (report.cancelled) r.details = tr("cancelled: %1 of %2 runs done; ").arg(t.runs).arg(r.planned) + r.details;
+    }
+    endResetModel();
+}
+
+void ReplayResultsModel::fail(const QString& message)
+{
+    beginResetModel();
+    for (Row& r : m_rows) {
+        r.verdict = QStringLiteral("failed");
+        r.details = message;
+    }
+    endResetModel();
+}
+
+void ReplayResultsModel::clear()
+{
+    beginResetModel();
+    m_rows.clear();
+    endResetModel();
+}
+
+int ReplayResultsModel::rowOf(const QString& target) const
+{
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].target == target) return int(i);
+    return -1;
+}
+
+QString ReplayResultsModel::verdictOf(const QString& target) const
+{
+    const int row = rowOf(target);
+    return row < 0 ? QString() : m_rows[size_t(row)].verdict;
+}
+
+quint64 ReplayResultsModel::runsOf(const QString& target) const
+{
+    const int row = rowOf(target);
+    return row < 0 ? 0 : m_rows[size_t(row)].runs;
+}
+
+quint64 ReplayResultsModel::failuresOf(const QString& target) const
+{
+    const int row = rowOf(target);
+    return row < 0 ? 0 : m_rows[size_t(row)].failures;
+}
+
+int ReplayResultsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int ReplayResultsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || size_t(index.row()) >= m_rows.size()) return {};
+    const Row& r = m_rows[size_t(index.row())];
+    const double fraction = r.planned ? std::min(1.0, double(r.runs) / double(r.planned)) : 0.0;
+    if (role == FractionRole && index.column() == Progress) return fraction;
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case Target: return r.target;
+        case Progress: return QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
+        case Runs: return QString::number(r.runs);
+        case Failures: return QString::number(r.failures);
+        case Rate: return r.runs ? percent(r.rate.rate) : QString();
+        case Interval: return r.runs ? QStringLiteral("[%1, %2]").arg(percent(r.rate.low), percent(r.rate.high)) : QString();
+        case Verdict: return r.partial ? tr("%1 (partial)").arg(r.verdict) : r.verdict;
+        case Details: return r.details;
+        default: return {};
+        }
+    }
+    if (role == Qt::ForegroundRole && index.column() == Verdict) return QBrush(PlotStyle::verdictColor(r.verdict));
+    if (role == Qt::FontRole && index.column() == Verdict && r.summarised) {
+        QFont f;
+        f.setBold(true);
+        return f;
+    }
+    if (role == Qt::ToolTipRole) {
+        QString tip = r.target;
+        if (!r.description.isEmpty()) tip += QStringLiteral("\n") + r.description;
+        if (!r.details.isEmpty()) tip += QStringLiteral("\n") + r.details;
+        return tip;
+    }
+    if (role == Qt::TextAlignmentRole && (index.column() == Runs || index.column() == Failures ||
+                                          index.column() == Rate || index.column() == Interval))
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant ReplayResultsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    static const char* names[] = {"Target", "Verdict", "Rate", "95% CI", "Progress", "Runs", "Failures", "Details"};
+    return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
+}
+
+}  // namespace faultline::views

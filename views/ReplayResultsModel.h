@@ -1,0 +1,55 @@
+#pragma once
+// The replay panel's table: one row per target with its live progress during a campaign, then
+// the campaign's summary: runs, failures, rate with its 95% Wilson interval, verdict.
+#include <QAbstractTableModel>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+#include "core/replay/Campaign.h"
+
+namespace faultline::views {
+
+class ReplayResultsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Target, Verdict, Rate, Interval, Progress, Runs, Failures, Details, ColumnCount };
+    static constexpr int FractionRole = Qt::UserRole;  // Progress: 0..1
+
+    explicit ReplayResultsModel(QObject* parent = nullptr);
+
+    // Starts a campaign's rows: every target queued with `runsPerTarget` runs to go.
+    void begin(const QStringList& targets, quint64 runsPerTarget);
+    // One finished run of `target` with its outcome (ok | mismatch | hang | crash | error).
+    void recordRun(const QString& target, const QString& outcome);
+    // The campaign's summary replaces the live counts; `cancelled` marks verdicts as partial.
+    void finish(const CampaignReport& report);
+    // The campaign could not run: every row says why.
+    void fail(const QString& message);
+    void clear();
+
+    int rowOf(const QString& target) const;
+    QString verdictOf(const QString& target) const;
+    quint64 runsOf(const QString& target) const;
+    quint64 failuresOf(const QString& target) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Row {
+        QString target;
+        QString description;
+        quint64 planned = 0, runs = 0, failures = 0, hangs = 0, crashes = 0;
+        bool summarised = false;
+        RateInterval rate;
+        QString verdict;  // queued | running | healthy | transient | persistent | device-specific | failed
+        QString details;
+        bool partial = false;
+    };
+    std::vector<Row> m_rows;
+};
+
+}  // namespace faultline::views
