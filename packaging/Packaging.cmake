@@ -9,6 +9,10 @@ set(CPACK_GENERATOR "DEB")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# faultline-worker links the CUDA runtime and cuBLAS when built with the CUDA target; they come
+# from NVIDIA's CUDA packages, not Debian's, so dpkg-shlibdeps is told where they are and the
+# package recommends rather than requires them (CPU and simulated targets need neither).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/faultline")
 # Qt's offscreen/xcb platform plugins live in a separate package.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins")

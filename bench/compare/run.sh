@@ -33,7 +33,7 @@ t0=$(now)
 /usr/bin/time -f "%M" -o "$dir/faultline.rss" "$exe" compare "$sus" "$ref" --json --quiet >"$dir/faultline.json" || true
 t1=$(now)
 fl_s=$(echo "$t1 - $t0" | bc -l)
-rss_kib=$(cat "$dir/faultline.rss")
+rss_kib=$(tail -n 1 "$dir/faultline.rss")
 
 gib=$(echo "$bytes / 1073741824" | bc -l)
 printf 'pair: %s, %d tensors of %dx%d, %.2f GiB read in all, %d cores\n' "$dtype" "$tensors" "$size" "$size" "$gib" "$(nproc)"

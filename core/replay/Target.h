@@ -45,6 +45,10 @@ public:
     // defective device: callers run targets inside faultline-worker processes with a watchdog.
     // `opsRun` counts the ops this process ran before.
     virtual Result<ReplayOutput> run(const ReplayRequest& request, uint64_t opsRun) = 0;
+    // True once a run() error has poisoned the target (a sticky CUDA error: illegal address,
+    // launch failure, uncorrectable ECC): the worker reports it as fatal and exits so the
+    // orchestrator starts a fresh process.
+    virtual bool fatalError() const { return false; }
 };
 
 // Creates the target `spec` names. cuda targets exist only in builds with the CUDA target and

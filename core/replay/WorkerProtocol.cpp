@@ -74,7 +74,9 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
         request.inputs = std::move(inputs).value();
         auto result = target.run(request, opsRun++);
         if (!result) {
-            reply(out, {{"id", id}, {"ok", false}, {"error", result.message()}, {"fatal", false}});
+            const bool fatal = target.fatalError();
+            reply(out, {{"id", id}, {"ok", false}, {"error", result.message()}, {"fatal", fatal}});
+            if (fatal) return 3;
             continue;
         }
         Status st = writeOutputs(req.value("out", std::string()), *result);

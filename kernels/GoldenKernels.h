@@ -1,0 +1,52 @@
+#pragma once
+// The golden CUDA kernels: bit-identical by construction to core's CPU golden model because they
+// evaluate the same FL_HD formulas (core/golden/GoldenOrder.h, GoldenMath.h) in the same order:
+// one sequential FMA chain per GEMM output over k ascending from +0.0f (no tensor cores, no
+// split-k), the golden reduction tree as one warp per row, the golden transcendental functions.
+// Built with --fmad=false; inputs and outputs are float (the caller widens narrow dtypes and
+// rounds outputs exactly as the CPU glue does).
+//
+// Each kernel records the SM that computed every output tile into `tileSm` (nullable), in the
+// ReplayOutput::tileSm layout over the 2-D view of the output (LaunchGeometry.h gives the tile).
+// Pointers are device pointers; the functions launch on `stream` and return the launch's
+// cudaError_t as int (0 = cudaSuccess); execution errors surface at the next synchronisation.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "LaunchGeometry.h"
+
+namespace faultline::cuda {
+
+struct DeviceGemm {
+    int64_t batch = 1, m = 0, n = 0, k = 0;
+    const float* a = nullptr;
+    int64_t aRowStride = 0, aColStride = 0;
+    const int64_t* aOffsets = nullptr;  // batch entries, or nullptr for all zero
+    const float* b = nullptr;
+    int64_t bRowStride = 0, bColStride = 0;
+    const int64_t* bOffsets = nullptr;
+    const float* c = nullptr;  // batch x m x n, already broadcast; read only when readC
+    bool readC = false;
+    float alpha = 1.0f, beta = 0.0f;
+    float* out = nullptr;      // batch x m x n
+    int32_t* tileSm = nullptr;  // tileGrid({batch*m, n}, gemmSmTile(batch, m)).count() entries
+};
+
+int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream);
+
+enum class ElementwiseKind { Add, GeluErf, GeluTanh, Silu };
+
+// out = f(x) (or x + y for Add) over rows x cols; tileSm has tileGrid(v, kSmallTile) entries.
+int launchGoldenElementwise(ElementwiseKind kind, const float* x, const float* y, float* out, View2d v,
+                            int32_t* tileSm, cudaStream_t stream);
+
+// Row ops over the last axis (v.cols = n), one warp per row; tileSm as for element-wise.
+int launchGoldenLayerNorm(const float* x, const float* gamma, const float* beta, float* y, View2d v, float eps,
+                          int32_t* tileSm, cudaStream_t stream);
+int launchGoldenRmsNorm(const float* x, const float* gamma, float* y, View2d v, float eps, int32_t* tileSm,
+                        cudaStream_t stream);
+int launchGoldenSoftmax(const float* x, float* y, View2d v, bool hasScale, float scale, int32_t* tileSm,
+                        cudaStream_t stream);
+
+}  // namespace faultline::cuda

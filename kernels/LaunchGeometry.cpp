@@ -1,0 +1,61 @@
+#include "LaunchGeometry.h"
+
+#include <algorithm>
+
+namespace faultline::cuda {
+
+View2d view2d(const std::vector<uint64_t>& shape)
+{
+    if (shape.empty()) return {1, 1};
+    View2d v;
+    v.cols = shape.back();
+    uint64_t rows = 1;
+    for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+    v.rows = v.cols == 0 ? 0 : rows;
+    return v;
+}
+
+TileGrid tileGrid(View2d v, uint32_t tile)
+{
+    TileGrid g;
+    g.tile = tile;
+    if (tile == 0) return g;
+    g.tileRows = (v.rows + tile - 1) / tile;
+    g.tileCols = (v.cols + tile - 1) / tile;
+    return g;
+}
+
+uint32_t gemmSmTile(int64_t batch, int64_t m)
+{
+    if (batch <= 1 || m % kGemmBlock == 0) return kGemmBlock;
+    uint32_t t = kGemmBlock;
+    while (t > 1 && m % int64_t(t) != 0) t /= 2;
+    return t;
+}
+
+GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n)
+{
+    GemmGrid g;
+    g.x = uint32_t((n + kGemmBlock - 1) / kGemmBlock);
+    g.y = uint32_t((m + kGemmBlock - 1) / kGemmBlock);
+    g.z = uint32_t(std::max<int64_t>(batch, 0));
+    return g;
+}
+
+uint32_t gridFor(uint64_t work)
+{
+    return uint32_t(std::clamp<uint64_t>(work, 1, kMaxGridBlocks));
+}
+
+uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col)
+{
+    return (row / g.tile) * g.tileCols + col / g.tile;
+}
+
+uint64_t countBadTileSm(const std::vector<int32_t>& sm, const TileGrid& g, int smCount)
+{
+    if (sm.size() != g.count()) return std::max<uint64_t>(g.count(), sm.size());
+    return uint64_t(std::count_if(sm.begin(), sm.end(), [smCount](int32_t s) { return s < 0 || s >= smCount; }));
+}
+
+}  // namespace faultline::cuda

@@ -1,0 +1,58 @@
+#pragma once
+// Launch geometry of the CUDA golden kernels and the tile -> SM map they record, in plain C++ so
+// it is testable without a GPU. The map follows ReplayOutput::tileSm (core/replay/Target.h):
+// row-major tiles of smTile x smTile over the 2-D view of output 0 (rows = all leading dims,
+// cols = the last dim).
+#include <cstdint>
+#include <vector>
+
+namespace faultline::cuda {
+
+// GEMM: one thread block computes a kGemmBlock x kGemmBlock block of one batch's output with
+// kGemmThreads threads, each owning kGemmThreadTile x kGemmThreadTile outputs.
+inline constexpr int kGemmBlock = 128;
+inline constexpr int kGemmBlockK = 8;
+inline constexpr int kGemmThreadTile = 8;
+inline constexpr int kGemmThreads = (kGemmBlock / kGemmThreadTile) * (kGemmBlock / kGemmThreadTile);
+// Element-wise and row kernels: one block per tile of kSmallTile x kSmallTile (element-wise) or
+// per kSmallTile rows (row ops, one warp per row).
+inline constexpr int kSmallTile = 16;
+inline constexpr int kMaxGridBlocks = 65535;  // grid-stride loops above this
+
+struct View2d {
+    uint64_t rows = 0, cols = 0;
+};
+
+// rows x cols of a tensor shape's 2-D view (a scalar is 1 x 1; an empty last dim gives 0 cols).
+View2d view2d(const std::vector<uint64_t>& shape);
+
+struct TileGrid {
+    uint32_t tile = 0;            // edge of a square tile, in elements
+    uint64_t tileRows = 0, tileCols = 0;
+    uint64_t count() const { return tileRows * tileCols; }
+};
+
+TileGrid tileGrid(View2d v, uint32_t tile);
+
+// The SM-map tile edge of a batched GEMM whose output is batch x m x n: kGemmBlock when one
+// block's rows never straddle two batches in the 2-D view (batch == 1 or m a multiple of it),
+// else the largest power of two <= kGemmBlock dividing m, so that every map tile lies inside
+// one thread block.
+uint32_t gemmSmTile(int64_t batch, int64_t m);
+
+struct GemmGrid {
+    uint32_t x = 0, y = 0, z = 0;  // n blocks, m blocks, batch
+};
+GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n);
+
+// Blocks to launch for `work` independent units with a grid-stride loop.
+uint32_t gridFor(uint64_t work);
+
+// For a tile map `sm` over grid `g`: the tile holding element (row, col) of the 2-D view.
+uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col);
+
+// Checks a recorded map: right size and every entry in [0, smCount). Returns the number of
+// bad entries (a size mismatch counts as all).
+uint64_t countBadTileSm(const std::vector<int32_t>& sm, const TileGrid& g, int smCount);
+
+}  // namespace faultline::cuda

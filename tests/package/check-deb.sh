@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the .deb with CPack from the build tree and checks what it installs.
+# Usage: check-deb.sh BUILD_DIR
+set -euo pipefail
+build=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$out" >"$out/cpack.log" 2>&1 || { cat "$out/cpack.log"; exit 1; }
+deb=$(ls "$out"/faultline_*.deb)
+contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
+for f in ./usr/bin/faultline ./usr/bin/faultline-worker ./usr/share/applications/faultline.desktop \
+         ./usr/share/icons/hicolor/scalable/apps/faultline.svg; do
+  grep -qxF "$f" <<<"$contents" || { echo "missing $f in $deb"; echo "$contents"; exit 1; }
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+for d in libhdf5 libqt6widgets6 libqcustomplot qt6-qpa-plugins; do
+  grep -q "$d" <<<"$depends" || { echo "Depends lacks $d: $depends"; exit 1; }
+done
+
+echo "ok: $(basename "$deb"): $(wc -l <<<"$contents") entries; Depends: $depends"
