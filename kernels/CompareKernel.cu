@@ -19,6 +19,7 @@ __device__ __forceinline__ float absError(uint32_t x, uint32_t y)
     return d != d ? __uint_as_float(0x7F800000u) : d;  // inf - inf of equal sign cannot differ; safety
 }
 
+template <int FixedTile>
 __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, TileGrid tg, float* tileMax,
                               CompareAccumulators* accum)
 {
@@ -31,8 +32,11 @@ __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, Ti
     for (uint64_t t = blockIdx.x; t < tg.tileRows * tg.tileCols; t += gridDim.x) {
         const uint64_t r0 = (t / tg.tileCols) * tg.tile, c0 = (t % tg.tileCols) * tg.tile;
         float m = 0.0f;
-        for (uint64_t i = threadIdx.x; i < perTile; i += kCompareThreads) {
-            const uint64_t r = r0 + i / tg.tile, c = c0 + i % tg.tile;
+        // FixedTile > 0: the tile edge is a compile-time constant (no division per element).
+        const uint32_t tile = FixedTile > 0 ? uint32_t(FixedTile) : tg.tile;
+        for (uint32_t i = threadIdx.x; i < uint32_t(perTile); i += kCompareThreads) {
+            const uint32_t ir = i / tile;
+            const uint64_t r = r0 + ir, c = c0 + (i - ir * tile);
             if (r >= v.rows || c >= v.cols) continue;
             const uint64_t e = r * v.cols + c;
             const uint32_t x = a[e], y = b[e];
@@ -79,10 +83,14 @@ int launchCompare(const float* a, const float* b, View2d v, uint32_t tile, float
                   CompareAccumulators* accum, cudaStream_t stream)
 {
     if (v.rows == 0 || v.cols == 0 || tile == 0) return int(cudaSuccess);
+    if (uint64_t(tile) * tile > 0xFFFFFFFFull) return int(cudaErrorInvalidValue);
     const TileGrid tg = tileGrid(v, tile);
-    compareKernel<<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(reinterpret_cast<const uint32_t*>(a),
-                                                                       reinterpret_cast<const uint32_t*>(b), v, tg,
-                                                                       tileMax, accum);
+    const auto* x = reinterpret_cast<const uint32_t*>(a);
+    const auto* y = reinterpret_cast<const uint32_t*>(b);
+    if (tile == kCompareTile)
+        compareKernel<int(kCompareTile)><<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(x, y, v, tg, tileMax, accum);
+    else
+        compareKernel<0><<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(x, y, v, tg, tileMax, accum);
     return int(cudaGetLastError());
 }
 

@@ -52,7 +52,7 @@ QIcon badgeIcon(const QColor& fill, const QString& text)
     p.setRenderHint(QPainter::Antialiasing);
     p.setPen(Qt::NoPen);
     p.setBrush(fill);
-    p.drawEllipse(QRectF(1, 1, 14, 14));
+    p.drawEllipse(text.isEmpty() ? QRectF(4, 4, 8, 8) : QRectF(1, 1, 14, 14));
     if (!text.isEmpty()) {
         QFont f = p.font();
         f.setBold(true);
@@ -334,7 +334,8 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
         }
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() >= Mismatches && index.column() <= MaxUlp) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        if (index.column() == Mismatches || index.column() == Beyond || index.column() == MaxUlp)
+            return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ToolTipRole: {
         if (!e) return n.divergent ? tr("%n divergent below", nullptr, n.divergent) : QVariant();
@@ -350,7 +351,7 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
 QVariant DivergenceTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Name", "Op", "DType", "Shape", "Mismatches", "Beyond tol.", "Max ULP", "Signature"};
+    static const char* names[] = {"Name", "Op", "Beyond tol.", "Max ULP", "Signature", "Mismatches", "DType", "Shape"};
     if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
     if (role == Qt::ToolTipRole && section == Beyond)
         return tr("Elements beyond tolerance (ops: beyond the golden model's error bound)");

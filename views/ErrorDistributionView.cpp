@@ -130,21 +130,28 @@ void ErrorDistributionView::refresh()
     m_decadeBars->setPen(QPen(decColor.darker(130)));
 
     double top = 1;
-    int ulpHi = 8;
+    int ulpLo = -1, ulpHi = -1;
     auto ulpTicker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
     if (d) {
         for (size_t k = 0; k < d->ulpHistogram.size(); ++k)
             if (d->ulpHistogram[k]) {
                 m_ulpBars->addData(double(k), double(d->ulpHistogram[k]));
                 top = std::max(top, double(d->ulpHistogram[k]));
-                ulpHi = std::max(ulpHi, int(k) + 1);
+                if (ulpLo < 0) ulpLo = int(k);
+                ulpHi = int(k);
             }
     }
-    const int step = std::max(1, (ulpHi + 4) / 5);
-    ulpTicker->addTick(0, QStringLiteral("0"));
-    for (int k = 1; k <= ulpHi; k += step) ulpTicker->addTick(k, QStringLiteral("2%1").arg(superscript(k - 1)));
+    if (ulpLo < 0) {
+        ulpLo = 0;
+        ulpHi = 8;
+    }
+    ulpLo = std::max(0, ulpLo - 1);
+    ulpHi += 1;
+    const int step = std::max(1, (ulpHi - ulpLo + 2) / 3);
+    for (int k = ulpLo; k <= ulpHi; k += step)
+        ulpTicker->addTick(k, k == 0 ? QStringLiteral("0") : QStringLiteral("2%1").arg(superscript(k - 1)));
     m_ulpRect->axis(QCPAxis::atBottom)->setTicker(ulpTicker);
-    m_ulpRect->axis(QCPAxis::atBottom)->setRange(-0.7, ulpHi + 0.7);
+    m_ulpRect->axis(QCPAxis::atBottom)->setRange(ulpLo - 0.7, ulpHi + 0.7);
 
     const ErrorStats* stats = d ? (m_absolute ? &d->absError : &d->relError) : nullptr;
     int lo = -8, hi = 0;
@@ -166,7 +173,7 @@ void ErrorDistributionView::refresh()
         hi += 1;
     }
     auto decTicker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
-    const int dstep = std::max(1, (hi - lo + 4) / 5);
+    const int dstep = std::max(1, (hi - lo + 2) / 3);
     for (int k = lo; k <= hi; k += dstep) decTicker->addTick(k, QStringLiteral("10%1").arg(superscript(k)));
     QCPAxis* decAxis = m_decadeRect->axis(QCPAxis::atBottom);
     decAxis->setTicker(decTicker);

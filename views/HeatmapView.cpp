@@ -66,7 +66,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     layout->setSpacing(4);
 
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Per tile:")));
+    bar->addWidget(new QLabel(tr("Show:")));
     m_metricBox = new QComboBox;
     m_metricBox->setObjectName(QStringLiteral("heatmapMetric"));
     m_metricBox->addItem(tr("Max |error|"), int(HeatmapMetric::MaxAbsError));
@@ -81,7 +81,6 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     bar->addStretch(1);
     m_levelLabel = new QLabel;
     m_levelLabel->setObjectName(QStringLiteral("heatmapLevel"));
-    bar->addWidget(m_levelLabel);
     auto* fit = new QToolButton;
     fit->setText(tr("Fit"));
     fit->setToolTip(tr("Show the whole tensor (or double-click the map). Wheel zooms, drag pans."));
@@ -116,6 +115,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_message->setPositionAlignment(Qt::AlignCenter);
     m_message->setClipToAxisRect(true);
     layout->addWidget(m_plot, 1);
+    layout->addWidget(m_levelLabel);
 
     m_hoverLabel = new QLabel(tr("Hover over the map for element and tile details."));
     m_hoverLabel->setObjectName(QStringLiteral("heatmapHover"));
@@ -398,7 +398,7 @@ void HeatmapView::rebinOnUi()
 
     if (m_bySm && m_smLayout) {
         const HeatmapGrid g = smGrid(&m_smSummary);
-        m_levelLabel->setText(tr("SM tiles %1×%1 · %2 SMs").arg(m_smLayout->tile).arg(m_smLayout->sms));
+        m_levelLabel->setText(tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_smLayout->tile).arg(m_smLayout->sms));
         showGrid(g, 0, std::max(1.0, double(m_smLayout->sms) - 1), false);
         return;
     }
@@ -407,12 +407,12 @@ void HeatmapView::rebinOnUi()
     HeatmapGrid g;
     if (m_values && HeatmapBinning::elementsFit(yr.size(), xr.size(), ph, pw)) {
         g = HeatmapBinning::elementWindow(*m_values, m_metric, yr.lower, yr.upper, xr.lower, xr.upper);
-        m_levelLabel->setText(tr("elements (1 cell = 1 element)"));
+        m_levelLabel->setText(tr("Cells: single elements (zoomed in; wheel zooms, drag pans, double-click fits)"));
     } else {
         const int level = HeatmapBinning::chooseLevel(d->tiles, yr.size(), xr.size(), ph, pw);
         g = HeatmapBinning::tileWindow(d->tiles, level, m_metric, yr.lower, yr.upper, xr.lower, xr.upper);
         const TileLevel& lv = d->tiles.levels()[size_t(level)];
-        m_levelLabel->setText(tr("level %1: %2×%3-element tiles (grid %4×%5)")
+        m_levelLabel->setText(tr("Cells: pyramid level %1, tiles of %2×%3 elements (grid %4×%5); zoom in for finer cells")
                                   .arg(level)
                                   .arg(lv.tileRows)
                                   .arg(lv.tileCols)
@@ -548,6 +548,12 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
     return lines.join(QLatin1Char('\n'));
 }
 
+void HeatmapView::hoverElement(uint64_t row, uint64_t col)
+{
+    const QString text = describeElement(row, col);
+    if (!text.isEmpty()) m_hoverLabel->setText(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+}
+
 void HeatmapView::onMouseMoveOnUi(QMouseEvent* event)
 {
     const Divergence* d = divergence();
@@ -559,7 +565,7 @@ void HeatmapView::onMouseMoveOnUi(QMouseEvent* event)
         return;
     }
     const QString text = describeElement(uint64_t(r), uint64_t(c));
-    m_hoverLabel->setText(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+    hoverElement(uint64_t(r), uint64_t(c));
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 

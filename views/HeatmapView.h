@@ -59,6 +59,8 @@ public:
     QCPColorMap* colorMap() const { return m_map; }
     // The hover text for element (row, col) of the 2-D view.
     QString describeElement(uint64_t row, uint64_t col) const;
+    // Shows describeElement() in the details line under the map, as hovering does.
+    void hoverElement(uint64_t row, uint64_t col);
     QString infoText() const;
 
 signals:

@@ -45,10 +45,10 @@ quint64 IncidentLoader::loadOnWorker(const QStringList& paths)
         [this, job](int value, int, int maximum, const QString& what) {
             if (job == m_currentJob && m_loading) emit progress(job, maximum > 0 ? double(value) / maximum : 0.0, what);
         },
-        [this, job](Outcome outcome) {
+        [this, job, cancelFlag](Outcome outcome) {
             if (job != m_currentJob) return;  // stale: a newer load superseded it
             m_loading = false;
-            if (outcome.cancelled)
+            if (outcome.cancelled || cancelFlag->load())  // cancelled, even if it finished meanwhile
                 emit cancelled(job);
             else if (!outcome.incident)
                 emit failed(job, outcome.error.isEmpty() ? tr("loading failed") : outcome.error);

@@ -45,6 +45,10 @@ IncidentPage::IncidentPage(QWidget* parent) : QWidget(parent)
     m_vertical->setStretchFactor(0, 2);
     m_vertical->setStretchFactor(1, 1);
     layout->addWidget(m_vertical, 1);
+    // Defaults until a saved layout is restored (scaled to the real size when shown).
+    m_top->setSizes({560, 440});
+    m_side->setSizes({300, 300});
+    m_vertical->setSizes({640, 290});
 
     m_values = new ElementValueLoader(this);
     connect(m_values, &ElementValueLoader::loaded, this, [this](quint64, std::shared_ptr<const ElementValues> v) {

@@ -100,7 +100,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     if (state.isEmpty() || !restoreState(state, kStateVersion)) {
         // First start: size the docks once the window is laid out.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_treeDock, m_replayDock}, {390, 370}, Qt::Horizontal);
+            resizeDocks({m_treeDock, m_replayDock}, {410, 350}, Qt::Horizontal);
             m_defaultState = saveState(kStateVersion);
         });
     }

@@ -61,7 +61,7 @@ QCPColorGradient PlotStyle::errorGradient()
 {
     QCPColorGradient g;
     g.clearColorStops();
-    g.setColorStopAt(0.0, QColor(40, 12, 90));
+    g.setColorStopAt(0.0, isDark() ? QColor(85, 45, 160) : QColor(40, 12, 90));
     g.setColorStopAt(0.3, QColor(120, 28, 109));
     g.setColorStopAt(0.55, QColor(200, 50, 80));
     g.setColorStopAt(0.8, QColor(245, 125, 21));
@@ -84,7 +84,7 @@ QCPColorGradient PlotStyle::smGradient()
 
 QColor PlotStyle::emptyCellColor()
 {
-    return isDark() ? QColor(48, 53, 62) : QColor(236, 238, 242);
+    return isDark() ? QColor(36, 40, 46) : QColor(236, 238, 242);
 }
 
 void PlotStyle::styleAxis(QCPAxis* axis)
@@ -124,7 +124,9 @@ void PlotStyle::placeLegendInRow(QCustomPlot* plot, int row)
     legend->setBorderPen(Qt::NoPen);
     legend->setMargins(QMargins(4, 0, 4, 0));
     legend->setRowSpacing(0);
-    legend->setColumnSpacing(12);
+    legend->setColumnSpacing(10);
+    legend->setIconSize(14, 10);
+    legend->setIconTextPadding(4);
     plot->plotLayout()->setRowStretchFactor(row, 0.001);
     plot->plotLayout()->setRowSpacing(0);
 }

@@ -6,6 +6,7 @@
 #include <QPixmap>
 #include <QPointer>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
 
 #include "BitHistogramView.h"
@@ -92,6 +93,7 @@ void ScreenshotDriver::nextViewOnUi()
     }
     // A tabbed dock is raised first and drawn once laid out.
     widget->raise();
+    if (name == QLatin1String("heatmap.png")) zoomHeatmapToTheStoryOnUi();
     QTimer::singleShot(250, this, [this, name = name, widget = QPointer<QWidget>(widget)] {
         if (widget) {
             const QString file = QDir(m_dir).filePath(name);
@@ -101,6 +103,23 @@ void ScreenshotDriver::nextViewOnUi()
         }
         nextViewOnUi();
     });
+}
+
+void ScreenshotDriver::zoomHeatmapToTheStoryOnUi()
+{
+    // The docs' heatmap shows the corrupted region up close with one element's details.
+    HeatmapView* heatmap = m_window->page()->heatmap();
+    const auto incident = m_window->incident();
+    const IncidentEntry* e = incident ? incident->entry(m_window->page()->shownEntry()) : nullptr;
+    if (!e || !e->divergence || !e->divergence->beyondRegion) return;
+    const Region& r = *e->divergence->beyondRegion;
+    const double padR = std::max(4.0, 0.4 * double(r.rowEnd - r.rowBegin));
+    const double padC = std::max(4.0, 0.4 * double(r.colEnd - r.colBegin));
+    heatmap->zoomTo(double(r.rowBegin) - padR, double(r.rowEnd) + padR, double(r.colBegin) - padC,
+                    double(r.colEnd) + padC);
+    const HeatmapGrid& g = heatmap->shownGrid();
+    if (const auto hot = g.hottestCell())
+        heatmap->hoverElement((g.firstRow + hot->first) * g.cellRows, (g.firstCol + hot->second) * g.cellCols);
 }
 
 void ScreenshotDriver::failedOnUi(const QString& message)

@@ -31,6 +31,7 @@ private:
     void afterValuesOnUi();
     void grabOnUi();
     void nextViewOnUi();
+    void zoomHeatmapToTheStoryOnUi();
 
     MainWindow* m_window;
     QString m_path, m_dir;

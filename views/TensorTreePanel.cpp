@@ -39,6 +39,7 @@ TensorTreePanel::TensorTreePanel(QWidget* parent) : QWidget(parent)
     m_view->setObjectName(QStringLiteral("tensorTree"));
     m_view->setModel(m_proxy);
     m_view->setUniformRowHeights(true);
+    m_view->setIndentation(14);
     m_view->setAlternatingRowColors(true);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -72,7 +73,7 @@ void TensorTreePanel::setIncident(std::shared_ptr<const Incident> incident)
         m_view->expandToDepth(0);
     }
     for (int c = 0; c < DivergenceTreeModel::ColumnCount; ++c) m_view->resizeColumnToContents(c);
-    m_view->setColumnWidth(DivergenceTreeModel::Name, std::min(m_view->columnWidth(DivergenceTreeModel::Name), 190));
+    m_view->setColumnWidth(DivergenceTreeModel::Name, std::min(m_view->columnWidth(DivergenceTreeModel::Name), 170));
 }
 
 void TensorTreePanel::selectEntry(int entryId)

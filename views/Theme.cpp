@@ -1,16 +1,17 @@
 #include "Theme.h"
 
+#include "IndicatorStyle.h"
+
 #include <QApplication>
 #include <QPalette>
 #include <QStyle>
-#include <QStyleFactory>
 
 namespace faultline::views {
 
 void Theme::apply(bool dark)
 {
-    if (QApplication::style()->objectName().compare(QLatin1String("fusion"), Qt::CaseInsensitive) != 0)
-        QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    if (QApplication::style()->objectName() != QLatin1String("faultline-fusion"))
+        QApplication::setStyle(new IndicatorStyle);  // Fusion; the application owns the style
     if (!dark) {
         QApplication::setPalette(QApplication::style()->standardPalette());
         return;

@@ -26,6 +26,7 @@ int run(int argc, char** argv)
     runners["compare"] = addCompareCommand(app);
     runners["replay"] = addReplayCommand(app);
     runners["bisect"] = addBisectCommand(app);
+    runners["devices"] = addDevicesCommand(app);
     runners["demo"] = addDemoCommand(app, argc, argv);
     app.require_subcommand(0, 1);
 

@@ -13,6 +13,7 @@ CommandRunner addInspectCommand(CLI::App& app);
 CommandRunner addReplayCommand(CLI::App& app);
 CommandRunner addBisectCommand(CLI::App& app);
 CommandRunner addCompareCommand(CLI::App& app);
+CommandRunner addDevicesCommand(CLI::App& app);
 CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv);
 
 }  // namespace faultline::cli

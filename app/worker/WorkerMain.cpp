@@ -3,32 +3,70 @@
 // so a hang, crash or poisoned device context takes down only this process.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "core/replay/Target.h"
 #include "core/replay/TargetSpec.h"
 #include "core/replay/WorkerProtocol.h"
 #include "core/trace/Trace.h"
 
+#ifdef FAULTLINE_HAVE_CUDA
+#include "kernels/CudaTarget.h"
+#include "kernels/DeviceInventory.h"
+#endif
+
+namespace {
+
+// --devices-json: the GPU inventory as one JSON line (`faultline devices` runs this, so the
+// `faultline` executable itself never loads the CUDA runtime).
+int printDevicesJson()
+{
+#ifdef FAULTLINE_HAVE_CUDA
+    std::cout << faultline::cuda::inventoryToJson(faultline::cuda::collectDeviceInventory()).dump() << std::endl;
+#else
+    std::cout << R"({"cuda_built":false,"cuda_available":false,)"
+                 R"("cuda_error":"this faultline-worker was built without the CUDA target","gpus":[]})"
+              << std::endl;
+#endif
+    return 0;
+}
+
+faultline::Result<std::unique_ptr<faultline::Target>> makeTarget(const faultline::TargetSpec& spec)
+{
+#ifdef FAULTLINE_HAVE_CUDA
+    if (spec.kind == "cuda") return faultline::cuda::createCudaTarget(spec);
+#endif
+    return faultline::createTarget(spec);
+}
+
+}  // namespace
+
 int main(int argc, char** argv)
 {
     std::ios::sync_with_stdio(false);
     CLI::App app{"faultline-worker: replays trace ops on one target for the faultline orchestrator"};
     std::string targetText, tracePath;
-    bool allowExternal = false;
-    app.add_option("--target", targetText, "cpu | sim:<model>[:k=v,...] | cuda:<index>")->required();
-    app.add_option("--trace", tracePath, "trace v1 file")->required();
+    bool allowExternal = false, devicesJson = false;
+    app.add_option("--target", targetText, "cpu | sim:<model>[:k=v,...] | cuda:<index>");
+    app.add_option("--trace", tracePath, "trace v1 file");
     app.add_flag("--allow-external", allowExternal, "follow external links/storage in the trace");
+    app.add_flag("--devices-json", devicesJson, "print the GPU inventory as JSON and exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;
+    }
+    if (devicesJson) return printDevicesJson();
+    if (targetText.empty() || tracePath.empty()) {
+        std::cerr << "faultline-worker: --target and --trace are required (or --devices-json)\n";
+        return 2;
     }
     auto spec = faultline::parseTargetSpec(targetText);
     if (!spec) {
         std::cerr << "faultline-worker: " << spec.message() << "\n";
         return 2;
     }
-    auto target = faultline::createTarget(*spec);
+    auto target = makeTarget(*spec);
     if (!target) {
         std::cerr << "faultline-worker: " << target.message() << "\n";
         return 2;

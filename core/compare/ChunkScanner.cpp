@@ -143,7 +143,9 @@ private:
     unsigned m_pending = 0;
 };
 
-template <class Tr>
+// Exact: the tolerance is `exact`, so every mismatch is beyond tolerance and the beyond-* figures
+// equal the mismatch figures; they are copied once per chunk instead of counted per element.
+template <class Tr, bool Exact>
 class Scanner {
 public:
     using Bits = typename Tr::Bits;
@@ -172,6 +174,16 @@ public:
         m_toOne.flush();
         m_beyondFlips.flush();
         m_beyondToOne.flush();
+        if constexpr (Exact) {
+            // scanChunk's contract: acc is fresh from begin(), so the chunk's figures are all here.
+            ChunkAccumulator& acc = m_acc;
+            acc.beyond = acc.mismatches;
+            acc.firstBeyond = acc.firstMismatch;
+            acc.beyondBox = acc.mismatchBox;
+            acc.beyondFlips = acc.flips;
+            acc.beyondToOne = acc.toOne;
+            if (acc.tilesTouched) acc.tileBeyond = acc.tileMismatches;
+        }
     }
 
 private:
@@ -183,6 +195,7 @@ private:
         m_tileRowBase = (row / m_ctx.tileRows - m_acc.stripFirstTileRow) * m_ctx.gridCols;
         m_rowBucketLocal = (row >> m_ctx.rowBucketShift) - m_acc.stripFirstRowBucket;
         m_row = row;
+        Hot h = loadHot();
         uint64_t nonFinite = 0;
         uint64_t j = 0;
         for (; j + kBlock <= len; j += kBlock) {
@@ -196,17 +209,54 @@ private:
             if (diff == 0) continue;
             uint64_t mask = 0;
             for (unsigned k = 0; k < kBlock; ++k) mask |= uint64_t(sp[j + k] != rp[j + k]) << k;
+            // The block's first and last mismatch bound its columns; one box update per block.
+            m_acc.mismatchBox.add(row, col0 + j + uint64_t(std::countr_zero(mask)));
+            m_acc.mismatchBox.add(row, col0 + j + 63 - uint64_t(std::countl_zero(mask)));
+            m_acc.touchTiles(m_ctx);
             while (mask != 0) {
                 const unsigned k = unsigned(std::countr_zero(mask));
-                element(off + j + k, col0 + j + k, sp[j + k], rp[j + k]);
+                element(h, off + j + k, col0 + j + k, sp[j + k], rp[j + k]);
                 mask &= mask - 1;
             }
         }
         for (; j < len; ++j) {
             if constexpr (Tr::kFloat) nonFinite += Tr::nonFinite(sp[j]) ? 1u : 0u;
-            if (sp[j] != rp[j]) element(off + j, col0 + j, sp[j], rp[j]);
+            if (sp[j] != rp[j]) {
+                m_acc.mismatchBox.add(row, col0 + j);
+                m_acc.touchTiles(m_ctx);
+                element(h, off + j, col0 + j, sp[j], rp[j]);
+            }
         }
+        storeHot(h);
         m_acc.suspectNonFinite += nonFinite;
+    }
+
+    // The per-mismatch scalars, kept in registers for a row segment (the accumulator is reached
+    // through pointers that may alias, so its fields would round-trip through memory). The sums
+    // continue the chunk's running sums in the same element order, so they are bit-identical.
+    struct Hot {
+        uint64_t mismatches, beyond, relInfinite, maxUlp;
+        double sumAbs, sumAbs2, sumRel, sumRel2, maxAbs, maxRel;
+    };
+    Hot loadHot() const
+    {
+        const ChunkAccumulator& a = m_acc;
+        return Hot{a.mismatches, a.beyond, a.relInfinite, a.maxUlp, a.sumAbs,
+                   a.sumAbs2,    a.sumRel, a.sumRel2,     a.maxAbs, a.maxRel};
+    }
+    void storeHot(const Hot& h)
+    {
+        ChunkAccumulator& a = m_acc;
+        a.mismatches = h.mismatches;
+        a.beyond = h.beyond;
+        a.relInfinite = h.relInfinite;
+        a.maxUlp = h.maxUlp;
+        a.sumAbs = h.sumAbs;
+        a.sumAbs2 = h.sumAbs2;
+        a.sumRel = h.sumRel;
+        a.sumRel2 = h.sumRel2;
+        a.maxAbs = h.maxAbs;
+        a.maxRel = h.maxRel;
     }
 
     void addDecade(DecadeHistogram& h, double x) const
@@ -234,78 +284,64 @@ private:
         return false;
     }
 
-    // One mismatching element: chunk-local index `local`, column `col` of m_row.
-    void element(uint64_t local, uint64_t col, Bits a, Bits b)
+    // One mismatching element: chunk-local index `local`, column `col` of m_row. The caller has
+    // added it to mismatchBox and touched the tiles. Finite pairs stay inline; NaN/Inf pairs,
+    // anomalies and top-K insertions are out of line.
+    [[gnu::always_inline]] inline void element(Hot& h, uint64_t local, uint64_t col, Bits a, Bits b)
     {
         ChunkAccumulator& acc = m_acc;
         const uint64_t index = acc.first + local;
-        ++acc.mismatches;
-        if (acc.firstMismatch == ChunkAccumulator::kNone) acc.firstMismatch = index;
+        ++h.mismatches;
+        if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
+            acc.firstMismatch = index;
         const uint64_t x = uint64_t(Bits(a ^ b));
         m_flips.add(x);
         m_toOne.add(x & uint64_t(a));
-        acc.mismatchBox.add(m_row, col);
-        acc.touchTiles(m_ctx);
         const size_t tile = size_t(m_tileRowBase + tileCol(col));
         ++acc.tileMismatches[tile];
 
-        const bool nonFinite = Tr::nonFinite(a) || Tr::nonFinite(b);
-        bool beyond = true;
-        bool roundingSized = false;
-        uint64_t ulp = 0;
-        double absErr = std::numeric_limits<double>::quiet_NaN();
-        double relErr = absErr;
-        if (nonFinite) {
-            ++acc.nonFiniteMismatches;
-            if (Tr::nonFinite(a)) ++acc.mismatchSuspectNonFinite;
-            const bool an = Tr::isNan(a), bn = Tr::isNan(b), ai = Tr::isInf(a), bi = Tr::isInf(b);
-            if (an && bn) {
-                ++acc.nanPayloadChanged;
-                beyond = m_ctx.tolerance.kind == ToleranceKind::Exact;
-            } else {
-                if (an) ++acc.nanIntroduced;
-                if (bn) ++acc.nanRemoved;
-                if (ai && !bi) ++acc.infIntroduced;
-                if (bi && !ai) ++acc.infRemoved;
-                if (ai && bi) ++acc.infSignChanged;
-            }
-            acc.tileMaxAbs[tile] = std::numeric_limits<double>::infinity();
-        } else {
-            ulp = Tr::ulp(a, b);
-            ++acc.ulpHist[size_t(std::bit_width(ulp))];
-            acc.maxUlp = std::max(acc.maxUlp, ulp);
-            const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
-            absErr = std::fabs(sv - rv);
-            acc.sumAbs += absErr;
-            acc.sumAbs2 += absErr * absErr;
-            acc.maxAbs = std::max(acc.maxAbs, absErr);
-            addDecade(acc.absHist, absErr);
-            if (rv != 0) {
-                relErr = absErr / std::fabs(rv);
-            } else {
-                relErr = absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-            }
-            if (std::isinf(relErr)) {
-                ++acc.relInfinite;
-            } else {
-                acc.sumRel += relErr;
-                acc.sumRel2 += relErr * relErr;
-                acc.maxRel = std::max(acc.maxRel, relErr);
-                addDecade(acc.relHist, relErr);
-            }
-            acc.tileMaxAbs[tile] = std::max(acc.tileMaxAbs[tile], absErr);
-            beyond = !withinTolerance(ulp, absErr, rv, local);
-            roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
+        if (Tr::nonFinite(a) || Tr::nonFinite(b)) [[unlikely]] {
+            h.beyond += nonFiniteElement(index, col, x, tile, a, b) ? 1u : 0u;
+            return;
         }
+        const uint64_t ulp = Tr::ulp(a, b);
+        ++acc.ulpHist[size_t(std::bit_width(ulp))];
+        h.maxUlp = std::max(h.maxUlp, ulp);
+        const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
+        const double absErr = std::fabs(sv - rv);
+        h.sumAbs += absErr;
+        h.sumAbs2 += absErr * absErr;
+        h.maxAbs = std::max(h.maxAbs, absErr);
+        addDecade(acc.absHist, absErr);
+        double relErr;
+        if (rv != 0) {
+            relErr = absErr / std::fabs(rv);
+        } else {
+            relErr = absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+        }
+        if (std::isinf(relErr)) {
+            ++h.relInfinite;
+        } else {
+            h.sumRel += relErr;
+            h.sumRel2 += relErr * relErr;
+            h.maxRel = std::max(h.maxRel, relErr);
+            addDecade(acc.relHist, relErr);
+        }
+        acc.tileMaxAbs[tile] = std::max(acc.tileMaxAbs[tile], absErr);
+        const bool beyond = Exact || !withinTolerance(ulp, absErr, rv, local);
+        const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
 
         if (beyond) {
-            ++acc.beyond;
-            if (acc.firstBeyond == ChunkAccumulator::kNone) acc.firstBeyond = index;
-            m_beyondFlips.add(x);
-            m_beyondToOne.add(x & uint64_t(a));
-            acc.beyondBox.add(m_row, col);
-            ++acc.tileBeyond[tile];
-            if (!roundingSized) anomaly(index, col, x, nonFinite, tile, a, b);
+            if constexpr (!Exact) {
+                ++h.beyond;
+                if (acc.firstBeyond == ChunkAccumulator::kNone) [[unlikely]]
+                    acc.firstBeyond = index;
+                m_beyondFlips.add(x);
+                m_beyondToOne.add(x & uint64_t(a));
+                acc.beyondBox.add(m_row, col);
+                ++acc.tileBeyond[tile];
+            }
+            if (!roundingSized) anomaly(index, col, x, false, tile, a, b);
         }
 
         // Top-K: cheap rejection before building the entry.
@@ -316,9 +352,52 @@ private:
             // Within a chunk indices only grow, so a full tie loses to the entry already held.
             const bool loses = worst.nonFinite | (absErr < worst.absError) |
                                ((absErr == worst.absError) & (ulp <= worst.ulp));
-            if (!nonFinite & loses) return;
-            if (nonFinite && worst.nonFinite) return;  // later index never beats an earlier one
+            if (loses) return;
         }
+        offerTop(index, col, a, b, false, ulp, absErr, relErr, beyond);
+    }
+
+    // A mismatch where either side is NaN/Inf; returns whether it is beyond tolerance.
+    [[gnu::noinline]] bool nonFiniteElement(uint64_t index, uint64_t col, uint64_t x, size_t tile, Bits a, Bits b)
+    {
+        ChunkAccumulator& acc = m_acc;
+        bool beyond = true;
+        ++acc.nonFiniteMismatches;
+        if (Tr::nonFinite(a)) ++acc.mismatchSuspectNonFinite;
+        const bool an = Tr::isNan(a), bn = Tr::isNan(b), ai = Tr::isInf(a), bi = Tr::isInf(b);
+        if (an && bn) {
+            ++acc.nanPayloadChanged;
+            beyond = m_ctx.tolerance.kind == ToleranceKind::Exact;
+        } else {
+            if (an) ++acc.nanIntroduced;
+            if (bn) ++acc.nanRemoved;
+            if (ai && !bi) ++acc.infIntroduced;
+            if (bi && !ai) ++acc.infRemoved;
+            if (ai && bi) ++acc.infSignChanged;
+        }
+        acc.tileMaxAbs[tile] = std::numeric_limits<double>::infinity();
+        if (beyond) {
+            if constexpr (!Exact) {
+                if (acc.firstBeyond == ChunkAccumulator::kNone) acc.firstBeyond = index;
+                m_beyondFlips.add(x);
+                m_beyondToOne.add(x & uint64_t(a));
+                acc.beyondBox.add(m_row, col);
+                ++acc.tileBeyond[tile];
+            }
+            anomaly(index, col, x, true, tile, a, b);
+        }
+        const size_t k = m_ctx.topK;
+        if (k == 0) return beyond;
+        if (acc.top.size() >= k && acc.top[acc.worstTop].nonFinite)
+            return beyond;  // later index never beats an earlier one
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        offerTop(index, col, a, b, true, 0, nan, nan, beyond);
+        return beyond;
+    }
+
+    [[gnu::noinline]] void offerTop(uint64_t index, uint64_t col, Bits a, Bits b, bool nonFinite, uint64_t ulp,
+                                    double absErr, double relErr, bool beyond)
+    {
         ElementDiff e;
         e.index = index;
         e.row = m_row;
@@ -332,10 +411,10 @@ private:
         e.absError = absErr;
         e.relError = relErr;
         e.beyond = beyond;
-        acc.offerTop(e, k);
+        m_acc.offerTop(e, m_ctx.topK);
     }
 
-    void anomaly(uint64_t index, uint64_t col, uint64_t x, bool nonFinite, size_t tile, Bits a, Bits b)
+    [[gnu::noinline]] void anomaly(uint64_t index, uint64_t col, uint64_t x, bool nonFinite, size_t tile, Bits a, Bits b)
     {
         ChunkAccumulator& acc = m_acc;
         ++acc.anomalies;
@@ -382,8 +461,11 @@ void scanTyped(const ScanContext& ctx, const void* s, const void* r, const doubl
 {
     // The chunk buffers are allocated by the caller with operator new / vector<uint64_t>, so they
     // are suitably aligned for Bits.
-    Scanner<Tr>(ctx, static_cast<const typename Tr::Bits*>(s), static_cast<const typename Tr::Bits*>(r), bounds, acc)
-        .run();
+    using Bits = typename Tr::Bits;
+    if (ctx.tolerance.kind == ToleranceKind::Exact)
+        Scanner<Tr, true>(ctx, static_cast<const Bits*>(s), static_cast<const Bits*>(r), bounds, acc).run();
+    else
+        Scanner<Tr, false>(ctx, static_cast<const Bits*>(s), static_cast<const Bits*>(r), bounds, acc).run();
 }
 
 }  // namespace

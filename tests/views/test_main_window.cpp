@@ -13,7 +13,6 @@
 #include "views/DivergenceTreeModel.h"
 #include "views/HeatmapView.h"
 #include "views/IncidentBanner.h"
-#include "views/IncidentLoader.h"
 #include "views/IncidentPage.h"
 #include "views/MainWindow.h"
 #include "views/RecentFiles.h"
@@ -83,6 +82,38 @@ private slots:
         QVERIFY(w.page()->heatmap()->shownGrid().empty());  // nothing to draw: identical
     }
 
+    void dropsTheAnswerOfASupersededLoad()
+    {
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::incidentShown);
+        w.openFiles({sample("sample.safetensors")});
+        w.openFiles({sample("sample-snapshot.h5")});  // supersedes the first before it answers
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
+        QTest::qWait(200);
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(w.incident()->paths, QStringList{sample("sample-snapshot.h5")});
+        QCOMPARE(w.incident()->entries.size(), size_t(8));
+    }
+
+    void cancelsALoadAndKeepsWhatWasOpen()
+    {
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::incidentShown);
+        QSignalSpy cancelled(&w, &MainWindow::loadingCancelled);
+        w.openFiles({sample("sample.safetensors")});
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
+        const auto before = w.incident();
+        w.openFiles({sample("sample-snapshot.h5"), sample("sample-snapshot.h5")});
+        QVERIFY(w.page()->banner()->progressVisible());
+        w.cancelLoading();
+        QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, 10000);
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(w.incident(), before);
+        QVERIFY(!w.page()->banner()->progressVisible());
+    }
+
     void opensDroppedFilesAndRemembersThem()
     {
         RecentFiles::clear();
@@ -91,9 +122,11 @@ private slots:
         QSignalSpy shown(&w, &MainWindow::incidentShown);
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(sample("sample.safetensors"))});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &enter);
+        QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(&w, &drop);
-        qDebug() << "loading" << w.loader()->isLoading() << drop.isAccepted();
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
         const QList<QStringList> recent = RecentFiles::load();
         QVERIFY(!recent.isEmpty());

@@ -1,0 +1,242 @@
+// The cuda:N target on a real device (label gpu; skipped with the CUDA error where there is
+// none): every golden kernel bit-identical to core's CPU golden model on several shapes and
+// dtypes, tile -> SM maps that name real SMs, cuBLAS SGEMM deterministic over repetitions, and
+// the device-side compare against a host computation.
+#include <cuda_runtime.h>
+
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/golden/GoldenSupport.h"
+#include "core/golden/OpRegistry.h"
+#include "core/replay/TargetSpec.h"
+#include "kernels/CompareKernel.h"
+#include "kernels/CudaRuntime.h"
+#include "kernels/CudaTarget.h"
+#include "kernels/LaunchGeometry.h"
+
+using namespace faultline;
+
+namespace {
+
+HostTensor randomTensor(DType t, std::vector<uint64_t> shape, uint32_t seed, float scale = 1.0f, bool specials = false)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(size_t(golden::elementCountOf(shape)));
+    for (float& x : v) x = dist(rng);
+    if (specials && v.size() >= 8) {
+        v[0] = -0.0f;
+        v[1] = std::numeric_limits<float>::infinity();
+        v[2] = -std::numeric_limits<float>::infinity();
+        v[3] = std::numeric_limits<float>::quiet_NaN();
+        v[4] = 1e-40f;
+        v[5] = 30.0f;
+        v[6] = -30.0f;
+        v[7] = 100.0f;
+    }
+    return golden::fromFloatVector(t, std::move(shape), v);
+}
+
+QByteArray bytesOf(const HostTensor& t)
+{
+    return QByteArray(reinterpret_cast<const char*>(t.data.data()), qsizetype(t.data.size()));
+}
+
+struct OpCase {
+    std::string op;
+    std::vector<HostTensor> inputs;
+    std::map<std::string, AttrValue> params;
+};
+
+}  // namespace
+
+Q_DECLARE_METATYPE(std::shared_ptr<OpCase>)
+
+class TestCudaKernels : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<Target> m_target;
+    int m_smCount = 0;
+
+    Result<ReplayOutput> runOnGpu(const OpCase& c, uint32_t rep = 0)
+    {
+        TraceOp op;
+        op.op = c.op;
+        op.params = c.params;
+        ReplayRequest r;
+        r.op = &op;
+        r.inputs = c.inputs;
+        r.repetition = rep;
+        return m_target->run(r, rep);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        auto count = cuda::deviceCount();
+        if (!count) QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + count.message())));
+        if (*count == 0) QSKIP("no CUDA device: the CUDA runtime reports 0 devices");
+        auto spec = parseTargetSpec("cuda:0");
+        QVERIFY(spec.ok());
+        auto t = cuda::createCudaTarget(*spec);
+        QVERIFY2(t.ok(), t.ok() ? "" : t.message().c_str());
+        m_target = std::move(t).value();
+        QVERIFY(cudaDeviceGetAttribute(&m_smCount, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
+        QVERIFY(m_smCount > 0);
+    }
+
+    void goldenBitExact_data()
+    {
+        QTest::addColumn<std::shared_ptr<OpCase>>("c");
+        auto add = [](const char* name, OpCase c) { QTest::newRow(name) << std::make_shared<OpCase>(std::move(c)); };
+        const DType f32 = DType::Float32, bf16 = DType::BFloat16;
+        add("gemm 1x1x1", {"gemm", {randomTensor(f32, {1, 1}, 1), randomTensor(f32, {1, 1}, 2)}, {}});
+        add("gemm 37x53x29", {"gemm", {randomTensor(f32, {37, 29}, 3), randomTensor(f32, {29, 53}, 4)}, {}});
+        add("gemm 256x256x300", {"gemm", {randomTensor(f32, {256, 300}, 5), randomTensor(f32, {300, 256}, 6)}, {}});
+        add("gemm transposed", {"gemm", {randomTensor(f32, {45, 130}, 7), randomTensor(f32, {70, 45}, 8)},
+                                {{"trans_a", int64_t(1)}, {"trans_b", int64_t(1)}}});
+        add("gemm batched broadcast bf16",
+            {"gemm", {randomTensor(bf16, {3, 40, 64}, 9), randomTensor(bf16, {64, 72}, 10)}, {}});
+        add("gemm alpha beta C",
+            {"gemm",
+             {randomTensor(f32, {130, 17}, 11), randomTensor(f32, {17, 140}, 12), randomTensor(f32, {140}, 13)},
+             {{"alpha", 0.7}, {"beta", -1.3}}});
+        add("gemm k=0", {"gemm", {randomTensor(f32, {4, 0}, 14), randomTensor(f32, {0, 5}, 15)}, {}});
+        add("gemm out bf16", {"gemm", {randomTensor(f32, {33, 65}, 16), randomTensor(f32, {65, 31}, 17)},
+                              {{"out_dtype", std::string("bfloat16")}}});
+        add("add", {"add", {randomTensor(f32, {50, 70}, 20, 1, true), randomTensor(f32, {50, 70}, 21)}, {}});
+        add("add bf16", {"add", {randomTensor(bf16, {3, 17, 5}, 22), randomTensor(bf16, {3, 17, 5}, 23)}, {}});
+        add("gelu erf", {"gelu", {randomTensor(f32, {64, 129}, 24, 3, true)}, {}});
+        add("gelu tanh", {"gelu", {randomTensor(f32, {64, 129}, 25, 3, true)}, {{"approximate", std::string("tanh")}}});
+        add("silu", {"silu", {randomTensor(f32, {1000}, 26, 5, true)}, {}});
+        add("silu bf16", {"silu", {randomTensor(bf16, {31, 33}, 27, 5)}, {}});
+        add("softmax", {"softmax", {randomTensor(f32, {40, 1000}, 28, 4)}, {}});
+        add("softmax scaled, short rows", {"softmax", {randomTensor(f32, {2, 3, 7}, 29, 4, true)}, {{"scale", 0.125}}});
+        add("layernorm", {"layernorm",
+                          {randomTensor(f32, {33, 768}, 30), randomTensor(f32, {768}, 31), randomTensor(f32, {768}, 32)},
+                          {}});
+        add("layernorm bf16 n=5", {"layernorm",
+                                   {randomTensor(bf16, {17, 5}, 33), randomTensor(bf16, {5}, 34), randomTensor(bf16, {5}, 35)},
+                                   {{"eps", 1e-6}}});
+        add("rmsnorm", {"rmsnorm", {randomTensor(f32, {20, 4096}, 36), randomTensor(f32, {4096}, 37)}, {{"eps", 1e-6}}});
+        add("rmsnorm n=1", {"rmsnorm", {randomTensor(f32, {9, 1}, 38), randomTensor(f32, {1}, 39)}, {{"eps", 1e-5}}});
+    }
+    void goldenBitExact()
+    {
+        QFETCH(std::shared_ptr<OpCase>, c);
+        auto cpu = golden::runGolden(c->op, c->inputs, c->params);
+        QVERIFY2(cpu.ok(), cpu.ok() ? "" : cpu.message().c_str());
+        auto gpu = runOnGpu(*c);
+        QVERIFY2(gpu.ok(), gpu.ok() ? "" : gpu.message().c_str());
+        QCOMPARE(gpu->outputs.size(), size_t(1));
+        const HostTensor& g = gpu->outputs[0];
+        QCOMPARE(g.dtype, cpu->dtype);
+        QCOMPARE(g.shape, cpu->shape);
+        // Bits must match; NaN matches any NaN (NaN payloads and signs are not part of the golden
+        // definition: x86 propagates an operand's payload, NVIDIA GPUs return 0x7FFFFFFF).
+        const auto a = golden::toFloatVector(*cpu), b = golden::toFloatVector(g);
+        size_t differing = 0;
+        QString first;
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (std::memcmp(&a[i], &b[i], 4) == 0 || (std::isnan(a[i]) && std::isnan(b[i]))) continue;
+            if (differing++ == 0)
+                first = QString("element %1: cpu %2 gpu %3").arg(i).arg(double(a[i]), 0, 'g', 9).arg(double(b[i]), 0, 'g', 9);
+        }
+        QVERIFY2(differing == 0, qPrintable(QString("%1 of %2 elements differ; first %3").arg(differing).arg(a.size()).arg(first)));
+        if (std::none_of(a.begin(), a.end(), [](float x) { return std::isnan(x); })) QCOMPARE(bytesOf(g), bytesOf(*cpu));
+        // Tile -> SM map: one entry per tile, each a real SM.
+        const cuda::View2d v = cuda::view2d(g.shape);
+        if (v.rows * v.cols == 0) return;
+        QVERIFY(gpu->smTile > 0);
+        const cuda::TileGrid tg = cuda::tileGrid(v, gpu->smTile);
+        QCOMPARE(uint64_t(gpu->tileSm.size()), tg.count());
+        QCOMPARE(cuda::countBadTileSm(gpu->tileSm, tg, m_smCount), uint64_t(0));
+    }
+
+    void cublasDeterministic_data()
+    {
+        QTest::addColumn<bool>("tf32");
+        QTest::newRow("pedantic") << false;
+        QTest::newRow("tf32") << true;
+    }
+    void cublasDeterministic()
+    {
+        QFETCH(bool, tf32);
+        OpCase c{"gemm",
+                 {randomTensor(DType::Float32, {2, 384, 512}, 40), randomTensor(DType::Float32, {512, 320}, 41)},
+                 {{"impl", std::string("cublas")}, {"tf32", int64_t(tf32)}}};
+        auto first = runOnGpu(c);
+        QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+        QVERIFY(first->tileSm.empty());
+        for (uint32_t rep = 1; rep < 20; ++rep) {
+            auto again = runOnGpu(c, rep);
+            QVERIFY(again.ok());
+            QVERIFY2(again->outputs[0].data == first->outputs[0].data, qPrintable(QString("repetition %1 differs").arg(rep)));
+        }
+        // Close to the golden result (a sanity check on the layout, not a bit comparison).
+        auto cpu = golden::runGolden("gemm", c.inputs, {});
+        const auto a = golden::toFloatVector(*cpu), b = golden::toFloatVector(first->outputs[0]);
+        double worst = 0;
+        for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+        QVERIFY2(worst < (tf32 ? 1.0 : 1e-2), qPrintable(QString("max |cublas - golden| = %1").arg(worst)));
+    }
+
+    void unsupportedOpIsAnError()
+    {
+        OpCase c{"attention", {}, {}};
+        auto r = runOnGpu(c);
+        QVERIFY(!r.ok());
+        QVERIFY2(r.message().find("cuda:0: op attention") == 0, r.message().c_str());
+        QVERIFY(!m_target->fatalError());
+    }
+
+    void deviceCompare()
+    {
+        const uint64_t rows = 300, cols = 200;
+        std::vector<float> a(rows * cols), b;
+        std::mt19937 rng(7);
+        std::normal_distribution<float> dist;
+        for (float& x : a) x = dist(rng);
+        b = a;
+        uint64_t flips = 0;
+        b[5] = std::nextafter(a[5], 10.0f);
+        uint32_t u;
+        std::memcpy(&u, &b[70000 - 1], 4);
+        u ^= 0x00400001u;  // two flipped bits
+        std::memcpy(&b[70000 - 1], &u, 4);
+        b[123] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<uint32_t> ua(a.size()), ub(b.size());
+        std::memcpy(ua.data(), a.data(), a.size() * 4);
+        std::memcpy(ub.data(), b.data(), b.size() * 4);
+        uint64_t mismatched = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            mismatched += ua[i] != ub[i];
+            flips += uint64_t(__builtin_popcount(ua[i] ^ ub[i]));
+        }
+        float *da = nullptr, *db = nullptr;
+        QCOMPARE(cudaMalloc(&da, a.size() * 4), cudaSuccess);
+        QCOMPARE(cudaMalloc(&db, b.size() * 4), cudaSuccess);
+        cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
+        std::vector<float> tiles;
+        auto s = cuda::compareOnDevice(0, da, db, {rows, cols}, cuda::kCompareTile, &tiles, nullptr);
+        cudaFree(da);
+        cudaFree(db);
+        QVERIFY2(s.ok(), s.ok() ? "" : s.message().c_str());
+        QCOMPARE(s->mismatched, mismatched);
+        QCOMPARE(s->flippedBits, flips);
+        QVERIFY(std::isinf(s->maxAbsError));  // the NaN
+        const cuda::TileGrid tg = cuda::tileGrid({rows, cols}, cuda::kCompareTile);
+        QCOMPARE(uint64_t(tiles.size()), tg.count());
+        QVERIFY(std::isinf(tiles[cuda::tileIndexOf(tg, 123 / cols, 123 % cols)]));
+        QCOMPARE(tiles[cuda::tileIndexOf(tg, 0, 5)], std::abs(b[5] - a[5]));
+        QCOMPARE(tiles[cuda::tileIndexOf(tg, 150, 100)], 0.0f);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCudaKernels)
+#include "test_cuda_kernels.moc"
