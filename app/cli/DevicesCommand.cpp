@@ -55,7 +55,7 @@ std::string devicesText(const nlohmann::json& j)
     for (const auto& g : gpus) {
         out << "cuda:" << g.value("index", 0) << "  " << g.value("name", std::string()) << "  "
             << g.value("uuid", std::string()) << "\n"
-            << "    pci " << g.value("pci_bus_id", std::string()) << ", sm_" << g.value("compute_capability", std::string())
+            << "    pci " << g.value("pci_bus_id", std::string()) << ", compute " << g.value("compute_capability", std::string())
             << ", " << g.value("sm_count", 0) << " SMs, " << gib(g.value("memory_bytes", uint64_t(0))) << ", clock "
             << g.value("clock_khz", 0) / 1000 << " MHz, memory clock " << g.value("memory_clock_khz", 0) / 1000
             << " MHz, ECC " << (g.value("ecc_enabled", false) ? "on" : "off") << "\n";

@@ -280,19 +280,25 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
         std::vector<std::thread> pool;
         pool.reserve(threads);
         for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, false);
+        // Progress is reported once per finished chunk, as with one thread, however many chunks
+        // finished between two wake-ups (fast scans finish several), including those finished
+        // after the last worker left.
         uint64_t reported = 0;
         std::unique_lock lock(st.mutex);
-        while (st.workersRunning > 0) {
+        for (;;) {
+            if (st.chunksDone != reported && !st.stop) {
+                const uint64_t target = st.chunksDone;
+                lock.unlock();
+                for (uint64_t v = reported + 1; v <= target && !st.stop.load(); ++v) reportProgress(v);
+                reported = target;
+                lock.lock();
+                continue;
+            }
+            if (st.workersRunning == 0) break;
             st.changed.wait_for(lock, std::chrono::milliseconds(50));
             if (!st.stop && cancelRequested()) {
                 st.cancelled = true;
                 st.stop = true;
-            }
-            if (st.chunksDone != reported && !st.stop) {
-                reported = st.chunksDone;
-                lock.unlock();
-                reportProgress(reported);
-                lock.lock();
             }
         }
         lock.unlock();

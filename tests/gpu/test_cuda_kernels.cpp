@@ -205,9 +205,9 @@ private slots:
         uint64_t flips = 0;
         b[5] = std::nextafter(a[5], 10.0f);
         uint32_t u;
-        std::memcpy(&u, &b[70000 - 1], 4);
+        std::memcpy(&u, &b[rows * cols - 1], 4);
         u ^= 0x00400001u;  // two flipped bits
-        std::memcpy(&b[70000 - 1], &u, 4);
+        std::memcpy(&b[rows * cols - 1], &u, 4);
         b[123] = std::numeric_limits<float>::quiet_NaN();
         std::vector<uint32_t> ua(a.size()), ub(b.size());
         std::memcpy(ua.data(), a.data(), a.size() * 4);
