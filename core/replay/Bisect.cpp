@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "../compare/TensorComparer.h"
+#include "BoundCompare.h"
 #include "../golden/OpRegistry.h"
 #include "TensorLoad.h"
 
@@ -58,16 +58,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                            shapeToString(recorded->shape) + ", the op produces " +
                            std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
             } else {
-                CompareOptions options;
-                options.tolerance = Tolerance::bound();
-                TensorComparer comparer(options);
-                const std::vector<double>& bv = *bound;
-                comparer.setBoundProvider([&bv](uint64_t first, uint64_t count, double* out) -> Status {
-                    for (uint64_t k = 0; k < count; ++k) out[k] = bv[first + k];
-                    return {};
-                });
-                auto d = comparer.compare(gold->dtype, gold->shape, recorded->data.data(), gold->data.data(),
-                                          outs->second.front());
+                auto d = compareWithinBound(*recorded, *gold, *bound, 1.0, outs->second.front());
                 if (!d) {
                     b.verdict = "error";
                     b.detail = d.message();
