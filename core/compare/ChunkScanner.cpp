@@ -1,10 +1,15 @@
 #include "ChunkScanner.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../FloatFormats.h"
 
@@ -109,39 +114,128 @@ inline void addBits(uint64_t x, uint64_t s, uint64_t* flips, uint64_t* toOne)
     }
 }
 
-// Per-bit counts of a stream of words without a branch per set bit: carry-save bit planes
-// (plane k holds bit k of every position's pending count), flushed every 15 words.
+// Per-bit counts of a stream of words without a branch per set bit: each byte of a word is
+// spread into eight byte-wide counters by a table (bit q of the byte -> byte q of a uint64), and
+// these byte counters are added to the output every 255 words, before any can overflow.
+template <unsigned Bytes>
 class BitCounter {
 public:
     explicit BitCounter(uint64_t* out) : m_out(out) {}
     void add(uint64_t x)
     {
-        uint64_t carry = x;
-        for (uint64_t& p : m_planes) {
-            const uint64_t t = p & carry;
-            p ^= carry;
-            carry = t;
-        }
-        if (++m_pending == 15) flush();
+        for (unsigned p = 0; p < Bytes; ++p) m_bytes[p] += kSpread[(x >> (8 * p)) & 0xFF];
+        if (++m_pending == 255) [[unlikely]]
+            flush();
     }
     void flush()
     {
-        for (unsigned k = 0; k < 4; ++k) {
-            uint64_t p = m_planes[k];
-            while (p != 0) {
-                m_out[std::countr_zero(p)] += uint64_t(1) << k;
-                p &= p - 1;
-            }
-            m_planes[k] = 0;
+        for (unsigned p = 0; p < Bytes; ++p) {
+            for (unsigned q = 0; q < 8; ++q) m_out[8 * p + q] += (m_bytes[p] >> (8 * q)) & 0xFF;
+            m_bytes[p] = 0;
         }
         m_pending = 0;
     }
 
 private:
+    static constexpr std::array<uint64_t, 256> kSpread = [] {
+        std::array<uint64_t, 256> t{};
+        for (unsigned v = 0; v < 256; ++v)
+            for (unsigned q = 0; q < 8; ++q) t[v] |= uint64_t((v >> q) & 1u) << (8 * q);
+        return t;
+    }();
     uint64_t* m_out;
-    uint64_t m_planes[4] = {0, 0, 0, 0};
+    uint64_t m_bytes[Bytes] = {};
     unsigned m_pending = 0;
 };
+
+// Portable population count (the baseline x86-64 target has no popcnt instruction, and the
+// library call it would otherwise become is slower than these few operations).
+inline unsigned popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return unsigned((x * 0x0101010101010101ull) >> 56);
+}
+
+// Decade histogram bins as one index: 0 zero, 1 + decade, kDecades + 1 infinite.
+constexpr size_t kDecadeSlots = DecadeHistogram::kDecades + 2;
+
+// The slot of any x >= 0 (not NaN) from its biased exponent alone, without branches: the
+// binade's slot, plus one from the value where the next decade starts inside the binade.
+// Exponent 0 holds zero (slot 0) and subnormals (the lowest decade); 2047 holds +inf.
+struct DecadeSlots {
+    std::array<uint8_t, 2048> slot{};
+    std::array<double, 2048> nextFrom{};
+
+    uint8_t of(double x) const
+    {
+        uint64_t u;
+        std::memcpy(&u, &x, sizeof u);
+        const size_t e = size_t(u >> 52 & 0x7FF);
+        return uint8_t(slot[e] + (x >= nextFrom[e] ? 1 : 0));
+    }
+    static const DecadeSlots& table()
+    {
+        static const DecadeSlots t = [] {
+            const DecadeHistogram::Table& d = DecadeHistogram::table();
+            DecadeSlots s;
+            for (size_t e = 1; e < 2047; ++e) {
+                s.slot[e] = uint8_t(1 + d.bin[e]);
+                s.nextFrom[e] = d.nextFrom[e];
+            }
+            s.slot[0] = 0;
+            s.nextFrom[0] = std::numeric_limits<double>::denorm_min();
+            s.slot[2047] = uint8_t(kDecadeSlots - 1);
+            s.nextFrom[2047] = std::numeric_limits<double>::quiet_NaN();
+            return s;
+        }();
+        return t;
+    }
+};
+
+inline void addSlots(DecadeHistogram& h, const std::array<uint64_t, kDecadeSlots>& slots)
+{
+    h.zero += slots[0];
+    for (size_t d = 0; d < h.decades.size(); ++d) h.decades[d] += slots[1 + d];
+    h.infinite += slots[kDecadeSlots - 1];
+}
+
+// Bit k set when a[k] != b[k], for 64 consecutive elements: SSE2 compares where the element
+// width has them (every x86-64 CPU), a plain loop otherwise.
+template <class B>
+inline uint64_t differingMask(const B* a, const B* b)
+{
+#if defined(__SSE2__)
+    if constexpr (sizeof(B) == 4 || sizeof(B) == 2 || sizeof(B) == 1) {
+        constexpr unsigned kPerVector = 16 / sizeof(B);
+        uint64_t equal = 0;
+        for (unsigned k = 0; k < 64; k += 2 * kPerVector) {
+            const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k));
+            const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k));
+            const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k + kPerVector));
+            const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k + kPerVector));
+            uint64_t bits;
+            if constexpr (sizeof(B) == 4) {
+                const unsigned lo = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a0, b0))));
+                const unsigned hi = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a1, b1))));
+                bits = lo | (hi << 4);
+            } else if constexpr (sizeof(B) == 2) {
+                bits = unsigned(_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(a0, b0), _mm_cmpeq_epi16(a1, b1))));
+            } else {
+                const unsigned lo = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)));
+                const unsigned hi = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)));
+                bits = lo | (uint64_t(hi) << 16);
+            }
+            equal |= bits << k;
+        }
+        return ~equal;
+    }
+#endif
+    uint64_t mask = 0;
+    for (unsigned k = 0; k < 64; ++k) mask |= uint64_t(a[k] != b[k]) << k;
+    return mask;
+}
 
 // Exact: the tolerance is `exact`, so every mismatch is beyond tolerance and the beyond-* figures
 // equal the mismatch figures; they are copied once per chunk instead of counted per element.
@@ -174,6 +268,11 @@ public:
         m_toOne.flush();
         m_beyondFlips.flush();
         m_beyondToOne.flush();
+        for (const Lane& lane : m_lanes) {
+            for (size_t b = 0; b < lane.ulpHist.size(); ++b) m_acc.ulpHist[b] += lane.ulpHist[b];
+            addSlots(m_acc.absHist, lane.absSlots);
+            addSlots(m_acc.relHist, lane.relSlots);
+        }
         if constexpr (Exact) {
             // scanChunk's contract: acc is fresh from begin(), so the chunk's figures are all here.
             ChunkAccumulator& acc = m_acc;
@@ -199,25 +298,18 @@ private:
         uint64_t nonFinite = 0;
         uint64_t j = 0;
         for (; j + kBlock <= len; j += kBlock) {
-            Bits diff = 0;
-            unsigned nf = 0;
-            for (unsigned k = 0; k < kBlock; ++k) {
-                diff |= Bits(sp[j + k] ^ rp[j + k]);
-                if constexpr (Tr::kFloat) nf += Tr::nonFinite(sp[j + k]) ? 1u : 0u;
+            if constexpr (Tr::kFloat) {
+                unsigned nf = 0;
+                for (unsigned k = 0; k < kBlock; ++k) nf += Tr::nonFinite(sp[j + k]) ? 1u : 0u;
+                nonFinite += nf;
             }
-            nonFinite += nf;
-            if (diff == 0) continue;
-            uint64_t mask = 0;
-            for (unsigned k = 0; k < kBlock; ++k) mask |= uint64_t(sp[j + k] != rp[j + k]) << k;
+            uint64_t mask = differingMask(sp + j, rp + j);
+            if (mask == 0) continue;
             // The block's first and last mismatch bound its columns; one box update per block.
             m_acc.mismatchBox.add(row, col0 + j + uint64_t(std::countr_zero(mask)));
             m_acc.mismatchBox.add(row, col0 + j + 63 - uint64_t(std::countl_zero(mask)));
             m_acc.touchTiles(m_ctx);
-            while (mask != 0) {
-                const unsigned k = unsigned(std::countr_zero(mask));
-                element(h, off + j + k, col0 + j + k, sp[j + k], rp[j + k]);
-                mask &= mask - 1;
-            }
+            block(h, off + j, col0 + j, sp + j, rp + j, mask);
         }
         for (; j < len; ++j) {
             if constexpr (Tr::kFloat) nonFinite += Tr::nonFinite(sp[j]) ? 1u : 0u;
@@ -282,6 +374,121 @@ private:
         case ToleranceKind::Bound: return m_bounds != nullptr && absErr <= m_bounds[local];
         }
         return false;
+    }
+
+    // The mismatches of one 64-element block (bit k of `mask`: element k differs): gathered,
+    // then one pass in element order (so every sum is the same as element by element), then one
+    // update per tile touched. Histogram bins that consecutive mismatches hit are spread over
+    // kLanes copies so their increments do not wait on each other. A block with a NaN/Inf goes
+    // element by element.
+    [[gnu::always_inline]] inline void block(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp, const Bits* rp,
+                                             uint64_t mask)
+    {
+        ChunkAccumulator& acc = m_acc;
+        Batch& bt = m_batch;
+        unsigned m = 0;
+        bool nonFinite = false;
+        for (uint64_t mm = mask; mm != 0; mm &= mm - 1) {
+            const unsigned k = unsigned(std::countr_zero(mm));
+            const Bits a = sp[k], b = rp[k];
+            bt.a[m] = a;
+            bt.b[m] = b;
+            bt.k[m] = uint8_t(k);
+            if constexpr (Tr::kFloat) nonFinite |= Tr::nonFinite(a) | Tr::nonFinite(b);
+            ++m;
+        }
+        if (nonFinite) [[unlikely]] {
+            for (unsigned i = 0; i < m; ++i) element(h, local0 + bt.k[i], col0 + bt.k[i], bt.a[i], bt.b[i]);
+            return;
+        }
+        if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
+            acc.firstMismatch = acc.first + local0 + bt.k[0];
+        h.mismatches += m;
+        TopBar bar = topBar();
+
+        for (unsigned i = 0; i < m; ++i) {
+            const Bits a = bt.a[i], b = bt.b[i];
+            const uint64_t x = uint64_t(Bits(a ^ b));
+            m_flips.add(x);
+            m_toOne.add(x & uint64_t(a));
+            Lane& lane = m_lanes[i % kLanes];
+            const uint64_t ulp = Tr::ulp(a, b);
+            ++lane.ulpHist[size_t(std::bit_width(ulp))];
+            h.maxUlp = std::max(h.maxUlp, ulp);
+            const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
+            const double absErr = std::fabs(sv - rv);
+            bt.abs[i] = absErr;
+            h.sumAbs += absErr;
+            h.sumAbs2 += absErr * absErr;
+            h.maxAbs = std::max(h.maxAbs, absErr);
+            ++lane.absSlots[m_slots.of(absErr)];
+            const double relErr =
+                rv != 0 ? absErr / std::fabs(rv) : (absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+            if (std::isinf(relErr)) {
+                ++h.relInfinite;
+            } else {
+                h.sumRel += relErr;
+                h.sumRel2 += relErr * relErr;
+                h.maxRel = std::max(h.maxRel, relErr);
+                ++lane.relSlots[m_slots.of(relErr)];
+            }
+            const uint64_t local = local0 + bt.k[i];
+            const uint64_t col = col0 + bt.k[i];
+            const bool beyond = Exact || !withinTolerance(ulp, absErr, rv, local);
+            if (beyond) {
+                if constexpr (!Exact) {
+                    ++h.beyond;
+                    if (acc.firstBeyond == ChunkAccumulator::kNone) [[unlikely]]
+                        acc.firstBeyond = acc.first + local;
+                    m_beyondFlips.add(x);
+                    m_beyondToOne.add(x & uint64_t(a));
+                    acc.beyondBox.add(m_row, col);
+                    ++acc.tileBeyond[size_t(m_tileRowBase + tileCol(col))];
+                }
+                const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
+                if (!roundingSized) anomaly(acc.first + local, col, x, false, size_t(m_tileRowBase + tileCol(col)), a, b);
+            }
+            if (absErr < bar.abs || (absErr == bar.abs && ulp <= bar.ulp)) continue;  // not among the worst
+            offerTop(acc.first + local, col, a, b, false, ulp, absErr, relErr, beyond);
+            bar = topBar();
+        }
+
+        // Tiles: the block's columns split at tile boundaries; each part's mismatches are a
+        // contiguous run of the gathered pairs.
+        unsigned pos = 0;
+        for (uint64_t k = 0; k < kBlock && pos < m;) {
+            const uint64_t tc = tileCol(col0 + k);
+            const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
+            const uint64_t part = (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
+            const unsigned n = popcount64(part);
+            if (n != 0) {
+                const size_t tile = size_t(m_tileRowBase + tc);
+                acc.tileMismatches[tile] += n;
+                double mx = acc.tileMaxAbs[tile];
+                for (unsigned i = pos; i < pos + n; ++i) mx = std::max(mx, bt.abs[i]);
+                acc.tileMaxAbs[tile] = mx;
+                pos += n;
+            }
+            k = end;
+        }
+    }
+
+    // What a finite mismatch must beat to enter the top-K: it is skipped when its |error| is
+    // below `abs`, or equal with at most `ulp` ulps (ranksBefore; within a chunk a later index
+    // loses a full tie). Open (abs < 0) while the top-K is not full; closed for good when its
+    // worst entry is a NaN/Inf, or when no top-K is kept.
+    struct TopBar {
+        double abs;
+        uint64_t ulp;
+    };
+    TopBar topBar() const
+    {
+        const size_t k = m_ctx.topK;
+        if (k == 0) return {std::numeric_limits<double>::infinity(), std::numeric_limits<uint64_t>::max()};
+        if (m_acc.top.size() < k) return {-1.0, 0};
+        const ElementDiff& worst = m_acc.top[m_acc.worstTop];
+        if (worst.nonFinite) return {std::numeric_limits<double>::infinity(), std::numeric_limits<uint64_t>::max()};
+        return {worst.absError, worst.ulp};
     }
 
     // One mismatching element: chunk-local index `local`, column `col` of m_row. The caller has
@@ -449,7 +656,21 @@ private:
     const Bits* m_r;
     const double* m_bounds;
     ChunkAccumulator& m_acc;
-    BitCounter m_flips, m_toOne, m_beyondFlips, m_beyondToOne;
+    BitCounter<sizeof(Bits)> m_flips, m_toOne, m_beyondFlips, m_beyondToOne;
+    // One block's gathered mismatches and their errors.
+    struct Batch {
+        Bits a[kBlock], b[kBlock];
+        uint8_t k[kBlock];
+        double abs[kBlock];
+    };
+    Batch m_batch;
+    static constexpr unsigned kLanes = 4;
+    struct Lane {
+        std::array<uint64_t, 65> ulpHist{};
+        std::array<uint64_t, kDecadeSlots> absSlots{}, relSlots{};
+    };
+    std::array<Lane, kLanes> m_lanes{};
+    const DecadeSlots& m_slots = DecadeSlots::table();
     const DecadeHistogram::Table& m_decades = DecadeHistogram::table();
     uint64_t m_tileRowBase = 0;
     uint64_t m_rowBucketLocal = 0;

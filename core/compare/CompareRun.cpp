@@ -35,11 +35,13 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
         totalElements += double(suspect.tensors()[p.suspectIndex].elementCount());
     double doneElements = 0.0;
 
+    const auto buffers = std::make_shared<ChunkBufferPool>();
     for (const TensorPair& p : pairing.pairs) {
         if (m_cancel != nullptr && m_cancel->load()) return Error{kCompareCancelled};
         const double pairElements = double(suspect.tensors()[p.suspectIndex].elementCount());
         TensorComparer comparer(m_options.compare);
         comparer.setCancelFlag(m_cancel);
+        comparer.setBufferPool(buffers);
         if (m_progress) {
             comparer.setProgress([&](double fraction, const std::string&) {
                 const double overall = totalElements > 0 ? (doneElements + fraction * pairElements) / totalElements : 1.0;

@@ -196,6 +196,10 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     auto work = [&](bool reportInline) {
         ChunkAccumulator acc;
         std::vector<uint64_t> bufS, bufR;
+        if (m_pool) {
+            bufS = m_pool->take();
+            bufR = m_pool->take();
+        }
         std::vector<double> bounds;
         while (!st.stop.load()) {
             if (cancelRequested()) {
@@ -264,6 +268,10 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
             }
             st.changed.notify_all();
             if (reportInline) reportProgress(done);
+        }
+        if (m_pool) {
+            m_pool->give(std::move(bufS));
+            m_pool->give(std::move(bufR));
         }
         {
             std::lock_guard lock(st.mutex);

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../Result.h"
 #include "../TensorFile.h"
+#include "ChunkBufferPool.h"
 #include "Divergence.h"
 #include "Tolerance.h"
 
@@ -44,6 +46,8 @@ public:
     // Checked between chunks; when it becomes true, compare() returns kCompareCancelled.
     void setCancelFlag(const std::atomic<bool>* cancel) { m_cancel = cancel; }
     void setProgress(ProgressCallback progress) { m_progress = std::move(progress); }
+    // Read buffers shared with the other comparisons of a run (optional).
+    void setBufferPool(std::shared_ptr<ChunkBufferPool> pool) { m_pool = std::move(pool); }
 
     // Compares tensor `suspectIndex` of `suspect` with tensor `referenceIndex` of `reference`.
     // Errors: different dtypes or shapes, a read error (naming the file and tensor), the `bound`
@@ -65,6 +69,7 @@ private:
     BoundProvider m_bounds;
     const std::atomic<bool>* m_cancel = nullptr;
     ProgressCallback m_progress;
+    std::shared_ptr<ChunkBufferPool> m_pool;
 };
 
 }  // namespace faultline
