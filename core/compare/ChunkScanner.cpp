@@ -405,6 +405,7 @@ private:
             acc.firstMismatch = acc.first + local0 + bt.k[0];
         h.mismatches += m;
         TopBar bar = topBar();
+        bt.dense.fill(0.0);
 
         for (unsigned i = 0; i < m; ++i) {
             const Bits a = bt.a[i], b = bt.b[i];
@@ -417,7 +418,7 @@ private:
             h.maxUlp = std::max(h.maxUlp, ulp);
             const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
             const double absErr = std::fabs(sv - rv);
-            bt.abs[i] = absErr;
+            bt.dense[bt.k[i]] = absErr;
             h.sumAbs += absErr;
             h.sumAbs2 += absErr * absErr;
             h.maxAbs = std::max(h.maxAbs, absErr);
@@ -453,8 +454,8 @@ private:
             bar = topBar();
         }
 
-        // Tiles: the block's columns split at tile boundaries; each part's mismatches are a
-        // contiguous run of the gathered pairs.
+        // Tiles: the block's columns split at tile boundaries; one update per part that has a
+        // mismatch (the maximum over all its positions: equal ones hold 0).
         unsigned pos = 0;
         for (uint64_t k = 0; k < kBlock && pos < m;) {
             const uint64_t tc = tileCol(col0 + k);
@@ -465,7 +466,7 @@ private:
                 const size_t tile = size_t(m_tileRowBase + tc);
                 acc.tileMismatches[tile] += n;
                 double mx = acc.tileMaxAbs[tile];
-                for (unsigned i = pos; i < pos + n; ++i) mx = std::max(mx, bt.abs[i]);
+                for (uint64_t i = k; i < end; ++i) mx = std::max(mx, bt.dense[i]);
                 acc.tileMaxAbs[tile] = mx;
                 pos += n;
             }
@@ -661,7 +662,7 @@ private:
     struct Batch {
         Bits a[kBlock], b[kBlock];
         uint8_t k[kBlock];
-        double abs[kBlock];
+        std::array<double, kBlock> dense;  // |error| by block position, 0 where equal
     };
     Batch m_batch;
     static constexpr unsigned kLanes = 4;
