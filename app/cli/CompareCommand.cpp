@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "Cli.h"
 #include "CliSupport.h"
@@ -56,6 +57,22 @@ int runCompare(const CompareCliOptions& o)
                                  o.referenceAdd};
     CompareRun run(options);
     run.setCancelFlag(installInterruptFlag());
+    // Each tensor's tile pyramid goes to --out as soon as it is done, then is freed: memory stays
+    // bounded however many tensors the pair holds.
+    std::optional<CompareResultsWriter> results;
+    if (!o.out.empty()) {
+        auto w = CompareResultsWriter::create(o.out);
+        if (!w) {
+            std::cerr << "error: " << w.message() << "\n";
+            return kExitError;
+        }
+        results.emplace(std::move(*w));
+    }
+    run.setTensorSink([&results](size_t index, Divergence& d) {
+        Status st = results ? results->addPair(index, d) : Status{};
+        d.tiles.releaseCounts();
+        return st;
+    });
     if (!o.quiet) run.setProgress([](double f, const std::string& what) {
         printProgress(f, what);
         return true;
@@ -66,8 +83,8 @@ int runCompare(const CompareCliOptions& o)
         std::cerr << "error: " << report.message() << "\n";
         return kExitError;
     }
-    if (!o.out.empty()) {
-        Status st = writeCompareResults(o.out, *report);
+    if (results) {
+        Status st = results->finish(*report);
         if (!st) {
             std::cerr << "error: " << st.message() << "\n";
             return kExitError;

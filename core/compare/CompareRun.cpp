@@ -61,6 +61,10 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
             report.errors.push_back({p.key, d.message()});
         } else {
             d->name = p.key;
+            if (m_sink) {
+                Status st = m_sink(size_t(&p - pairing.pairs.data()), *d);
+                if (!st) return st.error();
+            }
             report.tensors.push_back(std::move(d).value());
         }
         doneElements += pairElements;

@@ -47,6 +47,12 @@ public:
     // Checked between chunks; when set, run() returns kCompareCancelled.
     void setCancelFlag(const std::atomic<bool>* cancel) { m_cancel = cancel; }
     void setBoundSource(BoundSource bounds) { m_bounds = std::move(bounds); }
+    // Called on the calling thread with each compared tensor as soon as it is done (index: its
+    // position in pairing order), before it joins the report; it may take what it needs and
+    // release the rest (e.g. store the tile pyramid and free it), so that a run over many large
+    // tensors holds one tensor's tiles at a time. An error stops the run with that error.
+    using TensorSink = std::function<Status(size_t index, Divergence& divergence)>;
+    void setTensorSink(TensorSink sink) { m_sink = std::move(sink); }
 
     // Errors: cancellation (kCompareCancelled), or the `bound` tolerance without a BoundSource.
     // Everything about single tensors goes into the report.
@@ -57,6 +63,7 @@ private:
     ProgressCallback m_progress;
     const std::atomic<bool>* m_cancel = nullptr;
     BoundSource m_bounds;
+    TensorSink m_sink;
 };
 
 // Convenience for CompareRun with these settings.

@@ -54,6 +54,17 @@ uint64_t TilePyramid::tileElements(size_t level, uint64_t tileRow, uint64_t tile
     return (r1 - r0) * (c1 - c0);
 }
 
+void TilePyramid::releaseCounts()
+{
+    // Assigning a fresh vector (not `= {}`, which keeps the capacity) returns the memory.
+    for (TileLevel& l : m_levels) {
+        l.mismatches = std::vector<uint64_t>();
+        l.beyond = std::vector<uint64_t>();
+        l.anomalies = std::vector<uint64_t>();
+        l.maxAbsError = std::vector<double>();
+    }
+}
+
 void TilePyramid::allocateFinest()
 {
     if (m_levels.empty() || hasCounts()) return;

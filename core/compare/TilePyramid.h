@@ -42,6 +42,9 @@ public:
     const std::vector<TileLevel>& levels() const { return m_levels; }
     // True when counts are held (the comparison found mismatches).
     bool hasCounts() const { return !m_levels.empty() && !m_levels.front().mismatches.empty(); }
+    // Frees the per-tile counts of every level, keeping the geometry (hasCounts() is false
+    // afterwards): for runs that store or drop the tiles as each tensor finishes.
+    void releaseCounts();
     // Elements of the matrix inside tile (tileRow, tileCol) of `level` (clipped at the edges).
     uint64_t tileElements(size_t level, uint64_t tileRow, uint64_t tileCol) const;
 

@@ -3,14 +3,19 @@
 // cancellation by callback and by flag, bounds per tensor, and results independent of the thread
 // count.
 #include <QtTest>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 
 #include <atomic>
 #include <mutex>
 #include <set>
 
 #include "core/compare/CompareJson.h"
+#include "core/compare/CompareResultsFile.h"
 #include "core/compare/CompareRun.h"
 #include "core/io/MemoryTensorFile.h"
+#include "support/TestSupport.h"
 #include "test_compare_helpers.h"
 
 using faultline::DType;
@@ -70,6 +75,9 @@ private slots:
     void threadCountDoesNotMatter();
     void boundSource();
     void memoryFile();
+    void sinkSeesEachTensorOnce();
+    void sinkErrorStopsRun();
+    void resultsFileStreamed();
 };
 
 void TestCompareRun::rankingAndErrors()
@@ -264,3 +272,106 @@ void TestCompareRun::memoryFile()
 
 QTEST_APPLESS_MAIN(TestCompareRun)
 #include "test_compare_run.moc"
+
+// The sink gets every compared tensor once, in pairing order, before it joins the report; what
+// it releases (the tile counts) is gone from the report, the rest (geometry, statistics) stays.
+void TestCompareRun::sinkSeesEachTensorOnce()
+{
+    MemoryTensorFile s, r;
+    makeFiles(s, r);
+    faultline::CompareRun run;
+    std::vector<std::pair<size_t, std::string>> seen;
+    uint64_t tilesSeen = 0;
+    run.setTensorSink([&](size_t index, faultline::Divergence& d) {
+        seen.emplace_back(index, d.name);
+        if (d.tiles.hasCounts())
+            for (uint64_t m : d.tiles.levels().front().mismatches) tilesSeen += m;
+        d.tiles.releaseCounts();
+        return faultline::Status{};
+    });
+    auto rep = run.run(s, r);
+    QVERIFY2(rep.ok(), rep.ok() ? "" : rep.message().c_str());
+    // Pairing order: by name on the suspect side (the pairs that compared; shape and bad fail).
+    QCOMPARE(seen.size(), rep->tensors.size());
+    std::set<std::string> names;
+    uint64_t mismatches = 0;
+    for (size_t i = 0; i < seen.size(); ++i) {
+        if (i > 0) QVERIFY(seen[i].first > seen[i - 1].first);
+        names.insert(seen[i].second);
+    }
+    for (const auto& d : rep->tensors) {
+        QVERIFY(names.count(d.name) == 1);
+        QVERIFY(!d.tiles.hasCounts());
+        QVERIFY(!d.tiles.levels().empty());  // the geometry stays for the JSON "tile" field
+        for (const faultline::TileLevel& l : d.tiles.levels())  // and the memory is returned
+            QVERIFY(l.mismatches.capacity() == 0 && l.maxAbsError.capacity() == 0);
+        mismatches += d.mismatches;
+    }
+    QCOMPARE(tilesSeen, mismatches);
+    QVERIFY(mismatches > 0);
+}
+
+void TestCompareRun::sinkErrorStopsRun()
+{
+    MemoryTensorFile s, r;
+    makeFiles(s, r);
+    faultline::CompareRun run;
+    int calls = 0;
+    run.setTensorSink([&](size_t, faultline::Divergence&) {
+        return ++calls == 2 ? faultline::Status(faultline::Error{"results.h5: disk full"}) : faultline::Status{};
+    });
+    auto rep = run.run(s, r);
+    QVERIFY(!rep.ok());
+    QCOMPARE(rep.message(), std::string("results.h5: disk full"));
+    QCOMPARE(calls, 2);
+}
+
+// A results file written as the run goes holds every pair under its pairing index, with its
+// rank in the report, and level-0 tile counts that add up to the tensor's mismatches.
+void TestCompareRun::resultsFileStreamed()
+{
+    if (faultline::test::pythonPath().isEmpty()) QSKIP("no python3 with h5py to read the results file back");
+    MemoryTensorFile s, r;
+    makeFiles(s, r);
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/results.h5").toStdString();
+    auto w = faultline::CompareResultsWriter::create(path);
+    QVERIFY(w.ok());
+    faultline::CompareRun run;
+    run.setTensorSink([&](size_t index, faultline::Divergence& d) {
+        faultline::Status st = w->addPair(index, d);
+        d.tiles.releaseCounts();
+        return st;
+    });
+    auto rep = run.run(s, r);
+    QVERIFY(rep.ok());
+    QVERIFY(!QFile::exists(QString::fromStdString(path)));  // PATH.tmp until finish()
+    faultline::Status st = w->finish(*rep);
+    QVERIFY2(st.ok(), st.message().c_str());
+
+    const QString script = QStringLiteral(
+        "import h5py, json, sys\n"
+        "f = h5py.File(sys.argv[1], 'r')\n"
+        "out = {'format': f.attrs['faultline_format'], 'report': json.loads(bytes(f['report_json'][()]).decode()),\n"
+        "       'pairs': {}}\n"
+        "for k, g in f['pairs'].items():\n"
+        "    t = g['tiles/0/mismatches'][()].sum() if 'tiles' in g else 0\n"
+        "    out['pairs'][k] = {'name': g.attrs['name'], 'rank': int(g.attrs['report_rank']), 'tiles0': int(t)}\n"
+        "print(json.dumps(out))\n");
+    const auto res = faultline::test::runProcess(faultline::test::pythonPath(), {"-c", script, QString::fromStdString(path)});
+    QVERIFY2(res.exitCode == 0, res.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(res.out).object();
+    QCOMPARE(j["format"].toString(), QStringLiteral("compare"));
+    const QJsonObject pairs = j["pairs"].toObject();
+    QCOMPARE(size_t(pairs.size()), rep->tensors.size());
+    for (const QString& key : pairs.keys()) {
+        const QJsonObject p = pairs[key].toObject();
+        const int rank = p["rank"].toInt();
+        QVERIFY(rank >= 0 && size_t(rank) < rep->tensors.size());
+        const faultline::Divergence& d = rep->tensors[size_t(rank)];
+        QCOMPARE(p["name"].toString().toStdString(), d.name);
+        QCOMPARE(uint64_t(p["tiles0"].toDouble()), d.mismatches);
+        const auto reportTensors = j["report"].toObject()["tensors"].toArray();
+        QCOMPARE(reportTensors[rank].toObject()["name"].toString().toStdString(), d.name);
+    }
+}
