@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include "SmId.h"
 #include "core/golden/GoldenMath.h"
 #include "core/golden/GoldenOrder.h"
 
@@ -14,13 +15,6 @@ using golden::goldenExp;
 using golden::goldenMax;
 using golden::mulRn;
 using golden::sqrtRn;
-
-__device__ __forceinline__ int32_t currentSm()
-{
-    uint32_t id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    return int32_t(id);
-}
 
 // ---- GEMM ---------------------------------------------------------------------------------
 // Block: kGemmBlock x kGemmBlock outputs of one batch; thread (ty, tx) owns rows ty + 16 i and

@@ -2,7 +2,8 @@
 // The golden CUDA kernels: bit-identical by construction to core's CPU golden model because they
 // evaluate the same FL_HD formulas (core/golden/GoldenOrder.h, GoldenMath.h) in the same order:
 // one sequential FMA chain per GEMM output over k ascending from +0.0f (no tensor cores, no
-// split-k), the golden reduction tree as one warp per row, the golden transcendental functions.
+// split-k, no atomics), the golden reduction tree as one warp per row, the golden transcendental
+// functions, the rank-ordered all_reduce.
 // Built with --fmad=false; inputs and outputs are float (the caller widens narrow dtypes and
 // rounds outputs exactly as the CPU glue does).
 //
@@ -48,5 +49,33 @@ int launchGoldenRmsNorm(const float* x, const float* gamma, float* y, View2d v, 
                         cudaStream_t stream);
 int launchGoldenSoftmax(const float* x, float* y, View2d v, bool hasScale, float scale, int32_t* tileSm,
                         cudaStream_t stream);
+
+// Scaled dot-product attention, core/golden/AttentionGolden.h's formula: q [heads, sq, d],
+// k [heads, sk, d], v [heads, sk, dv], out [heads, sq, dv] (heads = batch x heads), contiguous.
+// One warp per query row: its scores (one FMA chain over d per key, then mulRn(scale, .), -inf
+// above the diagonal when causal), the golden softmax tree over the row, then one FMA chain per
+// output column over all sk keys. `scratch` holds attentionScratchFloats(rows, sk) floats (the
+// warps' probability rows); tileSm as for the row ops (tileGrid over rows x dv, kSmallTile).
+struct DeviceAttention {
+    int64_t heads = 0, sq = 0, sk = 0, d = 0, dv = 0;
+    const float* q = nullptr;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    float* out = nullptr;
+    float scale = 1.0f;
+    bool causal = false;
+    float* scratch = nullptr;
+    int32_t* tileSm = nullptr;
+};
+
+int launchGoldenAttention(const DeviceAttention& a, cudaStream_t stream);
+
+// all_reduce over `rankCount` device arrays of v.rows x v.cols floats, in rank order
+// (core/golden/AllReduceGolden.h): acc = rank 0; acc = acc (op) rank r for r = 1, 2, ...
+// `ranks` is a device array of rankCount device pointers; tileSm as for element-wise.
+enum class ReduceKind { Sum, Max, Min };
+
+int launchGoldenAllReduce(ReduceKind kind, const float* const* ranks, int32_t rankCount, float* out, View2d v,
+                          int32_t* tileSm, cudaStream_t stream);
 
 }  // namespace faultline::cuda

@@ -47,6 +47,19 @@ uint32_t gridFor(uint64_t work)
     return uint32_t(std::clamp<uint64_t>(work, 1, kMaxGridBlocks));
 }
 
+uint32_t attentionBlocks(uint64_t rows, uint64_t sk)
+{
+    const uint64_t bands = (rows + kSmallTile - 1) / kSmallTile;
+    const uint64_t perBlock = uint64_t(kSmallTile) * std::max<uint64_t>(sk, 1);
+    const uint64_t cap = std::max<uint64_t>(kAttentionScratchFloats / perBlock, 1);
+    return uint32_t(std::min<uint64_t>(gridFor(bands), cap));
+}
+
+uint64_t attentionScratchFloats(uint64_t rows, uint64_t sk)
+{
+    return uint64_t(attentionBlocks(rows, sk)) * kSmallTile * sk;
+}
+
 uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col)
 {
     return (row / g.tile) * g.tileCols + col / g.tile;

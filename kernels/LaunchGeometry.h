@@ -48,6 +48,14 @@ GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n);
 // Blocks to launch for `work` independent units with a grid-stride loop.
 uint32_t gridFor(uint64_t work);
 
+// Attention: one block of kSmallTile warps per band of kSmallTile query rows (grid-stride), each
+// warp with its own probability row of sk floats in a scratch buffer. The grid is capped so the
+// scratch stays near kAttentionScratchFloats floats (at least one block).
+inline constexpr uint64_t kAttentionScratchFloats = uint64_t(1) << 26;  // 256 MiB
+uint32_t attentionBlocks(uint64_t rows, uint64_t sk);
+// Floats of scratch launchGoldenAttention needs: attentionBlocks x kSmallTile warps x sk.
+uint64_t attentionScratchFloats(uint64_t rows, uint64_t sk);
+
 // For a tile map `sm` over grid `g`: the tile holding element (row, col) of the 2-D view.
 uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col);
 

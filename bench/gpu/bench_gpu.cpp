@@ -1,6 +1,8 @@
 // bench_gpu: the GPU checks scripts/gpu-check prints (no timing is asserted anywhere).
-//  1. every golden kernel bit-exact against the CPU golden model on several shapes
-//  2. cuBLAS SGEMM (pedantic math) deterministic over 100 repetitions
+//  1. every golden kernel (attention and all_reduce included) bit-exact against the CPU golden
+//     model on several shapes (NaN equals any NaN, GoldenOrder.h)
+//  2. cuBLAS SGEMM (pedantic math) and cuBLASLt (32F_PEDANTIC, 32F_FAST_TF32) deterministic over
+//     100 repetitions each, judged on the device
 //  3. golden GEMM GFLOP/s beside cuBLAS SGEMM on N^3 (goal: >= 0.5x)
 //  4. device-side compare bandwidth beside a device-to-device memcpy (goal: >= 70%)
 // Exit code: 0 when every check of 1 and 2 passed, 1 otherwise, 2 when there is no device.
@@ -13,10 +15,12 @@
 #include <cstring>
 #include <random>
 
+#include "core/golden/GoldenOrder.h"
 #include "core/golden/GoldenSupport.h"
 #include "core/golden/OpRegistry.h"
 #include "core/replay/TargetSpec.h"
 #include "kernels/CompareKernel.h"
+#include "kernels/CublasLtGemm.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
 #include "kernels/GoldenKernels.h"
@@ -61,6 +65,25 @@ bool checkBitExact(Target& target)
         cases.push_back({"softmax", "softmax", {randomTensor({64, n}, 15, 5)}, {{"scale", 0.3}}});
         cases.push_back({"layernorm", "layernorm", {randomTensor({64, n}, 16), randomTensor({n}, 17), randomTensor({n}, 18)}, {}});
         cases.push_back({"rmsnorm", "rmsnorm", {randomTensor({64, n}, 19), randomTensor({n}, 20)}, {{"eps", 1e-6}}});
+        cases.push_back({"all_reduce sum", "all_reduce",
+                         {randomTensor({64, n}, 21), randomTensor({64, n}, 22), randomTensor({64, n}, 23),
+                          randomTensor({64, n}, 24)},
+                         {}});
+        cases.push_back({"all_reduce max", "all_reduce", {randomTensor({64, n}, 25), randomTensor({64, n}, 26)},
+                         {{"reduce_op", std::string("max")}}});
+    }
+    // attention: q [b, h, sq, d], k/v [b, h, sk, d|dv]; causal and not, short and long key rows.
+    struct AttentionShape {
+        uint64_t b, h, sq, sk, d, dv;
+    };
+    for (const AttentionShape& a : {AttentionShape{1, 8, 256, 256, 64, 64}, AttentionShape{2, 4, 100, 1000, 128, 96},
+                                    AttentionShape{1, 2, 1, 4096, 32, 32}, AttentionShape{3, 1, 33, 7, 5, 3}}) {
+        for (bool causal : {false, true}) {
+            cases.push_back({causal ? "attention causal" : "attention", "attention",
+                             {randomTensor({a.b, a.h, a.sq, a.d}, 30, 2), randomTensor({a.b, a.h, a.sk, a.d}, 31, 2),
+                              randomTensor({a.b, a.h, a.sk, a.dv}, 32)},
+                             {{"causal", int64_t(causal)}}});
+        }
     }
     bool all = true;
     for (const Case& c : cases) {
@@ -79,8 +102,9 @@ bool checkBitExact(Target& target)
             continue;
         }
         const auto a = golden::toFloatVector(*cpu), b = golden::toFloatVector(gpu->outputs[0]);
+        // The golden contract's equality: identical bits, or NaN on both sides (GoldenOrder.h).
         size_t diff = 0;
-        for (size_t i = 0; i < a.size(); ++i) diff += std::memcmp(&a[i], &b[i], 4) != 0;
+        for (size_t i = 0; i < a.size(); ++i) diff += !golden::goldenSameResult(a[i], b[i]);
         std::printf("  %-16s %-16s %s (%zu of %zu elements differ; %zu SM tiles)\n", c.label, shape.c_str(),
                     diff == 0 ? "bit-exact" : "MISMATCH", diff, a.size(), gpu->tileSm.size());
         all = all && diff == 0;
@@ -175,6 +199,45 @@ int main(int argc, char** argv)
     }
     std::printf("  %d of 100 repetitions differ from the first: %s\n", differing, differing ? "NOT DETERMINISTIC" : "deterministic");
     ok = ok && differing == 0;
+
+    // cuBLASLt through the replay's runner (heuristic algorithm 0, 32 MiB workspace), pedantic
+    // FP32 and TF32: every repetition compared on the device with the first.
+    cuda::CublasLtRunner lt(0);
+    for (bool tf32 : {false, true}) {
+        std::printf("\n2%s. cuBLASLt determinism (%lld^3, %s, 100 repetitions)\n", tf32 ? "c" : "b", (long long)n,
+                    tf32 ? "32F_FAST_TF32" : "32F_PEDANTIC");
+        cuda::CudaOpSettings settings;
+        settings.impl = cuda::CudaImpl::CublasLt;
+        settings.tf32 = tf32;
+        cuda::LtGemm lg;
+        lg.m = lg.n = lg.k = n;
+        lg.a = a;
+        lg.b = b;
+        lg.aOffsets = lg.bOffsets = {0};
+        auto ltRun = [&](float* d) {
+            lg.d = d;
+            int code = 0;
+            Status st = lt.run(lg, settings, nullptr, &code);
+            if (!st) {
+                std::printf("  %s\n", st.message().c_str());
+                std::exit(1);
+            }
+        };
+        ltRun(ref);
+        int ltDiffering = 0;
+        for (int rep = 0; rep < 100; ++rep) {
+            ltRun(out);
+            auto s = cuda::compareOnDevice(0, ref, out, {uint64_t(n), uint64_t(n)}, cuda::kCompareTile, nullptr, nullptr);
+            if (!s) {
+                std::printf("  %s\n", s.message().c_str());
+                return 1;
+            }
+            ltDiffering += s->mismatched != 0;
+        }
+        std::printf("  %d of 100 repetitions differ from the first: %s\n", ltDiffering,
+                    ltDiffering ? "NOT DETERMINISTIC" : "deterministic");
+        ok = ok && ltDiffering == 0;
+    }
 
     std::printf("\n3. GEMM throughput (%lld^3, FP32, no tensor cores)\n", (long long)n);
     cuda::DeviceGemm g;

@@ -33,6 +33,15 @@
 // - Narrow dtypes (bfloat16, float16, float8): inputs are widened to float exactly; all
 //   arithmetic is float; each output element is rounded once (RNE, core/FloatFormats.h) to the
 //   output dtype at the very end. Intermediates (attention's scores and probabilities) stay float.
+//
+// NaN: the contract fixes WHETHER a result is NaN, not WHICH NaN. The payload and sign bits of a
+// NaN are not part of the golden definition: an operation that creates a NaN (inf - inf, 0 * inf,
+// 0 / 0, sqrt(-1)) gives the default NaN of the hardware (x86 SSE: 0xFFC00000, NVIDIA GPUs:
+// 0x7FFFFFFF), and one that propagates a NaN may keep its operand's payload or not. So golden
+// implementations are bit-identical on every non-NaN result, and bit-exactness checks between
+// them (tests/gpu, bench_gpu, scripts/gpu-check) compare with goldenSameResult below: identical
+// bits, or NaN on both sides; nothing else is loosened (-0 vs +0, an inf vs a NaN, and a NaN vs a
+// number all differ).
 #include <cmath>
 #include <cstdint>
 
@@ -93,6 +102,12 @@ FL_HD float sqrtRn(float a)
 FL_HD bool isNanF(float x)
 {
     return (floatBits(x) & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+// The golden contract's equality of two results (see NaN above): identical bits, or both NaN.
+FL_HD bool goldenSameResult(float a, float b)
+{
+    return floatBits(a) == floatBits(b) || (isNanF(a) && isNanF(b));
 }
 
 // max with NaN propagation (the first NaN operand wins) and max(+0, -0) = +0 in either order.

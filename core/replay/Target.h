@@ -5,6 +5,7 @@
 // (Target.cpp, createTarget).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,19 @@ struct ReplayRequest {
     uint64_t seed = 0;                    // campaign seed: same seed, same simulated faults
 };
 
+// A bitwise comparison of output 0 with an earlier repetition's output 0 of the same op, made
+// where both live (a cuda target keeps its first repetition on the device): the question the
+// orchestrator's digest comparison asks, answered without moving the reference. NaNs count as
+// their bits, as in the digests.
+struct RepeatCheck {
+    uint32_t againstRep = 0;
+    uint64_t mismatched = 0;   // elements whose bits differ
+    uint64_t flippedBits = 0;  // sum of popcount(bits ^ bits)
+    double maxAbsError = 0;    // +inf where a NaN differs
+    uint32_t tile = 0;         // edge of the tiles below, over the 2-D view of output 0
+    int64_t worstTile = -1;    // row-major index of the tile with the largest error; -1: none
+};
+
 struct ReplayOutput {
     std::vector<HostTensor> outputs;
     // SM that computed each output tile (row-major tiles of smTile × smTile over the 2-D view
@@ -29,6 +43,7 @@ struct ReplayOutput {
     std::vector<int32_t> tileSm;
     uint32_t smTile = 0;
     uint64_t injected = 0;  // sim targets: elements the simulated defect changed
+    std::optional<RepeatCheck> repeatCheck;
 };
 
 class Target {

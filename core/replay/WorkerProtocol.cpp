@@ -1,6 +1,7 @@
 #include "WorkerProtocol.h"
 
 #include <chrono>
+#include <cmath>
 #include <istream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -85,11 +86,21 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
             continue;
         }
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-        reply(out, {{"id", id},
-                    {"ok", true},
-                    {"outputs", result->outputs.size()},
-                    {"injected", result->injected},
-                    {"ms", ms}});
+        nlohmann::json ok = {{"id", id},
+                             {"ok", true},
+                             {"outputs", result->outputs.size()},
+                             {"injected", result->injected},
+                             {"ms", ms}};
+        if (const auto& rc = result->repeatCheck) {
+            ok["vs_rep"] = {{"rep", rc->againstRep},
+                            {"mismatched", rc->mismatched},
+                            {"flipped_bits", rc->flippedBits},
+                            {"worst_tile", rc->worstTile},
+                            {"tile", rc->tile}};
+            // JSON has no infinity: a NaN difference is written as null.
+            ok["vs_rep"]["max_abs_error"] = std::isfinite(rc->maxAbsError) ? nlohmann::json(rc->maxAbsError) : nlohmann::json();
+        }
+        reply(out, ok);
     }
     return 0;
 }

@@ -2,7 +2,10 @@
 // The faultline-worker protocol: JSON lines over the worker's stdin/stdout.
 //
 //   request  {"id":N, "op":INDEX, "rep":R, "seed":S, "out":"PATH.safetensors"}
-//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "ms":T}
+//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "ms":T[, "vs_rep":{"rep":R0,
+//            "mismatched":M, "flipped_bits":B, "max_abs_error":X|null, "tile":T, "worst_tile":I}]}
+//            (vs_rep: the target compared output 0 with repetition R0's where it keeps it, see
+//            RepeatCheck in Target.h; null max_abs_error means a NaN differed)
 //            {"id":N, "ok":false, "error":"...", "fatal":BOOL}
 //   the first line the worker writes: {"hello":"faultline-worker","protocol":1,"target":LABEL,
 //            "description":TEXT,"bitwise_stable":BOOL}

@@ -1,15 +1,24 @@
 // The host side of the CUDA target, runnable without a GPU: launch geometry and the tile -> SM
-// map layout, op settings (impl, tf32), CUDA error classification and messages, the device
-// inventory without NVML, and target creation on a machine without a device.
+// map layout, op settings (impl/library, tf32, math mode, cuBLASLt compute type, algorithm,
+// workspace), the cuBLASLt layout plan and types, NCCL rank placement, the golden NaN contract,
+// CUDA error classification and messages, the device inventory without NVML, and target
+// creation on a machine without a device.
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 
+#include "core/FloatFormats.h"
+#include "core/golden/GoldenOrder.h"
+#include "core/golden/GoldenSupport.h"
+#include "core/golden/OpRegistry.h"
 #include "core/replay/TargetSpec.h"
+#include "kernels/CublasLtGemm.h"
 #include "kernels/CudaOpSettings.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
 #include "kernels/DeviceInventory.h"
 #include "kernels/LaunchGeometry.h"
+#include "kernels/NcclAllReduce.h"
 
 #include <cuda_runtime_api.h>
 
@@ -104,44 +113,256 @@ private slots:
 
     void settingsParse_data()
     {
+        // params: "key=value;..." (a value of digits is an integer, anything else a string).
         QTest::addColumn<QString>("op");
-        QTest::addColumn<QString>("impl");  // empty: not given
-        QTest::addColumn<QString>("tf32");  // empty: not given
+        QTest::addColumn<QString>("params");
+        QTest::addColumn<QString>("impl");   // expected impl name, or the error's start when it fails
         QTest::addColumn<bool>("ok");
-        QTest::addColumn<bool>("cublas");
         QTest::addColumn<bool>("useTf32");
-        QTest::addColumn<QString>("error");
-        QTest::newRow("default") << "gemm" << "" << "" << true << false << false << "";
-        QTest::newRow("golden") << "gemm" << "golden" << "" << true << false << false << "";
-        QTest::newRow("cublas") << "gemm" << "cublas" << "" << true << true << false << "";
-        QTest::newRow("cublas tf32") << "gemm" << "cublas" << "1" << true << true << true << "";
-        QTest::newRow("cublas tf32 off") << "gemm" << "cublas" << "0" << true << true << false << "";
-        QTest::newRow("bad impl") << "gemm" << "cutlass" << "" << false << false << false
-                                  << "op gemm: parameter impl=cutlass is not golden or cublas";
-        QTest::newRow("cublas softmax") << "softmax" << "cublas" << "" << false << false << false
-                                        << "op softmax: impl=cublas replays gemm only";
-        QTest::newRow("tf32 golden") << "gemm" << "" << "1" << false << false << false << "op gemm: tf32=1 needs impl=cublas";
+        QTest::addColumn<QString>("detail");  // cublas: math mode; cublaslt: compute type/algo/workspace
+        QTest::newRow("default") << "gemm" << "" << "golden" << true << false << "";
+        QTest::newRow("golden") << "gemm" << "impl=golden" << "golden" << true << false << "";
+        QTest::newRow("cublas") << "gemm" << "impl=cublas" << "cublas" << true << false << "pedantic";
+        QTest::newRow("cublas tf32") << "gemm" << "impl=cublas;tf32=1" << "cublas" << true << true << "tf32";
+        QTest::newRow("cublas tf32 off") << "gemm" << "impl=cublas;tf32=0" << "cublas" << true << false << "pedantic";
+        QTest::newRow("cublas default math") << "gemm" << "impl=cublas;math_mode=CUBLAS_DEFAULT_MATH" << "cublas"
+                                             << true << false << "default";
+        QTest::newRow("cublaslt defaults") << "gemm" << "impl=cublaslt" << "cublaslt" << true << false
+                                           << "auto/0/33554432";
+        QTest::newRow("library synonym") << "gemm" << "library=cublaslt" << "cublaslt" << true << false
+                                         << "auto/0/33554432";
+        QTest::newRow("cublaslt recorded") << "gemm"
+                                           << "library=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_16BF;algo=3;"
+                                              "workspace=1048576"
+                                           << "cublaslt" << true << false << "32F_FAST_16BF/3/1048576";
+        QTest::newRow("cublaslt tf32") << "gemm" << "impl=cublaslt;tf32=1" << "cublaslt" << true << true
+                                       << "auto/0/33554432";
+        QTest::newRow("cublaslt tf32 compute") << "gemm" << "impl=cublaslt;tf32=1;compute_type=32f_fast_tf32"
+                                               << "cublaslt" << true << true << "32F_FAST_TF32/0/33554432";
+        QTest::newRow("nccl") << "all_reduce" << "impl=nccl" << "nccl" << true << false << "";
+        QTest::newRow("golden attention") << "attention" << "" << "golden" << true << false << "";
+        QTest::newRow("bad impl") << "gemm" << "impl=cutlass" << "op gemm: parameter impl=cutlass is not golden, cublas"
+                                  << false << false << "";
+        QTest::newRow("impl and library disagree")
+            << "gemm" << "impl=cublas;library=cublaslt"
+            << "op gemm: parameters impl=cublas and library=cublaslt disagree" << false << false << "";
+        QTest::newRow("cublas softmax") << "softmax" << "impl=cublas" << "op softmax: impl=cublas replays gemm only"
+                                        << false << false << "";
+        QTest::newRow("cublaslt attention") << "attention" << "library=cublaslt"
+                                            << "op attention: impl=cublaslt replays gemm only" << false << false << "";
+        QTest::newRow("nccl gemm") << "gemm" << "impl=nccl" << "op gemm: impl=nccl replays all_reduce only" << false
+                                   << false << "";
+        QTest::newRow("tf32 golden") << "gemm" << "tf32=1" << "op gemm: tf32=1 needs impl=cublas or impl=cublaslt"
+                                     << false << false << "";
+        QTest::newRow("algo without cublaslt") << "gemm" << "impl=cublas;algo=2"
+                                               << "op gemm: parameter algo applies to impl=cublaslt, not impl=cublas"
+                                               << false << false << "";
+        QTest::newRow("math_mode with cublaslt")
+            << "gemm" << "impl=cublaslt;math_mode=pedantic"
+            << "op gemm: parameter math_mode applies to impl=cublas, not impl=cublaslt" << false << false << "";
+        QTest::newRow("workspace golden") << "gemm" << "workspace=1024"
+                                          << "op gemm: parameter workspace applies to impl=cublaslt, not impl=golden"
+                                          << false << false << "";
+        QTest::newRow("bad compute type") << "gemm" << "impl=cublaslt;compute_type=64F"
+                                          << "op gemm: parameter compute_type=64F is not 32F" << false << false << "";
+        QTest::newRow("tf32 vs compute type") << "gemm" << "impl=cublaslt;tf32=1;compute_type=32F_PEDANTIC"
+                                              << "op gemm: tf32=1 contradicts compute_type=32F_PEDANTIC" << false
+                                              << false << "";
+        QTest::newRow("tf32 off vs compute type") << "gemm" << "impl=cublaslt;tf32=0;compute_type=32F_FAST_TF32"
+                                                  << "op gemm: compute_type=32F_FAST_TF32 contradicts tf32=0" << false
+                                                  << false << "";
+        QTest::newRow("tf32 vs math mode") << "gemm" << "impl=cublas;tf32=1;math_mode=pedantic"
+                                           << "op gemm: tf32=1 contradicts math_mode=pedantic" << false << false << "";
+        QTest::newRow("bad math mode") << "gemm" << "impl=cublas;math_mode=fast"
+                                       << "op gemm: parameter math_mode=fast is not default, pedantic or tf32" << false
+                                       << false << "";
+        QTest::newRow("negative algo") << "gemm" << "impl=cublaslt;algo=-1"
+                                       << "op gemm: parameter algo=-1 is not a non-negative integer" << false << false
+                                       << "";
+        QTest::newRow("fractional workspace") << "gemm" << "impl=cublaslt;workspace=1.5"
+                                              << "op gemm: parameter workspace=1.5 is not a non-negative integer"
+                                              << false << false << "";
     }
     void settingsParse()
     {
         QFETCH(QString, op);
+        QFETCH(QString, params);
         QFETCH(QString, impl);
-        QFETCH(QString, tf32);
         QFETCH(bool, ok);
-        QFETCH(bool, cublas);
         QFETCH(bool, useTf32);
-        QFETCH(QString, error);
-        std::map<std::string, AttrValue> params;
-        if (!impl.isEmpty()) params["impl"] = impl.toStdString();
-        if (!tf32.isEmpty()) params["tf32"] = int64_t(tf32.toInt());
-        auto s = parseCudaOpSettings(op.toStdString(), params);
+        QFETCH(QString, detail);
+        std::map<std::string, AttrValue> p;
+        for (const QString& kv : params.split(';', Qt::SkipEmptyParts)) {
+            const QString key = kv.section('=', 0, 0), value = kv.section('=', 1);
+            bool isInt = false, isDouble = false;
+            const qlonglong i = value.toLongLong(&isInt);
+            const double d = value.toDouble(&isDouble);
+            if (isInt)
+                p[key.toStdString()] = int64_t(i);
+            else if (isDouble)
+                p[key.toStdString()] = d;
+            else
+                p[key.toStdString()] = value.toStdString();
+        }
+        auto s = parseCudaOpSettings(op.toStdString(), p);
         QCOMPARE(s.ok(), ok);
         if (!ok) {
-            QVERIFY2(QString::fromStdString(s.message()).startsWith(error), s.message().c_str());
+            QVERIFY2(QString::fromStdString(s.message()).startsWith(impl), s.message().c_str());
             return;
         }
-        QCOMPARE(s->impl == CudaImpl::Cublas, cublas);
+        QCOMPARE(QString(cudaImplName(s->impl)), impl);
         QCOMPARE(s->tf32, useTf32);
+        if (s->impl == CudaImpl::Cublas) {
+            const char* mode = s->mathMode == CublasMathMode::Default    ? "default"
+                               : s->mathMode == CublasMathMode::Pedantic ? "pedantic"
+                                                                         : "tf32";
+            QCOMPARE(QString(mode), detail);
+        } else if (s->impl == CudaImpl::CublasLt) {
+            QCOMPARE(QString("%1/%2/%3").arg(ltComputeTypeName(s->computeType)).arg(s->algo).arg(s->workspace), detail);
+        }
+    }
+
+    void ltComputeTypeResolution()
+    {
+        CudaOpSettings s;
+        s.impl = CudaImpl::CublasLt;
+        // No recorded compute type: pedantic FP32 for float32 data, plain FP32 for narrow data.
+        QCOMPARE(resolveLtComputeType(s, true), LtComputeType::F32Pedantic);
+        QCOMPARE(resolveLtComputeType(s, false), LtComputeType::F32);
+        s.tf32 = true;
+        QCOMPARE(resolveLtComputeType(s, true), LtComputeType::F32FastTf32);
+        s.tf32 = false;
+        s.computeType = LtComputeType::F32Fast16F;
+        QCOMPARE(resolveLtComputeType(s, true), LtComputeType::F32Fast16F);
+    }
+
+    // The column-major plan read literally, as cuBLASLt reads it, on the row-major buffers must
+    // compute the golden GEMM (within float rounding: this reference sums in double).
+    void ltLayoutPlanComputesRowMajorGemm_data()
+    {
+        QTest::addColumn<bool>("transA");
+        QTest::addColumn<bool>("transB");
+        QTest::newRow("NN") << false << false;
+        QTest::newRow("TN") << true << false;
+        QTest::newRow("NT") << false << true;
+        QTest::newRow("TT") << true << true;
+    }
+    void ltLayoutPlanComputesRowMajorGemm()
+    {
+        QFETCH(bool, transA);
+        QFETCH(bool, transB);
+        const int64_t m = 5, n = 7, k = 3;
+        std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+        for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 7) - 3) * 0.5f;
+        for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 5) - 2) * 0.25f;
+        const LtLayoutPlan p = ltLayoutPlan(m, n, k, transA, transB);
+        QCOMPARE(p.m, uint64_t(n));
+        QCOMPARE(p.n, uint64_t(m));
+        QCOMPARE(p.k, uint64_t(k));
+        // op(X)(i, j) of a column-major stored matrix.
+        auto at = [](const std::vector<float>& x, const LtMatrix& mx, uint64_t i, uint64_t j) {
+            return mx.transpose ? x[j + i * mx.ld] : x[i + j * mx.ld];
+        };
+        std::vector<float> d(size_t(m * n));
+        for (uint64_t i = 0; i < p.m; ++i)
+            for (uint64_t j = 0; j < p.n; ++j) {
+                double acc = 0;
+                for (uint64_t q = 0; q < p.k; ++q) acc += double(at(b, p.a, i, q)) * double(at(a, p.b, q, j));
+                d[i + j * p.d.ld] = float(acc);
+            }
+        HostTensor ta = golden::fromFloatVector(DType::Float32, transA ? std::vector<uint64_t>{k, m} : std::vector<uint64_t>{m, k}, a);
+        HostTensor tb = golden::fromFloatVector(DType::Float32, transB ? std::vector<uint64_t>{n, k} : std::vector<uint64_t>{k, n}, b);
+        std::vector<HostTensor> in{ta, tb};
+        auto g = golden::runGolden("gemm", in, {{"trans_a", int64_t(transA)}, {"trans_b", int64_t(transB)}});
+        QVERIFY2(g.ok(), g.ok() ? "" : g.message().c_str());
+        const std::vector<float> want = golden::toFloatVector(*g);
+        QCOMPARE(d.size(), want.size());
+        for (size_t e = 0; e < d.size(); ++e) QVERIFY2(std::abs(d[e] - want[e]) <= 1e-6f, qPrintable(QString::number(e)));
+        // Leading dimensions stay at least 1 for empty operands.
+        const LtLayoutPlan empty = ltLayoutPlan(4, 0, 0, false, false);
+        QCOMPARE(empty.a.ld, uint64_t(1));
+        QCOMPARE(empty.d.ld, uint64_t(1));
+        QCOMPARE(empty.b.ld, uint64_t(1));
+    }
+
+    void ltTypesAndAlignment()
+    {
+        auto f = ltTypes(DType::Float32, DType::Float32);
+        QVERIFY(f.ok());
+        QCOMPARE(f->ab, CUDA_R_32F);
+        QCOMPARE(f->cd, CUDA_R_32F);
+        auto bf = ltTypes(DType::BFloat16, DType::BFloat16);
+        QVERIFY(bf.ok());
+        QCOMPARE(bf->ab, CUDA_R_16BF);
+        QCOMPARE(bf->cd, CUDA_R_16BF);
+        auto h = ltTypes(DType::Float16, DType::Float32);
+        QVERIFY(h.ok());
+        QCOMPARE(h->ab, CUDA_R_16F);
+        QCOMPARE(h->cd, CUDA_R_32F);
+        auto bad = ltTypes(DType::Float32, DType::BFloat16);
+        QVERIFY(!bad.ok());
+        QVERIFY2(bad.message().find("not float32 -> bfloat16") != std::string::npos, bad.message().c_str());
+        QVERIFY(!ltTypes(DType::Float8E4M3FN, DType::Float32).ok());
+        const std::vector<uintptr_t> aligned{0x10000, 0x20100}, odd{0x10000, 0x10006}, none{};
+        QCOMPARE(ltAlignment(aligned), 256u);
+        QCOMPARE(ltAlignment(odd), 2u);
+        QCOMPARE(ltAlignment(none), 256u);
+        const std::vector<uintptr_t> byte{0x10001};
+        QCOMPARE(ltAlignment(byte), 1u);
+    }
+
+    void attentionScratchIsCapped()
+    {
+        // Small problems: one block per band of kSmallTile rows.
+        QCOMPARE(attentionBlocks(100, 64), 7u);
+        QCOMPARE(attentionScratchFloats(100, 64), uint64_t(7) * kSmallTile * 64);
+        // Long keys: the grid shrinks so the warps' rows stay within the scratch budget.
+        const uint64_t sk = 8192;
+        const uint32_t blocks = attentionBlocks(1 << 20, sk);
+        QCOMPARE(uint64_t(blocks), kAttentionScratchFloats / (uint64_t(kSmallTile) * sk));
+        QVERIFY(attentionScratchFloats(1 << 20, sk) <= kAttentionScratchFloats);
+        // Never fewer than one block, whatever sk is; sk = 0 needs no scratch.
+        QCOMPARE(attentionBlocks(5, uint64_t(1) << 40), 1u);
+        QCOMPARE(attentionScratchFloats(5, 0), uint64_t(0));
+    }
+
+    void ncclRankPlacement()
+    {
+        const std::vector<std::string> cudaLabels{"cuda:2", "cuda:0"}, otherLabels{"gpu0", "gpu1"}, none;
+        auto fromLabels = ncclRankDevices(cudaLabels, 2, 4);
+        QVERIFY2(fromLabels.ok(), fromLabels.ok() ? "" : fromLabels.message().c_str());
+        QCOMPARE(*fromLabels, (std::vector<int>{2, 0}));
+        auto inOrder = ncclRankDevices(otherLabels, 2, 4);
+        QVERIFY(inOrder.ok());
+        QCOMPARE(*inOrder, (std::vector<int>{0, 1}));
+        auto unlabeled = ncclRankDevices(none, 3, 3);
+        QVERIFY(unlabeled.ok());
+        QCOMPARE(*unlabeled, (std::vector<int>{0, 1, 2}));
+        auto oneGpu = ncclRankDevices(none, 2, 1);
+        QVERIFY(!oneGpu.ok());
+        QVERIFY2(oneGpu.message().find("at least 2 local GPUs (this machine has 1)") != std::string::npos,
+                 oneGpu.message().c_str());
+        QVERIFY(!ncclRankDevices(none, 1, 4).ok());
+        QVERIFY(!ncclRankDevices(none, 3, 2).ok());
+        const std::vector<std::string> repeated{"cuda:1", "cuda:1"}, missing{"cuda:0", "cuda:7"};
+        auto rep = ncclRankDevices(repeated, 2, 2);
+        QVERIFY(!rep.ok());
+        QVERIFY2(rep.message().find("cuda:1 holds two ranks") != std::string::npos, rep.message().c_str());
+        QVERIFY(!ncclRankDevices(missing, 2, 4).ok());
+    }
+
+    // The golden contract's result equality (GoldenOrder.h): bits, except that NaNs are equal
+    // whatever their payload and sign. Nothing else is loosened.
+    void goldenNanContract()
+    {
+        auto bits = [](uint32_t u) { return floatFromBits(u); };
+        QVERIFY(golden::goldenSameResult(1.5f, 1.5f));
+        QVERIFY(golden::goldenSameResult(bits(0x7FFFFFFFu), bits(0xFFC00000u)));  // GPU vs x86 default NaN
+        QVERIFY(golden::goldenSameResult(bits(0x7FC00001u), bits(0x7F800001u)));  // any payload, quiet or not
+        QVERIFY(!golden::goldenSameResult(0.0f, -0.0f));
+        QVERIFY(!golden::goldenSameResult(bits(0x7F800000u), bits(0x7FC00000u)));  // inf vs NaN
+        QVERIFY(!golden::goldenSameResult(1.0f, bits(0x7FC00000u)));
+        QVERIFY(!golden::goldenSameResult(1.0f, std::nextafter(1.0f, 2.0f)));
     }
 
     void stickyErrors()
@@ -158,10 +379,12 @@ private slots:
 
     void opsWithKernels()
     {
-        for (const char* op : {"gemm", "add", "gelu", "silu", "softmax", "layernorm", "rmsnorm"})
+        // Every trace v1 op has a golden CUDA kernel.
+        for (const char* op : {"gemm", "add", "gelu", "silu", "softmax", "layernorm", "rmsnorm", "attention",
+                               "all_reduce"})
             QVERIFY2(cudaTargetHasOp(op), op);
-        QVERIFY(!cudaTargetHasOp("attention"));
-        QVERIFY(!cudaTargetHasOp("all_reduce"));
+        for (const golden::GoldenOp& op : golden::goldenOps()) QVERIFY(cudaTargetHasOp(std::string(op.name)));
+        QVERIFY(!cudaTargetHasOp("conv2d"));
     }
 
     void inventoryWithoutNvml()
