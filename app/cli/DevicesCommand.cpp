@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/devices/DeviceReport.h"
 #include "core/replay/WorkerProcess.h"
 
 namespace faultline::cli {
@@ -20,58 +22,46 @@ struct DevicesOptions {
     bool json = false;
 };
 
-std::string gib(uint64_t bytes)
-{
-    std::ostringstream s;
-    s.precision(1);
-    s << std::fixed << double(bytes) / double(uint64_t(1) << 30) << " GiB";
-    return s.str();
-}
-
 template <class T>
-std::string field(const nlohmann::json& j, const char* key, T fallback)
+std::string optionalText(const std::optional<T>& v)
 {
-    if (!j.contains(key) || j[key].is_null()) return "n/a";
+    if (!v) return "n/a";
     std::ostringstream s;
-    s << j.value(key, fallback);
+    s << *v;
     return s.str();
 }
 
-std::string devicesText(const nlohmann::json& j)
+std::string optionalText(const std::optional<bool>& v)
+{
+    return v ? (*v ? "yes" : "no") : "n/a";
+}
+
+std::string devicesText(const DeviceReport& r)
 {
     std::ostringstream out;
-    if (!j.value("cuda_built", false)) {
-        out << "No CUDA devices: " << j.value("cuda_error", std::string("faultline-worker has no CUDA target"))
-            << "\n";
-        return out.str();
-    }
-    const auto& gpus = j.contains("gpus") && j["gpus"].is_array() ? j["gpus"] : nlohmann::json::array();
-    if (gpus.empty())
-        out << "No CUDA devices: " << j.value("cuda_error", std::string("the CUDA runtime reports none")) << "\n";
-    out << "CUDA runtime " << j.value("cuda_runtime_version", 0) << ", driver API " << j.value("cuda_driver_version", 0);
-    if (j.contains("driver_version")) out << ", driver " << j.value("driver_version", std::string());
+    if (r.gpus.empty()) out << "No CUDA devices: " << r.noDevicesReason() << "\n";
+    if (!r.cudaBuilt) return out.str();
+    out << "CUDA runtime " << r.cudaRuntimeVersion << ", driver API " << r.cudaDriverVersion;
+    if (!r.driverVersion.empty()) out << ", driver " << r.driverVersion;
     out << "\n";
-    if (!j.value("nvml_available", false)) out << j.value("nvml_error", std::string("no NVML")) << "\n";
-    for (const auto& g : gpus) {
-        out << "cuda:" << g.value("index", 0) << "  " << g.value("name", std::string()) << "  "
-            << g.value("uuid", std::string()) << "\n"
-            << "    pci " << g.value("pci_bus_id", std::string()) << ", compute " << g.value("compute_capability", std::string())
-            << ", " << g.value("sm_count", 0) << " SMs, " << gib(g.value("memory_bytes", uint64_t(0))) << ", clock "
-            << g.value("clock_khz", 0) / 1000 << " MHz, memory clock " << g.value("memory_clock_khz", 0) / 1000
-            << " MHz, ECC " << (g.value("ecc_enabled", false) ? "on" : "off") << "\n";
-        if (!g.contains("nvml")) continue;
-        const auto& n = g["nvml"];
-        out << "    serial " << n.value("serial", std::string()) << ", board " << n.value("board_part_number", std::string())
-            << ", VBIOS " << n.value("vbios_version", std::string()) << ", InfoROM "
-            << n.value("inforom_image_version", std::string()) << "\n"
-            << "    ECC volatile corrected " << field(n, "ecc_corrected_volatile", uint64_t(0)) << ", uncorrected "
-            << field(n, "ecc_uncorrected_volatile", uint64_t(0)) << "; aggregate corrected "
-            << field(n, "ecc_corrected_aggregate", uint64_t(0)) << ", uncorrected "
-            << field(n, "ecc_uncorrected_aggregate", uint64_t(0)) << "\n"
-            << "    remapped rows correctable " << field(n, "remapped_rows_correctable", 0u) << ", uncorrectable "
-            << field(n, "remapped_rows_uncorrectable", 0u) << ", pending " << field(n, "remap_pending", false)
-            << ", failure " << field(n, "remap_failure", false) << "; " << field(n, "temperature_c", 0u) << " C, "
-            << field(n, "power_w", 0.0) << " W\n";
+    if (!r.nvmlAvailable) out << (r.nvmlError.empty() ? std::string("no NVML") : r.nvmlError) << "\n";
+    for (const LocalGpu& g : r.gpus) {
+        out << "cuda:" << g.index << "  " << g.name << "  " << g.uuid << "\n"
+            << "    pci " << g.pciBusId << ", compute " << g.computeCapability << ", " << g.smCount << " SMs, "
+            << formatGiB(g.memoryBytes) << ", clock " << g.clockKHz / 1000 << " MHz, memory clock "
+            << g.memoryClockKHz / 1000 << " MHz, ECC " << (g.eccEnabled ? "on" : "off") << "\n";
+        if (!g.health) continue;
+        const GpuHealth& n = *g.health;
+        out << "    serial " << n.serial << ", board " << n.boardPartNumber << ", VBIOS " << n.vbiosVersion
+            << ", InfoROM " << n.inforomImageVersion << "\n"
+            << "    ECC volatile corrected " << optionalText(n.eccCorrectedVolatile) << ", uncorrected "
+            << optionalText(n.eccUncorrectedVolatile) << "; aggregate corrected "
+            << optionalText(n.eccCorrectedAggregate) << ", uncorrected " << optionalText(n.eccUncorrectedAggregate)
+            << "\n"
+            << "    remapped rows correctable " << optionalText(n.remappedRowsCorrectable) << ", uncorrectable "
+            << optionalText(n.remappedRowsUncorrectable) << ", pending " << optionalText(n.remapPending)
+            << ", failure " << optionalText(n.remapFailure) << "; " << optionalText(n.temperatureC) << " C, "
+            << optionalText(n.powerW) << " W\n";
     }
     return out.str();
 }
@@ -95,15 +85,15 @@ int runDevices(const DevicesOptions& o)
         std::cerr << "\n";
         return kExitError;
     }
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        std::cerr << "error: " << worker << ": malformed device report: " << line << "\n";
+    auto report = parseDeviceReport(line, worker);
+    if (!report) {
+        std::cerr << "error: " << report.message() << "\n";
         return kExitError;
     }
     if (o.json)
-        std::cout << j.dump(2) << "\n";
+        std::cout << nlohmann::json::parse(line).dump(2) << "\n";
     else
-        std::cout << devicesText(j) << std::flush;
+        std::cout << devicesText(*report) << std::flush;
     return kExitOk;
 }
 

@@ -1,0 +1,111 @@
+#include "DeviceReport.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace faultline {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+void readOptional(const json& j, const char* key, std::optional<T>& out)
+{
+    if (j.contains(key) && !j[key].is_null()) out = j[key].get<T>();
+}
+
+template <class T>
+void read(const json& j, const char* key, T& out)
+{
+    if (j.contains(key) && !j[key].is_null()) out = j[key].get<T>();
+}
+
+GpuHealth readHealth(const json& n)
+{
+    GpuHealth h;
+    read(n, "serial", h.serial);
+    read(n, "board_part_number", h.boardPartNumber);
+    read(n, "vbios_version", h.vbiosVersion);
+    read(n, "inforom_image_version", h.inforomImageVersion);
+    readOptional(n, "ecc_corrected_volatile", h.eccCorrectedVolatile);
+    readOptional(n, "ecc_uncorrected_volatile", h.eccUncorrectedVolatile);
+    readOptional(n, "ecc_corrected_aggregate", h.eccCorrectedAggregate);
+    readOptional(n, "ecc_uncorrected_aggregate", h.eccUncorrectedAggregate);
+    readOptional(n, "remapped_rows_correctable", h.remappedRowsCorrectable);
+    readOptional(n, "remapped_rows_uncorrectable", h.remappedRowsUncorrectable);
+    readOptional(n, "remap_pending", h.remapPending);
+    readOptional(n, "remap_failure", h.remapFailure);
+    readOptional(n, "temperature_c", h.temperatureC);
+    readOptional(n, "power_w", h.powerW);
+    read(n, "errors", h.errors);
+    return h;
+}
+
+LocalGpu readGpu(const json& g)
+{
+    LocalGpu d;
+    read(g, "index", d.index);
+    read(g, "name", d.name);
+    read(g, "uuid", d.uuid);
+    read(g, "pci_bus_id", d.pciBusId);
+    read(g, "compute_capability", d.computeCapability);
+    read(g, "sm_count", d.smCount);
+    read(g, "memory_bytes", d.memoryBytes);
+    read(g, "clock_khz", d.clockKHz);
+    read(g, "memory_clock_khz", d.memoryClockKHz);
+    read(g, "ecc_enabled", d.eccEnabled);
+    if (g.contains("nvml") && g["nvml"].is_object()) d.health = readHealth(g["nvml"]);
+    return d;
+}
+
+}  // namespace
+
+bool GpuHealth::needsAttention() const
+{
+    return eccUncorrectedVolatile.value_or(0) > 0 || eccUncorrectedAggregate.value_or(0) > 0 ||
+           remappedRowsUncorrectable.value_or(0) > 0 || remapPending.value_or(false) || remapFailure.value_or(false);
+}
+
+std::string DeviceReport::noDevicesReason() const
+{
+    if (!gpus.empty()) return {};
+    if (!cudaError.empty()) return cudaError;
+    return cudaBuilt ? "the CUDA runtime reports none" : "faultline-worker has no CUDA target";
+}
+
+Result<DeviceReport> parseDeviceReport(std::string_view text, const std::string& source)
+{
+    const json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return fileError(source, "malformed device report (not a JSON object): " + std::string(text.substr(0, 200)));
+    try {
+        DeviceReport r;
+        read(j, "cuda_built", r.cudaBuilt);
+        read(j, "cuda_available", r.cudaAvailable);
+        read(j, "cuda_error", r.cudaError);
+        read(j, "cuda_driver_version", r.cudaDriverVersion);
+        read(j, "cuda_runtime_version", r.cudaRuntimeVersion);
+        read(j, "nvml_available", r.nvmlAvailable);
+        read(j, "nvml_error", r.nvmlError);
+        read(j, "driver_version", r.driverVersion);
+        if (j.contains("gpus") && !j["gpus"].is_null()) {
+            if (!j["gpus"].is_array()) return fileError(source, "malformed device report: \"gpus\" is not an array");
+            for (const json& g : j["gpus"]) {
+                if (!g.is_object()) return fileError(source, "malformed device report: a \"gpus\" entry is not an object");
+                r.gpus.push_back(readGpu(g));
+            }
+        }
+        return r;
+    } catch (const json::exception& e) {
+        return fileError(source, std::string("malformed device report: ") + e.what());
+    }
+}
+
+std::string formatGiB(uint64_t bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(uint64_t(1) << 30));
+    return buf;
+}
+
+}  // namespace faultline

@@ -1,0 +1,65 @@
+#pragma once
+// The machine's GPU inventory as `faultline-worker --devices-json` prints it (one JSON object:
+// cuda_built, cuda_available, cuda_error, cuda_driver_version, cuda_runtime_version,
+// nvml_available, nvml_error, driver_version, gpus[] with an optional nvml object each), read
+// back into plain values for `faultline devices` and the GUI's devices panel. The worker is the
+// only process that loads CUDA; everything else reads this document.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../Result.h"
+
+namespace faultline {
+
+// NVML's view of one GPU; absent counters are queries the device or driver does not support.
+struct GpuHealth {
+    std::string serial, boardPartNumber, vbiosVersion, inforomImageVersion;
+    std::optional<uint64_t> eccCorrectedVolatile, eccUncorrectedVolatile, eccCorrectedAggregate,
+        eccUncorrectedAggregate;
+    std::optional<uint64_t> remappedRowsCorrectable, remappedRowsUncorrectable;
+    std::optional<bool> remapPending, remapFailure;
+    std::optional<uint64_t> temperatureC;
+    std::optional<double> powerW;
+    std::vector<std::string> errors;  // one per failed NVML query
+
+    // True when a counter says the memory is failing: uncorrected ECC errors, uncorrectable
+    // remapped rows, a pending remap or a remap failure.
+    bool needsAttention() const;
+};
+
+struct LocalGpu {
+    int index = 0;
+    std::string name, uuid, pciBusId, computeCapability;
+    int smCount = 0;
+    uint64_t memoryBytes = 0;
+    int clockKHz = 0, memoryClockKHz = 0;  // 0 where the runtime does not report them
+    bool eccEnabled = false;
+    std::optional<GpuHealth> health;  // absent without NVML
+};
+
+struct DeviceReport {
+    bool cudaBuilt = false;      // the worker has the CUDA target at all
+    bool cudaAvailable = false;  // the CUDA runtime answered
+    std::string cudaError;       // why there are no devices, as the runtime said it
+    int cudaDriverVersion = 0, cudaRuntimeVersion = 0;
+    bool nvmlAvailable = false;
+    std::string nvmlError;
+    std::string driverVersion;  // NVML's driver version string ("" without NVML)
+    std::vector<LocalGpu> gpus;
+
+    // Why the list is empty, in plain words; "" when there are GPUs.
+    std::string noDevicesReason() const;
+};
+
+// Parses the worker's document. `source` names where it came from (the worker's path) in the
+// error of a document that is not JSON, not an object, or holds a field of the wrong type.
+// Missing fields take the defaults above.
+Result<DeviceReport> parseDeviceReport(std::string_view json, const std::string& source);
+
+// "79.6 GiB"
+std::string formatGiB(uint64_t bytes);
+
+}  // namespace faultline
