@@ -8,6 +8,7 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "core/replay/Campaign.h"
 
@@ -21,8 +22,10 @@ public:
     explicit CampaignRunner(QObject* parent = nullptr);
     ~CampaignRunner() override;
 
-    // Starts the campaign; returns the job id.
-    quint64 startOnWorker(CampaignOptions options);
+    // Starts the campaign; returns the job id. A resumed campaign (options.resume) first checks,
+    // on the worker, that its journal holds only runs of these targets, `ops` and repetitions,
+    // and fails without running anything when it does not.
+    quint64 startOnWorker(CampaignOptions options, std::vector<size_t> ops = {});
     // Asks the running campaign to stop after the runs in flight.
     void cancel();
     // Cancels and forgets the running job: nothing more is emitted for it.

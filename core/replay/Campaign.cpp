@@ -119,24 +119,25 @@ private:
     std::mutex m_mutex;
 };
 
-// Reads a journal; a torn last line (the orchestrator was killed while writing) is skipped.
-std::vector<RunRecord> readJournal(const std::string& path, std::vector<std::string>& warnings)
+// The worker's "tile_sm" tensor and "sm_tile" metadata (WorkerProtocol.h) for output 0; an
+// empty map when the target records none or it does not fit the output.
+TileSmMap readTileSmMap(const TensorFile& file, const HostTensor& output0)
 {
-    std::vector<RunRecord> runs;
-    std::ifstream in(path);
-    std::string line;
-    uint64_t bad = 0;
-    while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        auto r = j.is_discarded() ? Result<RunRecord>(Error{"bad"}) : RunRecord::fromJson(j);
-        if (r)
-            runs.push_back(std::move(r).value());
-        else
-            ++bad;
+    TileSmMap map;
+    const auto tile = file.attributes().find("sm_tile");
+    if (!file.find("tile_sm") || tile == file.attributes().end()) return map;
+    auto t = loadTensor(file, "tile_sm");
+    if (!t || t->dtype != DType::Int32) return map;
+    try {
+        map.tile = uint32_t(std::stoul(tile->second));
+    } catch (...) {
+        return {};
     }
-    if (bad) warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
-    return runs;
+    map.cols = output0.shape.empty() ? 1 : output0.shape.back();
+    map.rows = map.cols ? output0.elementCount() / map.cols : 0;
+    map.sm.assign(t->as<int32_t>(), t->as<int32_t>() + t->elementCount());
+    if (!map.valid()) return {};
+    return map;
 }
 
 std::string tail(const std::string& s, size_t maxBytes = 4000)
@@ -161,6 +162,7 @@ struct TargetRunner {
     WorkerProcess worker{};
     unsigned restarts = 0;
     std::string startError{};
+    std::set<size_t> mappedOps{};  // ops whose tile->SM map a run of this campaign kept
 
     bool startWorker()
     {
@@ -283,6 +285,10 @@ struct TargetRunner {
             outputs.push_back(std::move(t).value());
         }
         r.digest = outputDigest(outputs);
+        if (!mappedOps.count(op.index) && !outputs.empty()) {
+            r.smMap = readTileSmMap(**file, outputs[0]);
+            if (r.smMap.valid()) mappedOps.insert(op.index);
+        }
         auto ref = refs.get(op);
         if (!ref->error.empty()) {
             r.outcome = "error";
@@ -325,6 +331,41 @@ std::string makeScratchDir(const std::string& wanted)
 }
 
 }  // namespace
+
+// Reads a journal; a torn last line (the orchestrator was killed while writing) is skipped.
+std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<std::string>& warnings)
+{
+    std::vector<RunRecord> runs;
+    std::ifstream in(path);
+    std::string line;
+    uint64_t bad = 0;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        auto r = j.is_discarded() ? Result<RunRecord>(Error{"bad"}) : RunRecord::fromJson(j);
+        if (r)
+            runs.push_back(std::move(r).value());
+        else
+            ++bad;
+    }
+    if (bad) warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
+    return runs;
+}
+
+Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                        const std::vector<size_t>& ops, uint32_t reps)
+{
+    const std::set<std::string> targetSet(targets.begin(), targets.end());
+    const std::set<size_t> opSet(ops.begin(), ops.end());
+    for (const RunRecord& r : runs) {
+        const std::string what = "the journal holds a run of op " + std::to_string(r.opIndex) + " rep " +
+                                 std::to_string(r.rep) + " on " + r.target + ", ";
+        if (!targetSet.count(r.target)) return Error{what + "a target this campaign does not run"};
+        if (!opSet.count(r.opIndex)) return Error{what + "an op this campaign does not run"};
+        if (r.rep >= reps) return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions"};
+    }
+    return {};
+}
 
 Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
                                       std::vector<std::string>& warnings)
@@ -408,7 +449,7 @@ Result<CampaignReport> Campaign::run()
     if (!m_options.outPath.empty()) {
         const std::string jp = journalPath(m_options.outPath);
         if (m_options.resume) {
-            for (RunRecord& r : readJournal(jp, warnings)) {
+            for (RunRecord& r : readCampaignJournal(jp, warnings)) {
                 done.insert({r.target, r.opIndex, r.rep});
                 runs.push_back(std::move(r));
             }

@@ -18,6 +18,7 @@
 #include "../trace/Trace.h"
 #include "Statistics.h"
 #include "TargetSpec.h"
+#include "TileSmMap.h"
 
 namespace faultline {
 
@@ -50,6 +51,10 @@ struct RunRecord {
     nlohmann::json vsRecorded; // {label: {"mismatches","beyond_tolerance","max_ulp"}}
     std::string error;         // error / crash description
     std::string stderrTail;    // hang/crash: the worker's last stderr lines
+    // Which SM computed each tile of output 0, when the target records it; kept with the first
+    // completed run of each op on each target in a campaign (it is the same for every run of a
+    // sim target), empty otherwise.
+    TileSmMap smMap;
 
     bool failed() const { return outcome != "ok"; }
     nlohmann::json toJson() const;
@@ -93,6 +98,13 @@ struct CampaignReport {
     bool cancelled = false;
 };
 
+// The runs a campaign journal holds; a torn or unreadable line is skipped with a warning.
+std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<std::string>& warnings);
+// Whether journaled runs belong to a campaign of these targets (labels), ops and repetitions,
+// so that resuming it with them continues the same campaign; the error names the first that does not.
+Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                        const std::vector<size_t>& ops, uint32_t reps);
+
 // Resolves an op selection against the trace: indices and ranges ("0,3-5") and op kinds
 // ("gemm"). Ops the golden model cannot run are left out with a warning.
 Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
@@ -107,6 +119,8 @@ nlohmann::json campaignJson(const CampaignReport& report);
 std::string campaignText(const CampaignReport& report);
 // The results file: HDF5 with faultline_format="campaign", /targets, /stats, /runs.
 Status writeCampaignResults(const std::string& path, const CampaignReport& report);
+// Reads a results file back: campaignJson() of the report it holds. Errors name the file.
+Result<nlohmann::json> readCampaignResults(const std::string& path);
 
 using CampaignProgress = std::function<void(uint64_t done, uint64_t total, const std::string& what)>;
 

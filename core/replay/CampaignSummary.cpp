@@ -7,6 +7,7 @@
 
 #include "../io/SnapshotWriter.h"
 #include "Campaign.h"
+#include "TensorLoad.h"
 
 namespace faultline {
 namespace {
@@ -39,6 +40,7 @@ nlohmann::json RunRecord::toJson() const
     if (!vsRecorded.is_null()) j["vs_recorded"] = vsRecorded;
     if (!error.empty()) j["error"] = error;
     if (!stderrTail.empty()) j["stderr"] = stderrTail;
+    if (smMap.valid()) j["tile_sm"] = smMap.toJson();
     return j;
 }
 
@@ -62,6 +64,11 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
         r.error = j.value("error", std::string());
         r.stderrTail = j.value("stderr", std::string());
+        if (j.contains("tile_sm")) {
+            auto map = TileSmMap::fromJson(j["tile_sm"]);
+            if (!map) return map.error();
+            r.smMap = std::move(map).value();
+        }
         return r;
     } catch (const nlohmann::json::exception& e) {
         return Error{std::string("bad run record: ") + e.what()};
@@ -271,6 +278,22 @@ Status writeCampaignResults(const std::string& path, const CampaignReport& repor
     check(writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data()));
     if (!st) return st;
     return writer.close();
+}
+
+Result<nlohmann::json> readCampaignResults(const std::string& path)
+{
+    auto file = openTensorFile(path);
+    if (!file) return file.error();
+    const auto& attributes = (*file)->attributes();
+    const auto format = attributes.find("faultline_format");
+    if (format == attributes.end() || format->second != "campaign")
+        return fileError(path, "not a campaign results file (no faultline_format=\"campaign\")");
+    auto bytes = loadTensor(**file, "report_json");
+    if (!bytes) return bytes.error();
+    const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
+    auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
+    if (json.is_discarded() || !json.is_object()) return fileError(path, "report_json is not a JSON object");
+    return json;
 }
 
 }  // namespace faultline
