@@ -132,12 +132,23 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_rebinTimer->setSingleShot(true);
     m_rebinTimer->setInterval(0);
     connect(m_rebinTimer, &QTimer::timeout, this, &HeatmapView::rebinOnUi);
+    // A wheel or drag changes the ranges and replots at once; a replot's layout may resize the
+    // axis rect. Either way the re-bin runs inside that replot, before it draws, so that one
+    // replot draws the new cells (not the old ones, then the new ones in a second replot).
+    auto rebinInThisReplot = [this] {
+        m_rebinInReplot = true;
+        rebinOnUi();
+        m_rebinInReplot = false;
+    };
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this, rebinInThisReplot] {
+        if (m_rebinTimer->isActive()) rebinInThisReplot();
+    });
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { scheduleRebinOnUi(); });
     connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { scheduleRebinOnUi(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMoveOnUi);
     // The axis rect's size is known after layout: re-bin when it differs from what was binned for.
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
-        if (m_plot->axisRect()->size() != m_binnedPixels) scheduleRebinOnUi();
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this, rebinInThisReplot] {
+        if (m_plot->axisRect()->size() != m_binnedPixels) rebinInThisReplot();
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { fitAll(); });
     connect(fit, &QToolButton::clicked, this, &HeatmapView::fitAll);
@@ -163,6 +174,7 @@ void HeatmapView::setEntry(std::shared_ptr<const Incident> incident, int entryId
     m_incident = std::move(incident);
     m_entryId = m_incident ? entryId : -1;
     m_values.reset();
+    m_errorRangeKnown = false;
     m_valuesNote.clear();
     m_grid = {};
     m_hoverLabel->setText(tr("Hover over the map for element and tile details."));
@@ -175,6 +187,7 @@ void HeatmapView::setElementValues(std::shared_ptr<const ElementValues> values)
 {
     if (!values || values->entryId != m_entryId) return;
     m_values = std::move(values);
+    m_errorRangeKnown = false;
     m_valuesNote = tr("Element values loaded (%1 vs %2): zoom in to single elements.")
                        .arg(m_values->suspectLabel, m_values->referenceLabel);
     rebinOnUi();
@@ -214,28 +227,48 @@ void HeatmapView::updateSmAvailability()
     m_smLayout.reset();
     m_smSource.clear();
     const IncidentEntry* e = m_incident ? m_incident->entry(m_entryId) : nullptr;
+    const Divergence* d = divergence();
+    const ReplaySmMaps::Recorded* replayed = nullptr;
+    if (e && e->source == EntrySource::TraceOp && m_incident->replaySmMaps) {
+        const auto it = m_incident->replaySmMaps->byOp.find(e->opIndex);
+        if (it != m_incident->replaySmMaps->byOp.end() && d && it->second.map.rows == d->rows &&
+            it->second.map.cols == d->cols)
+            replayed = &it->second;
+    }
     QString why;
     if (!e) {
         why = tr("Select an op first.");
     } else if (e->source != EntrySource::TraceOp) {
         why = tr("Checkpoint tensors are not the output of one kernel: there is no tile→SM map for them.");
+    } else if (replayed) {
+        m_smLayout = replayed->map;
+        m_smSource = tr("tile→SM map recorded by replaying op %1 on %2: %3×%3-element tiles")
+                         .arg(e->opIndex)
+                         .arg(replayed->target)
+                         .arg(replayed->map.tile);
     } else if (m_incident->simulatedDefect.isEmpty()) {
-        why = tr("This trace records no tile→SM map for %1. SM ids come from replaying on a target that records "
-                 "them (CUDA targets record them; not in this build).")
+        why = tr("This trace records no tile→SM map for %1. Replay the op on a target that records them (sim:sm, "
+                 "CUDA targets) to get one.")
                   .arg(m_incident->suspectLabel);
+    } else if (!d) {
+        why = tr("Not compared: there are no divergent tiles to colour.");
     } else {
         auto spec = parseTargetSpec(m_incident->simulatedDefect.toStdString());
         auto model = spec ? createFaultModel(*spec) : Result<std::unique_ptr<FaultModel>>(spec.error());
         if (!model) {
             why = tr("The simulated defect '%1' does not parse: %2")
                       .arg(m_incident->simulatedDefect, QString::fromStdString(model.message()));
+        } else if (const VirtualSmLayout layout = (*model)->smLayout();
+                   ((d->rows + layout.tile - 1) / layout.tile) * ((d->cols + layout.tile - 1) / layout.tile) >
+                   kMaxSmCells) {
+            why = tr("Too many SM tiles to draw.");
         } else {
-            m_smLayout = (*model)->smLayout();
+            m_smLayout = TileSmMap{layout.tile, d->rows, d->cols, layout.tileMap(d->rows, d->cols)};
             m_smSource = tr("virtual SM layout of %1's simulated defect: %2 SMs, %3×%3-element tiles in row-major "
                             "order, tile t on SM t mod %2 (what the sim target records)")
                              .arg(m_incident->suspectLabel)
-                             .arg(m_smLayout->sms)
-                             .arg(m_smLayout->tile);
+                             .arg(layout.sms)
+                             .arg(layout.tile);
         }
     }
     m_smBox->setEnabled(m_smLayout.has_value());
@@ -247,6 +280,13 @@ void HeatmapView::updateSmAvailability()
         const QSignalBlocker block(m_smBox);
         m_smBox->setChecked(false);
     }
+}
+
+void HeatmapView::refreshSmMap()
+{
+    updateSmAvailability();
+    updateTitle();
+    rebinOnUi();
 }
 
 void HeatmapView::updateTitle()
@@ -300,14 +340,19 @@ void HeatmapView::showMessage(const QString& message)
     m_message->setVisible(true);
     m_levelLabel->clear();
     m_infoLabel->setText(infoText());
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (!m_rebinInReplot) m_plot->replot(QCustomPlot::rpQueuedReplot);
     emit gridChanged();
 }
 
 std::optional<std::pair<double, double>> HeatmapView::errorRange() const
 {
+    // Scans every finest tile (and every element when loaded): once per entry and values, not
+    // on every re-bin.
+    if (m_errorRangeKnown) return m_errorRange;
+    m_errorRangeKnown = true;
+    m_errorRange.reset();
     const Divergence* d = divergence();
-    if (!d || !d->tiles.hasCounts()) return std::nullopt;
+    if (!d || !d->tiles.hasCounts()) return m_errorRange;
     auto range = HeatmapBinning::positiveRange(d->tiles.levels().front().maxAbsError);
     if (m_values) {
         const HeatmapGrid all = HeatmapBinning::elementWindow(*m_values, HeatmapMetric::MaxAbsError, 0,
@@ -315,7 +360,8 @@ std::optional<std::pair<double, double>> HeatmapView::errorRange() const
         if (auto er = HeatmapBinning::positiveRange(all.values))
             range = range ? std::make_pair(std::min(range->first, er->first), std::max(range->second, er->second)) : er;
     }
-    return range;
+    m_errorRange = range;
+    return m_errorRange;
 }
 
 double HeatmapView::levelMax(int level) const
@@ -359,8 +405,8 @@ HeatmapGrid HeatmapView::smGrid(QString* summary) const
             approximate = approximate || spans;
             for (uint64_t a = r0 / t; a <= (r1 - 1) / t; ++a)
                 for (uint64_t b = c0 / t; b <= (c1 - 1) / t; ++b)
-                    g.values[size_t(a * gc + b)] = m_smLayout->smOfElement(a * t, b * t, d->cols);
-            perSm[m_smLayout->smOfElement(r0, c0, d->cols)] += n;
+                    g.values[size_t(a * gc + b)] = m_smLayout->smOf(a * t, b * t);
+            perSm[m_smLayout->smOf(r0, c0)] += n;
             total += n;
         }
     std::vector<std::pair<uint64_t, int32_t>> ranked;
@@ -398,8 +444,9 @@ void HeatmapView::rebinOnUi()
 
     if (m_bySm && m_smLayout) {
         const HeatmapGrid g = smGrid(&m_smSummary);
-        m_levelLabel->setText(tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_smLayout->tile).arg(m_smLayout->sms));
-        showGrid(g, 0, std::max(1.0, double(m_smLayout->sms) - 1), false);
+        const uint32_t sms = m_smLayout->smCount();
+        m_levelLabel->setText(tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_smLayout->tile).arg(sms));
+        showGrid(g, 0, std::max(1.0, double(sms) - 1), false);
         return;
     }
     const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
@@ -468,7 +515,7 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
     m_scale->setDataRange(QCPRange(lo, hi));
     PlotStyle::styleAxis(m_scale->axis());
     m_infoLabel->setText(infoText());
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (!m_rebinInReplot) m_plot->replot(QCustomPlot::rpQueuedReplot);
     emit gridChanged();
 }
 
@@ -525,7 +572,7 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
         lines << tileLine(0);
         if (m_grid.level > 0 && !m_bySm) lines << tileLine(m_grid.level);
     }
-    if (m_smLayout) lines << tr("SM %1 (virtual layout of the simulated device)").arg(m_smLayout->smOfElement(row, col, d->cols));
+    if (m_smLayout) lines << tr("SM %1 (%2)").arg(m_smLayout->smOf(row, col)).arg(m_smSource);
     if (m_values && flat < m_values->elements()) {
         const unsigned bits = bitLayout(m_values->dtype).totalBits;
         const uint64_t sb = m_values->suspectBits(flat), rb = m_values->referenceBits(flat);

@@ -4,8 +4,9 @@
 // that no more cells than the widget's pixels are drawn and re-chosen on every zoom or pan, down
 // to the finest tiles, then to single elements when their values are loaded (small tensors).
 // Hover names the element, its tile's counts and, at element zoom, both values and bits.
-// "Colour by SM" colours the divergent tiles by the SM that computed them, where a layout is
-// known (the suspect device's simulated defect).
+// "Colour by SM" colours the divergent tiles by the SM that computed them, where a tile->SM map
+// is known: one a replay of the op recorded (the incident's replaySmMaps), else the layout of
+// the suspect device's simulated defect.
 #include <QPointer>
 #include <QWidget>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "HeatmapBinning.h"
 #include "Incident.h"
 #include "core/replay/FaultModel.h"
+#include "core/replay/TileSmMap.h"
 
 class QCheckBox;
 class QComboBox;
@@ -47,6 +49,10 @@ public:
     void setColourBySm(bool on);
     bool colourBySm() const { return m_bySm; }
     bool smAvailable() const { return m_smLayout.has_value(); }
+    // Where the tile->SM map comes from, in words ("" when there is none).
+    QString smSource() const { return m_smSource; }
+    // Re-reads the tile->SM map (after a replay recorded one) and redraws.
+    void refreshSmMap();
     // Zooms to element rows [r0, r1) x cols [c0, c1); fitAll() shows the whole tensor.
     void zoomTo(double r0, double r1, double c0, double c1);
     void fitAll();
@@ -101,11 +107,14 @@ private:
     QString m_valuesNote;
     HeatmapMetric m_metric = HeatmapMetric::MaxAbsError;
     bool m_bySm = false;
-    std::optional<VirtualSmLayout> m_smLayout;
+    std::optional<TileSmMap> m_smLayout;
     QString m_smSource;
     QString m_smSummary;
     HeatmapGrid m_grid;
     bool m_settingRange = false;
+    bool m_rebinInReplot = false;  // re-binning from beforeReplot: that replot draws the cells
+    mutable bool m_errorRangeKnown = false;  // errorRange() of this entry and values, cached
+    mutable std::optional<std::pair<double, double>> m_errorRange;
     QSize m_binnedPixels;
 };
 

@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "core/TensorFile.h"
 #include "core/compare/CompareRun.h"
 #include "core/replay/Bisect.h"
+#include "core/replay/TileSmMap.h"
 #include "core/trace/Trace.h"
 
 namespace faultline::views {
@@ -39,6 +41,17 @@ struct IncidentEntry {
     std::string suspectTensor, referenceTensor;
 
     bool isDivergent() const { return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond"); }
+};
+
+// Tile->SM maps that replays of the incident's trace recorded, per op index, with the target
+// that recorded each. Unlike the rest of an Incident it grows after loading: the replay panel
+// adds maps as campaigns end and the heatmap reads them, both on the UI thread only.
+struct ReplaySmMaps {
+    struct Recorded {
+        QString target;
+        TileSmMap map;
+    };
+    std::map<size_t, Recorded> byOp;
 };
 
 struct Incident {
@@ -67,6 +80,7 @@ struct Incident {
     std::optional<int> firstDivergentEntry;  // the bisect's first divergent op
     std::optional<int> storyEntry;           // what to show first
     QStringList warnings;
+    std::shared_ptr<ReplaySmMaps> replaySmMaps = std::make_shared<ReplaySmMaps>();
 
     bool hasTrace() const { return trace != nullptr; }
     bool hasPair() const { return compare.has_value(); }

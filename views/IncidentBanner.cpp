@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -124,9 +125,26 @@ void IncidentBanner::setIncident(std::shared_ptr<const Incident> incident)
 
 void IncidentBanner::showProgress(double fraction, const QString& what)
 {
-    m_progress->setValue(int(fraction * 1000));
-    m_progressText->setText(what);
-    m_progressRow->show();
+    // QProgressBar repaints synchronously on every visible change, and progress reports queue up
+    // while the GUI thread waits for a core: painting each of them in one event-loop turn froze
+    // the window for tens of milliseconds. Only the latest report is painted, once per turn.
+    m_pendingFraction = fraction;
+    m_pendingText = what;
+    if (m_progressRow->isHidden()) {
+        applyProgressOnUi();
+        m_progressRow->show();
+        return;
+    }
+    if (m_progressPending) return;
+    m_progressPending = true;
+    QTimer::singleShot(0, this, &IncidentBanner::applyProgressOnUi);
+}
+
+void IncidentBanner::applyProgressOnUi()
+{
+    m_progressPending = false;
+    m_progress->setValue(int(m_pendingFraction * 1000));
+    m_progressText->setText(m_pendingText);
 }
 
 void IncidentBanner::hideProgress()

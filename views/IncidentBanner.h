@@ -19,6 +19,8 @@ public:
     explicit IncidentBanner(QWidget* parent = nullptr);
 
     void setIncident(std::shared_ptr<const Incident> incident);
+    // Shown at once when the progress row appears; later reports are coalesced: the latest is
+    // applied once per event-loop turn.
     void showProgress(double fraction, const QString& what);
     void hideProgress();
     // `title` leads in bold ("Could not open:").
@@ -36,12 +38,17 @@ signals:
     void cancelRequested();
 
 private:
+    void applyProgressOnUi();
+
     QLabel* m_story = nullptr;
     QWidget* m_progressRow = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_progressText = nullptr;
     QWidget* m_errorRow = nullptr;
     QLabel* m_error = nullptr;
+    double m_pendingFraction = 0;
+    QString m_pendingText;
+    bool m_progressPending = false;
 };
 
 }  // namespace faultline::views

@@ -24,21 +24,21 @@ IncidentLoader::~IncidentLoader()
     if (m_cancel) m_cancel->store(true);
 }
 
-quint64 IncidentLoader::loadOnWorker(const QStringList& paths)
+quint64 IncidentLoader::loadOnWorker(const QStringList& paths, const Tolerance& tolerance)
 {
     if (m_cancel) m_cancel->store(true);  // the older job is stale now
     const quint64 job = ++m_currentJob;
     m_loading = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     auto cancelFlag = m_cancel;
-    auto work = [paths, cancelFlag](QPromise<Outcome>& promise) {
+    auto work = [paths, cancelFlag, tolerance](QPromise<Outcome>& promise) {
         promise.setProgressRange(0, kProgressSteps);
         promise.addResult(load(
             paths,
             [&promise](double fraction, const QString& what) {
                 promise.setProgressValueAndText(int(fraction * (kProgressSteps - 1)), what);
             },
-            cancelFlag.get()));
+            cancelFlag.get(), tolerance));
     };
     startWorkerJob<Outcome>(
         this, std::move(work),
@@ -65,7 +65,7 @@ void IncidentLoader::cancel()
 
 IncidentLoader::Outcome IncidentLoader::load(const QStringList& paths,
                                              const std::function<void(double, const QString&)>& progress,
-                                             const std::atomic<bool>* cancel)
+                                             const std::atomic<bool>* cancel, const Tolerance& tolerance)
 {
     auto report = [&](double f, const QString& what) {
         if (progress) progress(f, what);
@@ -127,7 +127,9 @@ IncidentLoader::Outcome IncidentLoader::load(const QStringList& paths,
     if (snapshots.size() == 2) {
         incident->suspectFile = snapshots[0];
         incident->referenceFile = snapshots[1];
-        CompareRun run;
+        CompareRunOptions options;
+        options.compare.tolerance = tolerance;
+        CompareRun run(options);
         run.setCancelFlag(cancel);
         const double base = both ? 0.5 : 0.0;
         const double share = both ? 0.5 : 1.0;

@@ -1,8 +1,8 @@
 #pragma once
 // Opens an incident off the GUI thread: decides what the files are (a trace, a suspect and a
 // reference snapshot, both, or a lone file), bisects the trace for its suspect device and
-// compares the pair, with progress and cancel. Each request gets a job id; a newer request
-// cancels the older one and its answers are dropped.
+// compares the pair (under a tolerance, exact unless asked otherwise), with progress and cancel.
+// Each request gets a job id; a newer request cancels the older one and its answers are dropped.
 #include <QObject>
 #include <QStringList>
 #include <atomic>
@@ -19,7 +19,8 @@ public:
     ~IncidentLoader() override;
 
     // Starts loading `paths` on a worker thread (cancelling a load in flight); returns the job id.
-    quint64 loadOnWorker(const QStringList& paths);
+    // `tolerance` applies to the snapshot pair's comparison.
+    quint64 loadOnWorker(const QStringList& paths, const Tolerance& tolerance = {});
     // Cancels the load in flight (it ends with `cancelled`).
     void cancel();
     bool isLoading() const { return m_loading; }
@@ -33,7 +34,7 @@ public:
         bool cancelled = false;
     };
     static Outcome load(const QStringList& paths, const std::function<void(double, const QString&)>& progress,
-                        const std::atomic<bool>* cancel);
+                        const std::atomic<bool>* cancel, const Tolerance& tolerance = {});
 
 signals:
     void progress(quint64 job, double fraction, const QString& what);

@@ -100,7 +100,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     if (state.isEmpty() || !restoreState(state, kStateVersion)) {
         // First start: size the docks once the window is laid out.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_treeDock, m_replayDock}, {410, 350}, Qt::Horizontal);
+            resizeDocks({m_treeDock, m_replayDock}, {410, 380}, Qt::Horizontal);
             m_defaultState = saveState(kStateVersion);
         });
     }
@@ -120,6 +120,7 @@ void MainWindow::createDocks()
     addDockWidget(Qt::LeftDockWidgetArea, m_treeDock);
     connect(m_tree, &TensorTreePanel::entrySelected, this, &MainWindow::onEntrySelectedOnUi);
     connect(m_page, &IncidentPage::entryClicked, m_tree, &TensorTreePanel::selectEntry);
+    connect(m_tree, &TensorTreePanel::toleranceRequested, this, &MainWindow::compareAgain);
 
     m_replay = new ReplayPanel;
     m_replayDock = new QDockWidget(tr("Replay"), this);
@@ -127,6 +128,8 @@ void MainWindow::createDocks()
     m_replayDock->setWidget(m_replay);
     addDockWidget(Qt::RightDockWidgetArea, m_replayDock);
     connect(m_replay, &ReplayPanel::stateChanged, this, [this](const QString& s) { statusBar()->showMessage(s, 6000); });
+    // Tile->SM maps a replay recorded are in the incident now: the heatmap re-reads them.
+    connect(m_replay, &ReplayPanel::smMapsRecorded, m_page->heatmap(), &HeatmapView::refreshSmMap);
 
     m_devices = new DevicesPanel;
     m_devicesDock = new QDockWidget(tr("Devices"), this);
@@ -202,10 +205,29 @@ void MainWindow::createActions()
 void MainWindow::openFiles(const QStringList& paths)
 {
     if (paths.isEmpty()) return;
+    m_reselect.clear();
     m_page->banner()->clearError();
     m_page->banner()->showProgress(0, tr("Opening %1…").arg(RecentFiles::label(paths)));
     m_statusLabel->setText(tr("Opening %1…").arg(RecentFiles::label(paths)));
     m_loader->loadOnWorker(paths);
+}
+
+void MainWindow::compareAgain(const QString& toleranceText)
+{
+    if (!m_incident || !m_incident->hasPair()) return;
+    auto tolerance = parseTolerance(toleranceText.toStdString());
+    if (!tolerance) {
+        showError(tr("Could not compare:"), QString::fromStdString(tolerance.message()));
+        return;
+    }
+    // The same files through the same loader: the answer replaces the incident like any load,
+    // and a newer request (another tolerance, another file) supersedes this one.
+    const IncidentEntry* shown = m_incident->entry(m_tree->selectedEntry());
+    m_reselect = shown ? shown->name : QString();
+    m_page->banner()->clearError();
+    m_page->banner()->showProgress(0, tr("Comparing with %1…").arg(toleranceText));
+    m_statusLabel->setText(tr("Comparing with %1…").arg(toleranceText));
+    m_loader->loadOnWorker(m_incident->paths, *tolerance);
 }
 
 void MainWindow::cancelLoading()
@@ -241,7 +263,13 @@ void MainWindow::onLoadedOnUi(quint64, std::shared_ptr<const Incident> incident)
     if (!incident->warnings.isEmpty()) statusBar()->showMessage(incident->warnings.front(), 15000);
     RecentFiles::add(incident->paths);
     rebuildRecentMenu();
-    if (incident->storyEntry) m_tree->selectEntry(*incident->storyEntry);
+    // Compared again: the entry that was shown stays shown; otherwise the story leads.
+    std::optional<int> select = incident->storyEntry;
+    if (!m_reselect.isEmpty())
+        for (const IncidentEntry& e : incident->entries)
+            if (e.name == m_reselect) select = e.id;
+    m_reselect.clear();
+    if (select) m_tree->selectEntry(*select);
     emit incidentShown();
     if (m_screenshot) m_screenshot->incidentShownOnUi();
 }

@@ -31,6 +31,9 @@ public:
     // Opens an incident: a trace, a suspect and a reference snapshot (in that order), or both.
     // Work happens off the GUI thread; what is open stays until the new incident is ready.
     void openFiles(const QStringList& paths);
+    // Compares the open snapshot pair again under `tolerance` ("abs:1e-3", …), off the GUI
+    // thread; every view is refreshed when it is done, and a bad tolerance is shown as an error.
+    void compareAgain(const QString& tolerance);
     // Cancels a load in flight.
     void cancelLoading();
     void closeIncident();
@@ -84,6 +87,7 @@ private:
     QMenu* m_viewMenu = nullptr;
     QLabel* m_statusLabel = nullptr;
     QString m_lastError;
+    QString m_reselect;  // the entry to show again after comparing with another tolerance
     QWidget* m_lastTableView = nullptr;
     QByteArray m_defaultState;
     ScreenshotDriver* m_screenshot = nullptr;

@@ -1,7 +1,11 @@
 #include "ReplayPanel.h"
 
 #include <QButtonGroup>
+#include <QDateTime>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -13,10 +17,13 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "CampaignRunner.h"
 #include "PlotStyle.h"
@@ -46,6 +53,11 @@ QString normalise(const QString& spec, QString* error = nullptr)
         }
     }
     return QString::fromStdString(parsed->text);
+}
+
+QString journalOf(const QString& resultsPath)
+{
+    return QString::fromStdString(Campaign::journalPath(resultsPath.toStdString()));
 }
 
 QString modelDescription(const QString& spec)
@@ -119,6 +131,18 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_timeout->setValue(60);
     m_timeout->setToolTip(tr("A run that takes longer is recorded as a hang and its worker restarted"));
     form->addRow(tr("Timeout per run"), m_timeout);
+    auto* pathRow = new QHBoxLayout;
+    m_resultsPath = new QLineEdit;
+    m_resultsPath->setObjectName(QStringLiteral("replayResultsPath"));
+    m_resultsPath->setPlaceholderText(tr("next to the trace: <trace>-replay-<time>.h5"));
+    m_resultsPath->setToolTip(tr("The campaign's results file (HDF5, as `faultline replay --out`); its runs are "
+                                 "journaled beside it (.journal.jsonl) as they finish"));
+    m_browse = new QPushButton(tr("…"));
+    m_browse->setObjectName(QStringLiteral("replayBrowseResults"));
+    m_browse->setToolTip(tr("Choose the results file"));
+    pathRow->addWidget(m_resultsPath, 1);
+    pathRow->addWidget(m_browse);
+    form->addRow(tr("Save results to"), pathRow);
     layout->addLayout(form);
 
     auto* buttons = new QHBoxLayout;
@@ -126,8 +150,13 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_run->setObjectName(QStringLiteral("replayRun"));
     m_cancel = new QPushButton(tr("Cancel"));
     m_cancel->setObjectName(QStringLiteral("replayCancel"));
+    m_resume = new QPushButton(tr("Resume"));
+    m_resume->setObjectName(QStringLiteral("replayResume"));
+    m_resume->setToolTip(tr("Continue the campaign journaled beside the results file with the same targets, ops and "
+                            "repetitions: journaled runs are kept, not run again"));
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancel);
+    buttons->addWidget(m_resume);
     layout->addLayout(buttons);
     m_progress = new QProgressBar;
     m_progress->setRange(0, 1);
@@ -147,8 +176,17 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_table->setItemDelegateForColumn(ReplayResultsModel::Progress,
                                       new ProgressBarDelegate(ReplayResultsModel::FractionRole, m_table));
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setTextElideMode(Qt::ElideMiddle);
+    // Readable at the dock's default width: the verdict and the numbers always fit their text,
+    // long target specs are elided (the row's tooltip has them whole), details take the rest.
+    // Runs and failures are in the Failed column; their own columns stay in the model (CSV).
+    QHeaderView* header = m_table->horizontalHeader();
+    header->setStretchLastSection(true);
+    header->setMinimumSectionSize(36);
+    for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
+        header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    m_table->setColumnHidden(ReplayResultsModel::Runs, true);
+    m_table->setColumnHidden(ReplayResultsModel::Failures, true);
+    m_table->setTextElideMode(Qt::ElideRight);
     m_table->setWordWrap(false);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setMinimumHeight(110);
@@ -156,6 +194,12 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
 
     connect(m_run, &QPushButton::clicked, this, [this] { start(); });
     connect(m_cancel, &QPushButton::clicked, this, &ReplayPanel::cancel);
+    connect(m_resume, &QPushButton::clicked, this, [this] { resume(); });
+    connect(m_browse, &QPushButton::clicked, this, &ReplayPanel::chooseResultsPath);
+    connect(m_resultsPath, &QLineEdit::textEdited, this, [this] {
+        m_pathIsDefault = false;
+        updateControls();
+    });
     connect(add, &QPushButton::clicked, this, &ReplayPanel::addCustomTarget);
     connect(m_customTarget, &QLineEdit::returnPressed, this, &ReplayPanel::addCustomTarget);
     setState(tr("Idle"));
@@ -176,6 +220,8 @@ void ReplayPanel::setIncident(std::shared_ptr<const Incident> incident)
     m_report.reset();
     m_results->clear();
     m_lastError.clear();
+    m_lastResultsPath.clear();
+    if (m_pathIsDefault) m_resultsPath->clear();
     m_done = m_total = 0;
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
@@ -240,10 +286,9 @@ void ReplayPanel::rebuildTargets()
         const QString spec = normalise(QStringLiteral("sim:") + QString::fromStdString(name));
         if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
     }
-    auto* cuda = new QListWidgetItem(tr("CUDA devices: no inventory in this build yet"), m_targets);
+    auto* cuda = new QListWidgetItem(tr("CUDA devices: add cuda:<index> (see the Devices tab)"), m_targets);
     cuda->setFlags(Qt::NoItemFlags);
-    cuda->setToolTip(tr("Local CUDA devices will be listed here once the device inventory lands; add cuda:<index> by "
-                        "hand meanwhile"));
+    cuda->setToolTip(tr("This machine's GPUs are listed in the Devices tab; add cuda:<index> below to replay on one"));
 }
 
 void ReplayPanel::addCustomTarget()
@@ -310,6 +355,55 @@ void ReplayPanel::setTimeoutMs(int ms)
     m_timeout->setValue(ms / 1000.0);
 }
 
+void ReplayPanel::setResultsPath(const QString& path)
+{
+    m_resultsPath->setText(path);
+    m_pathIsDefault = false;
+    updateControls();
+}
+
+QString ReplayPanel::resultsPath() const
+{
+    return m_resultsPath->text().trimmed();
+}
+
+QString ReplayPanel::defaultResultsPath() const
+{
+    if (!m_incident || !m_incident->hasTrace()) return {};
+    const QFileInfo trace(m_incident->tracePath);
+    QString dir = trace.absolutePath();
+    if (!QFileInfo(dir).isWritable()) {
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/replays");
+        QDir().mkpath(dir);
+    }
+    const QString stem = trace.completeBaseName() + QStringLiteral("-replay-") +
+                         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    QString path = QDir(dir).filePath(stem + QStringLiteral(".h5"));
+    for (int n = 2; QFileInfo::exists(path) || QFileInfo::exists(journalOf(path)); ++n)
+        path = QDir(dir).filePath(stem + QStringLiteral("-%1.h5").arg(n));
+    return path;
+}
+
+void ReplayPanel::chooseResultsPath()
+{
+    const QString start = resultsPath().isEmpty() ? defaultResultsPath() : resultsPath();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save replay results to"), start,
+                                                      tr("Campaign results (*.h5)"), nullptr,
+                                                      QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty()) setResultsPath(path);
+}
+
+QString ReplayPanel::resumablePath() const
+{
+    return resultsPath().isEmpty() ? m_lastResultsPath : resultsPath();
+}
+
+bool ReplayPanel::canResume() const
+{
+    const QString path = resumablePath();
+    return !path.isEmpty() && QFileInfo::exists(journalOf(path));
+}
+
 bool ReplayPanel::isRunning() const
 {
     return m_runner->isRunning();
@@ -323,7 +417,14 @@ QString ReplayPanel::stateText() const
 void ReplayPanel::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    m_table->setColumnWidth(ReplayResultsModel::Target, std::min(m_table->columnWidth(ReplayResultsModel::Target), 160));
+    // The target gets what the verdict and the numbers leave of the table's width (a long spec
+    // is elided, whole in the tooltip), so the four columns that answer "is it the device?"
+    // are on screen together.
+    int numbers = 0;
+    for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
+        numbers += m_table->columnWidth(c);
+    const int room = std::max(90, m_table->viewport()->width() - numbers);
+    m_table->setColumnWidth(ReplayResultsModel::Target, std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
     m_table->setColumnWidth(ReplayResultsModel::Progress, std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
 }
 
@@ -353,8 +454,11 @@ void ReplayPanel::updateControls()
     m_customTarget->setEnabled(!running);
     m_reps->setEnabled(!running);
     m_timeout->setEnabled(!running);
+    m_resultsPath->setEnabled(!running);
+    m_browse->setEnabled(!running && hasTrace);
     m_run->setEnabled(!running && hasTrace);
     m_cancel->setEnabled(running && !m_runner->isCancelling());
+    m_resume->setEnabled(!running && hasTrace && canResume());
     if (!hasTrace)
         m_note->setText(tr("Replay needs a trace: open one (with or without a pair of snapshots)."));
     else if (m_note->text().startsWith(tr("Replay needs")))
@@ -362,6 +466,16 @@ void ReplayPanel::updateControls()
 }
 
 bool ReplayPanel::start()
+{
+    return startCampaign(false);
+}
+
+bool ReplayPanel::resume()
+{
+    return startCampaign(true);
+}
+
+bool ReplayPanel::startCampaign(bool resume)
 {
     m_lastError.clear();
     if (m_runner->isRunning()) return false;
@@ -390,6 +504,25 @@ bool ReplayPanel::start()
     std::vector<std::string> warnings;
     auto ops = selectOps(*m_incident->trace, options.ops, warnings);
     if (!ops) return refuse(QString::fromStdString(ops.message()));
+    QString path;
+    if (resume) {
+        path = resumablePath();
+        if (path.isEmpty() || !QFileInfo::exists(journalOf(path)))
+            return refuse(tr("no journal to resume beside '%1'").arg(path));
+    } else if (resultsPath().isEmpty() || m_pathIsDefault) {
+        path = defaultResultsPath();
+        m_resultsPath->setText(path);
+        m_pathIsDefault = true;
+    } else {
+        path = resultsPath();
+        if (QFileInfo::exists(journalOf(path)))
+            return refuse(tr("'%1' already has the journal of an earlier campaign: Resume continues it, or choose "
+                             "another results file")
+                              .arg(path));
+    }
+    options.outPath = path.toStdString();
+    options.resume = resume;
+    m_lastResultsPath = path;
 
     m_report.reset();
     m_done = 0;
@@ -399,12 +532,14 @@ bool ReplayPanel::start()
     m_progress->setRange(0, int(std::min<quint64>(m_total, 1u << 30)));
     m_progress->setValue(0);
     m_note->setText(warnings.empty() ? QString() : QString::fromStdString(warnings.front()));
-    m_job = m_runner->startOnWorker(std::move(options));
-    setState(tr("Running: 0 of %1 runs (%2 ops × %3 reps × %4 targets)")
-                 .arg(m_total)
-                 .arg(ops->size())
-                 .arg(m_reps->value())
-                 .arg(targets.size()));
+    m_job = m_runner->startOnWorker(std::move(options), *ops);
+    const QString plan = tr("%1 runs (%2 ops × %3 reps × %4 targets) into %5")
+                             .arg(m_total)
+                             .arg(ops->size())
+                             .arg(m_reps->value())
+                             .arg(targets.size())
+                             .arg(QFileInfo(path).fileName());
+    setState(resume ? tr("Resuming: %1, journaled runs kept").arg(plan) : tr("Running: 0 of %1").arg(plan));
     updateControls();
     emit started();
     return true;
@@ -436,15 +571,39 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
     if (job != m_job) return;
     m_report = report;
     m_results->finish(*report);
+    recordSmMaps(*report);
     fitColumns();
     quint64 runs = report->runs.size();
     if (report->cancelled)
         setState(tr("Cancelled after %1 of %2 runs: verdicts are partial").arg(runs).arg(m_total));
     else
         setState(tr("Finished: %1 runs").arg(runs));
+    m_stateLabel->setToolTip(tr("Results: %1").arg(m_lastResultsPath));
     if (!report->warnings.empty()) m_note->setText(QString::fromStdString(report->warnings.front()));
     updateControls();
     emit finished(report->cancelled);
+}
+
+void ReplayPanel::recordSmMaps(const CampaignReport& report)
+{
+    if (!m_incident) return;
+    // Per op, prefer the map of a target whose runs of it failed: the one that shows the defect.
+    std::set<std::pair<size_t, std::string>> failing;
+    for (const OpTargetStats& s : report.stats)
+        if (s.failures > 0) failing.insert({s.opIndex, s.target});
+    std::map<size_t, std::pair<int, const RunRecord*>> best;
+    for (const RunRecord& r : report.runs) {
+        if (!r.smMap.valid()) continue;
+        const int rank = failing.count({r.opIndex, r.target}) ? 2 : 1;
+        auto& slot = best[r.opIndex];
+        if (rank > slot.first) slot = {rank, &r};
+    }
+    QList<qulonglong> ops;
+    for (const auto& [op, chosen] : best) {
+        m_incident->replaySmMaps->byOp[op] = {QString::fromStdString(chosen.second->target), chosen.second->smMap};
+        ops << qulonglong(op);
+    }
+    if (!ops.isEmpty()) emit smMapsRecorded(ops);
 }
 
 void ReplayPanel::onFailedOnUi(quint64 job, const QString& message)

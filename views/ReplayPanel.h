@@ -4,6 +4,13 @@
 // many repetitions and how long a run may take; Run starts a campaign on a worker thread (one
 // faultline-worker process per target), Cancel stops it after the runs in flight. A live table
 // shows each target's runs, failures, rate with its 95% interval and verdict.
+//
+// Every campaign keeps its evidence: a results file (the CLI's `replay --out`, same core code)
+// and the journal beside it, written as runs finish. The file goes where "Save results to" says,
+// or next to the trace as <trace-stem>-replay-<timestamp>.h5. A cancelled campaign keeps its
+// journal, and Resume continues the campaign journaled beside the results file, skipping the
+// runs it holds (the CLI's --resume). Tile->SM maps the targets recorded go into the
+// incident's replaySmMaps for the heatmap.
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -53,9 +60,22 @@ public:
     QStringList availableTargets() const;
     void setReps(int reps);
     void setTimeoutMs(int ms);
+    // Where the next campaign's results go ("" = next to the trace, a new name each time).
+    void setResultsPath(const QString& path);
+    QString resultsPath() const;
+    // The results file of the running or last campaign ("" before the first).
+    QString lastResultsPath() const { return m_lastResultsPath; }
+    // The default results file for a campaign started now (a name not yet taken).
+    QString defaultResultsPath() const;
 
     // Starts a campaign with the current settings; false (with the reason shown) when it cannot.
     bool start();
+    // Continues the campaign journaled beside resultsPath() (the last campaign's file when no
+    // path was chosen) with the current settings, which must be that campaign's targets, ops
+    // and repetitions; journaled runs are kept, not run again.
+    bool resume();
+    // Whether there is a journal to resume (resume() still checks it fits the settings).
+    bool canResume() const;
     void cancel();
     bool isRunning() const;
     QString stateText() const;
@@ -70,8 +90,14 @@ signals:
     void finished(bool cancelled);
     void failed(const QString& message);
     void stateChanged(const QString& state);
+    // A campaign recorded tile->SM maps for these ops (now in the incident's replaySmMaps).
+    void smMapsRecorded(const QList<qulonglong>& ops);
 
 private:
+    bool startCampaign(bool resume);
+    QString resumablePath() const;
+    void chooseResultsPath();
+    void recordSmMaps(const CampaignReport& report);
     void rebuildTargets();
     void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
     void addCustomTarget();
@@ -94,6 +120,9 @@ private:
     QDoubleSpinBox* m_timeout = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
+    QPushButton* m_resume = nullptr;
+    QLineEdit* m_resultsPath = nullptr;
+    QPushButton* m_browse = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_stateLabel = nullptr;
     QLabel* m_note = nullptr;
@@ -104,6 +133,8 @@ private:
     std::shared_ptr<const CampaignReport> m_report;
     QString m_state;
     QString m_lastError;
+    QString m_lastResultsPath;
+    bool m_pathIsDefault = false;  // the path field shows a default name, not one the user chose
     quint64 m_job = 0;
     quint64 m_done = 0, m_total = 0;
 };

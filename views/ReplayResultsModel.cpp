@@ -1,6 +1,7 @@
 #include "ReplayResultsModel.h"
 
 #include <QBrush>
+#include <QColor>
 #include <QFont>
 #include <algorithm>
 
@@ -12,6 +13,14 @@ namespace {
 QString percent(double x)
 {
     return QStringLiteral("%1%").arg(100.0 * x, 0, 'f', x > 0 && x < 0.1 ? 1 : 0);
+}
+
+// "76–100%", "0–14%", "0.2–5.1%": the interval in one short cell.
+QString intervalText(const RateInterval& r)
+{
+    QString low = percent(r.low);
+    low.chop(1);
+    return QStringLiteral("%1–%2").arg(low, percent(r.high));
 }
 
 }  // namespace
@@ -141,19 +150,28 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
         case Progress: return QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
         case Runs: return QString::number(r.runs);
         case Failures: return QString::number(r.failures);
-        case Rate: return r.runs ? percent(r.rate.rate) : QString();
-        case Interval: return r.runs ? QStringLiteral("[%1, %2]").arg(percent(r.rate.low), percent(r.rate.high)) : QString();
+        case Rate: return r.runs ? QStringLiteral("%1/%2 (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate.rate)) : QString();
+        case Interval: return r.runs ? intervalText(r.rate) : QString();
         case Verdict: return r.partial ? tr("%1 (partial)").arg(r.verdict) : r.verdict;
         case Details: return r.details;
         default: return {};
         }
     }
     if (role == Qt::ForegroundRole && index.column() == Verdict) return QBrush(PlotStyle::verdictColor(r.verdict));
+    if (role == Qt::BackgroundRole && index.column() == Verdict && r.summarised) {
+        QColor tint = PlotStyle::verdictColor(r.verdict);
+        tint.setAlpha(40);
+        return QBrush(tint);
+    }
     if (role == Qt::FontRole && index.column() == Verdict && r.summarised) {
         QFont f;
         f.setBold(true);
         return f;
     }
+    if (role == Qt::ToolTipRole && index.column() == Rate && r.runs)
+        return tr("%1 of %2 runs failed (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate.rate));
+    if (role == Qt::ToolTipRole && index.column() == Interval && r.runs)
+        return tr("95% Wilson score interval of the failure rate: %1 to %2").arg(percent(r.rate.low), percent(r.rate.high));
     if (role == Qt::ToolTipRole) {
         QString tip = r.target;
         if (!r.description.isEmpty()) tip += QStringLiteral("\n") + r.description;
@@ -168,9 +186,23 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
 
 QVariant ReplayResultsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = {"Target", "Verdict", "Rate", "95% CI", "Progress", "Runs", "Failures", "Details"};
-    return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
+    if (role == Qt::DisplayRole) {
+        static const char* names[] = {"Target", "Verdict", "Failed", "95% CI", "Progress", "Runs", "Failures", "Details"};
+        return tr(names[section]);
+    }
+    if (role == Qt::ToolTipRole) {
+        static const char* tips[] = {"The replay target (its full spec in the row's tooltip)",
+                                     "healthy | transient | persistent | device-specific",
+                                     "Failed runs / runs (failure rate)",
+                                     "95% Wilson score interval of the failure rate",
+                                     "Runs done / planned",
+                                     "Runs done",
+                                     "Runs that did not match the golden model (mismatch, hang, crash, error)",
+                                     "Why the verdict, hangs and crashes"};
+        return tr(tips[section]);
+    }
+    return {};
 }
 
 }  // namespace faultline::views

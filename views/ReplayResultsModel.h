@@ -1,6 +1,7 @@
 #pragma once
 // The replay panel's table: one row per target with its live progress during a campaign, then
-// the campaign's summary: runs, failures, rate with its 95% Wilson interval, verdict.
+// the campaign's summary: runs, failures, rate with its 95% Wilson interval, verdict. The Rate
+// column reads "failures/runs (rate)", e.g. "12/12 (100%)"; the interval has its own column.
 #include <QAbstractTableModel>
 #include <QStringList>
 #include <memory>

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "BitHistogramView.h"
+#include "DevicesPanel.h"
 #include "ErrorDistributionView.h"
 #include "HeatmapView.h"
 #include "IncidentPage.h"
@@ -36,6 +37,8 @@ void ScreenshotDriver::incidentShownOnUi()
 {
     if (m_started) return;
     m_started = true;
+    // The devices view is grabbed last: ask the worker for the inventory now, while values load.
+    m_window->devicesPanel()->refreshInventory();
     IncidentPage* page = m_window->page();
     // Wait for the element values (at most 5 s), then for the replay if asked.
     auto* fallback = new QTimer(this);

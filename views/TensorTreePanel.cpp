@@ -1,14 +1,19 @@
 #include "TensorTreePanel.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <functional>
 
 #include "DivergenceTreeModel.h"
+#include "PlotStyle.h"
 
 namespace faultline::views {
 namespace {
@@ -25,6 +30,39 @@ TensorTreePanel::TensorTreePanel(QWidget* parent) : QWidget(parent)
     m_filter->setPlaceholderText(tr("Filter by name (e.g. mlp, fc1, grad)"));
     m_filter->setClearButtonEnabled(true);
     layout->addWidget(m_filter);
+
+    m_toleranceRow = new QWidget;
+    auto* tolerance = new QHBoxLayout(m_toleranceRow);
+    tolerance->setContentsMargins(0, 0, 0, 0);
+    auto* toleranceLabel = new QLabel(tr("Tolerance"));
+    tolerance->addWidget(toleranceLabel);
+    m_toleranceKind = new QComboBox;
+    m_toleranceKind->setObjectName(QStringLiteral("toleranceKind"));
+    m_toleranceKind->addItem(tr("exact"), QStringLiteral("exact"));
+    m_toleranceKind->addItem(tr("ulp"), QStringLiteral("ulp"));
+    m_toleranceKind->addItem(tr("abs"), QStringLiteral("abs"));
+    m_toleranceKind->addItem(tr("rel"), QStringLiteral("rel"));
+    m_toleranceKind->setItemData(0, tr("Every differing bit pattern is beyond tolerance"), Qt::ToolTipRole);
+    m_toleranceKind->setItemData(1, tr("Within N units in the last place"), Qt::ToolTipRole);
+    m_toleranceKind->setItemData(2, tr("|suspect − reference| ≤ X"), Qt::ToolTipRole);
+    m_toleranceKind->setItemData(3, tr("|suspect − reference| ≤ X·|reference|"), Qt::ToolTipRole);
+    toleranceLabel->setBuddy(m_toleranceKind);
+    tolerance->addWidget(m_toleranceKind);
+    m_toleranceValue = new QLineEdit;
+    m_toleranceValue->setObjectName(QStringLiteral("toleranceValue"));
+    tolerance->addWidget(m_toleranceValue, 1);
+    m_toleranceApply = new QToolButton;
+    m_toleranceApply->setObjectName(QStringLiteral("toleranceApply"));
+    m_toleranceApply->setText(tr("Compare"));
+    m_toleranceApply->setToolTip(tr("Compare the snapshot pair again with this tolerance"));
+    tolerance->addWidget(m_toleranceApply);
+    layout->addWidget(m_toleranceRow);
+    m_toleranceError = new QLabel;
+    m_toleranceError->setObjectName(QStringLiteral("toleranceError"));
+    m_toleranceError->setWordWrap(true);
+    m_toleranceError->hide();
+    layout->addWidget(m_toleranceError);
+    m_toleranceRow->hide();
 
     m_model = new DivergenceTreeModel(this);
     m_proxy = new QSortFilterProxyModel(this);
@@ -50,6 +88,18 @@ TensorTreePanel::TensorTreePanel(QWidget* parent) : QWidget(parent)
 
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
             [this](const QModelIndex& current) { onCurrentChangedOnUi(current); });
+    auto kindChanged = [this] {
+        const QString kind = m_toleranceKind->currentData().toString();
+        m_toleranceValue->setEnabled(kind != QLatin1String("exact"));
+        m_toleranceValue->setPlaceholderText(kind == QLatin1String("exact") ? QString()
+                                             : kind == QLatin1String("ulp") ? tr("N, e.g. 4")
+                                             : kind == QLatin1String("abs") ? tr("X, e.g. 1e-5")
+                                                                             : tr("X, e.g. 1e-3"));
+    };
+    connect(m_toleranceKind, &QComboBox::currentIndexChanged, this, kindChanged);
+    kindChanged();
+    connect(m_toleranceApply, &QToolButton::clicked, this, [this] { applyTolerance(); });
+    connect(m_toleranceValue, &QLineEdit::returnPressed, this, [this] { applyTolerance(); });
     connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
         m_proxy->setFilterFixedString(text);
         if (!text.isEmpty()) m_view->expandAll();
@@ -61,6 +111,13 @@ void TensorTreePanel::setIncident(std::shared_ptr<const Incident> incident)
     m_selected = -1;
     m_filter->clear();
     const size_t entries = incident ? incident->entries.size() : 0;
+    m_toleranceRow->setVisible(incident && incident->hasPair());
+    if (incident && incident->hasPair()) {
+        setTolerance(incident->compare->tolerance);
+    } else {
+        m_toleranceMessage.clear();
+        m_toleranceError->hide();
+    }
     m_model->setIncident(std::move(incident));
     if (entries > 0 && entries < kExpandAllBelow) {
         std::function<void(const QModelIndex&)> fetchAll = [&](const QModelIndex& parent) {
@@ -74,6 +131,46 @@ void TensorTreePanel::setIncident(std::shared_ptr<const Incident> incident)
     }
     for (int c = 0; c < DivergenceTreeModel::ColumnCount; ++c) m_view->resizeColumnToContents(c);
     m_view->setColumnWidth(DivergenceTreeModel::Name, std::min(m_view->columnWidth(DivergenceTreeModel::Name), 170));
+}
+
+void TensorTreePanel::setTolerance(const Tolerance& tolerance)
+{
+    const QString text = QString::fromStdString(tolerance.toString());
+    const qsizetype colon = text.indexOf(QLatin1Char(':'));
+    const int kind = m_toleranceKind->findData(colon < 0 ? text : text.left(colon));
+    m_toleranceKind->setCurrentIndex(std::max(kind, 0));
+    m_toleranceValue->setText(colon < 0 ? QString() : text.mid(colon + 1));
+    m_toleranceMessage.clear();
+    m_toleranceError->hide();
+}
+
+QString TensorTreePanel::toleranceText() const
+{
+    const QString kind = m_toleranceKind->currentData().toString();
+    if (kind == QLatin1String("exact")) return kind;
+    return kind + QLatin1Char(':') + m_toleranceValue->text().trimmed();
+}
+
+QString TensorTreePanel::toleranceError() const
+{
+    return m_toleranceMessage;
+}
+
+bool TensorTreePanel::applyTolerance()
+{
+    auto tolerance = parseTolerance(toleranceText().toStdString());
+    if (!tolerance) {
+        m_toleranceMessage = QString::fromStdString(tolerance.message());
+        m_toleranceError->setText(QStringLiteral("<span style='color:%1'>%2</span>")
+                                      .arg(PlotStyle::divergentColor().name(),
+                                           m_toleranceMessage.toHtmlEscaped()));
+        m_toleranceError->show();
+        return false;
+    }
+    m_toleranceMessage.clear();
+    m_toleranceError->hide();
+    emit toleranceRequested(QString::fromStdString(tolerance->toString()));
+    return true;
 }
 
 void TensorTreePanel::selectEntry(int entryId)

@@ -1,13 +1,19 @@
 #pragma once
 // The tensor tree dock: the DivergenceTreeModel behind a sort/filter proxy in a QTreeView, a
-// filter box, and selection in both directions (selecting a row announces its entry; the other
-// views can select an entry here).
+// filter box, selection in both directions (selecting a row announces its entry; the other
+// views can select an entry here), and, for a suspect/reference pair, the comparison's
+// tolerance (exact, ulp:N, abs:X, rel:X): a valid new one is announced for the window to compare
+// again; a bad one is said inline and nothing changes.
 #include <QWidget>
 #include <memory>
 
 #include "Incident.h"
+#include "core/compare/Tolerance.h"
 
+class QComboBox;
+class QLabel;
 class QLineEdit;
+class QToolButton;
 class QSortFilterProxyModel;
 class QTreeView;
 
@@ -26,6 +32,15 @@ public:
     void selectEntry(int entryId);
     int selectedEntry() const { return m_selected; }
 
+    // The tolerance the controls show (the open pair's); they are hidden without a pair.
+    void setTolerance(const Tolerance& tolerance);
+    // Parses the policy chosen in the controls (combo + value); on success announces it through
+    // toleranceRequested and returns true; otherwise shows the error inline and returns false.
+    bool applyTolerance();
+    // The controls' text ("abs:0.01"), the inline error ("" when none).
+    QString toleranceText() const;
+    QString toleranceError() const;
+
     DivergenceTreeModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
     QTreeView* view() const { return m_view; }
@@ -33,6 +48,8 @@ public:
 signals:
     // An entry's row was selected (group rows announce nothing).
     void entrySelected(int entryId);
+    // The user asked to compare the pair again under this tolerance (its canonical text).
+    void toleranceRequested(const QString& tolerance);
 
 private:
     void onCurrentChangedOnUi(const QModelIndex& current);
@@ -41,6 +58,12 @@ private:
     QSortFilterProxyModel* m_proxy = nullptr;
     QTreeView* m_view = nullptr;
     QLineEdit* m_filter = nullptr;
+    QWidget* m_toleranceRow = nullptr;
+    QComboBox* m_toleranceKind = nullptr;
+    QLineEdit* m_toleranceValue = nullptr;
+    QToolButton* m_toleranceApply = nullptr;
+    QLabel* m_toleranceError = nullptr;
+    QString m_toleranceMessage;
     int m_selected = -1;
 };
 

@@ -12,6 +12,7 @@
 #include <QTreeView>
 #include <QtTest>
 #include <cmath>
+#include <qcustomplot.h>
 
 #include "core/demo/DemoIncident.h"
 #include "core/replay/FaultModel.h"
@@ -188,6 +189,45 @@ private slots:
                 QCOMPARE(int(v), defectiveSm);
             }
         QVERIFY(coloured > 0);
+    }
+
+    void wheelZoomDrawsTheNewCellsInOneReplot()
+    {
+        // A wheel step changes the ranges and replots: that replot must already draw the cells of
+        // the new ranges (and no second replot follow), not the cells binned for the old ones.
+        const IncidentEntry& e = firstEntry();
+        const Divergence& d = *e.divergence;
+        HeatmapView hv;
+        hv.resize(900, 600);
+        hv.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&hv));
+        hv.setEntry(m_window->incident(), e.id);
+        QTRY_VERIFY(!hv.shownGrid().empty());
+        QTest::qWait(50);
+        QCustomPlot* plot = hv.plot();
+        const HeatmapGrid before = hv.shownGrid();
+        QCOMPARE(before.cols, d.tiles.levels().front().gridCols);  // the whole tensor at level 0
+
+        int replots = 0, stale = 0;
+        connect(plot, &QCustomPlot::afterReplot, &hv, [&] {
+            ++replots;
+            const HeatmapGrid& g = hv.shownGrid();
+            const QCPRange xr = plot->xAxis->range(), yr = plot->yAxis->range();
+            const HeatmapGrid want =
+                HeatmapBinning::tileWindow(d.tiles, g.level, hv.metric(), yr.lower, yr.upper, xr.lower, xr.upper);
+            if (g.firstRow != want.firstRow || g.firstCol != want.firstCol || g.rows != want.rows || g.cols != want.cols)
+                ++stale;
+        });
+        const QPointF centre = QPointF(plot->axisRect()->rect().center());
+        QWheelEvent wheel(centre, plot->mapToGlobal(centre), QPoint(), QPoint(0, 3 * 120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(plot, &wheel);
+        QTRY_VERIFY(replots >= 1);
+        QTest::qWait(100);  // anything the step queued
+        QVERIFY2(plot->xAxis->range().size() < double(d.cols), "the wheel zoomed in");
+        QVERIFY(hv.shownGrid().cols < before.cols);
+        QCOMPARE(stale, 0);
+        QCOMPARE(replots, 1);
     }
 
     void bitHistogramEqualsTheDivergence()

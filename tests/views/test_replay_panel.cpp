@@ -1,7 +1,10 @@
 // The replay panel on the demo incident: a campaign on the golden model and the suspect's
 // simulated defect gives their verdicts in the live table; a long campaign (a hanging device,
 // short timeout, many repetitions) cancels promptly and the panel says so and returns to idle.
+#include <QDockWidget>
+#include <QHeaderView>
 #include <QPushButton>
+#include <QTableView>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -9,6 +12,7 @@
 #include "core/demo/DemoIncident.h"
 #include "core/replay/TargetSpec.h"
 #include "views/MainWindow.h"
+#include "views/PlotStyle.h"
 #include "views/ReplayPanel.h"
 #include "views/ReplayResultsModel.h"
 
@@ -35,6 +39,7 @@ private slots:
         QVERIFY2(demo.ok(), demo.ok() ? "" : demo.message().c_str());
         m_demo = *demo;
         m_window = std::make_unique<MainWindow>();
+        m_window->resize(1536, 960);  // a desktop's window: the docks get their default widths
         m_window->show();
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
         m_window->openFiles({QString::fromStdString(m_demo.tracePath)});
@@ -84,8 +89,32 @@ private slots:
         const QString verdict = m->verdictOf(defect);
         QVERIFY2(verdict == "persistent" || verdict == "device-specific", qPrintable(verdict));
         const int row = m->rowOf(defect);
-        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Rate)).toString(), QString("100%"));
-        QVERIFY(m->data(m->index(row, ReplayResultsModel::Interval)).toString().startsWith("["));
+        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Rate)).toString(), QString("%1/%1 (100%)").arg(ops * 2));
+        QCOMPARE(m->data(m->index(m->rowOf("cpu"), ReplayResultsModel::Rate)).toString(), QString("0/%1 (0%)").arg(ops * 2));
+        // Every run failed: the interval's upper end is 100%, its lower end below it.
+        const QString interval = m->data(m->index(row, ReplayResultsModel::Interval)).toString();
+        QVERIFY2(interval.endsWith("–100%") && !interval.startsWith("100"), qPrintable(interval));
+        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Verdict), Qt::ForegroundRole).value<QBrush>().color(),
+                 PlotStyle::verdictColor(verdict));
+        // Readable at the dock's size: target, verdict, failures and interval are on screen, the
+        // verdict and the numbers unclipped; a long target is elided, its spec in the tooltip.
+        QTableView* table = panel->resultsView();
+        const QAbstractItemView* view = table;  // sizeHintForColumn is public here
+        m_window->findChild<QDockWidget*>("replayDock")->raise();
+        QTRY_VERIFY(view->isVisible());
+        int shown = 0;
+        for (int c : {ReplayResultsModel::Target, ReplayResultsModel::Verdict, ReplayResultsModel::Rate,
+                      ReplayResultsModel::Interval}) {
+            QVERIFY(!table->isColumnHidden(c));
+            if (c != ReplayResultsModel::Target)
+                QVERIFY2(table->columnWidth(c) >= view->sizeHintForColumn(c),
+                         qPrintable(QString("column %1: %2 < %3").arg(c).arg(table->columnWidth(c)).arg(view->sizeHintForColumn(c))));
+            shown += table->columnWidth(c);
+        }
+        QVERIFY2(shown <= view->viewport()->width(),
+                 qPrintable(QString("%1 px of columns in a %2 px table").arg(shown).arg(view->viewport()->width())));
+        QVERIFY(table->isColumnHidden(ReplayResultsModel::Runs) && table->isColumnHidden(ReplayResultsModel::Failures));
+        QVERIFY(m->data(m->index(row, ReplayResultsModel::Target), Qt::ToolTipRole).toString().startsWith(defect));
         QVERIFY(panel->stateText().startsWith("Finished"));
         QVERIFY(!panel->isRunning());
         QVERIFY(m_window->findChild<QPushButton*>("replayRun")->isEnabled());
@@ -122,6 +151,30 @@ private slots:
         const qulonglong total = qulonglong(m_window->incident()->bisect->ops.size()) * 50;
         QVERIFY(m->runsOf(hang) < total);
         QVERIFY(m_window->findChild<QPushButton*>("replayRun")->isEnabled());
+    }
+
+    void ratesReadAsFailuresOfRuns()
+    {
+        ReplayResultsModel m;
+        m.begin({"cpu", "sim:flip"}, 4);
+        m.recordRun("cpu", "ok");
+        m.recordRun("cpu", "ok");
+        m.recordRun("sim:flip", "mismatch");
+        m.recordRun("sim:flip", "ok");
+        m.recordRun("sim:flip", "hang");
+        QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Rate)).toString(), QString("0/2 (0%)"));
+        QCOMPARE(m.data(m.index(m.rowOf("sim:flip"), ReplayResultsModel::Rate)).toString(), QString("2/3 (67%)"));
+        QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Progress)).toString(), QString("2 / 4"));
+        // 0 of 2: the interval starts at 0; 2 of 3: it holds the observed 67%.
+        const QString none = m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Interval)).toString();
+        QVERIFY2(none.startsWith("0–") && none.endsWith("%"), qPrintable(none));
+        const QStringList ends = m.data(m.index(m.rowOf("sim:flip"), ReplayResultsModel::Interval))
+                                     .toString()
+                                     .remove('%')
+                                     .split(QStringLiteral("–"));
+        QCOMPARE(ends.size(), 2);
+        QVERIFY(ends[0].toDouble() < 67 && ends[1].toDouble() > 67);
+        QVERIFY(m.headerData(ReplayResultsModel::Interval, Qt::Horizontal, Qt::ToolTipRole).toString().contains("Wilson"));
     }
 
     void refusesWithoutTargets()
