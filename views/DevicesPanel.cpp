@@ -171,6 +171,12 @@ void DevicesPanel::showInventoryJson(const QByteArray& json, const QString& sour
         return;
     }
     fillLocalTable(*report);
+    QStringList specs, labels;
+    for (const LocalGpu& g : report->gpus) {
+        specs << QStringLiteral("cuda:%1").arg(g.index);
+        labels << tr("cuda:%1 — %2 (%3)").arg(g.index).arg(qs(g.name), qs(g.pciBusId));
+    }
+    emit localGpusListed(specs, labels);
     QStringList lines;
     if (report->gpus.empty()) {
         lines << tr("<b>No CUDA devices:</b> %1").arg(qs(report->noDevicesReason()).toHtmlEscaped());
@@ -195,6 +201,7 @@ void DevicesPanel::showInventoryError(const QString& error)
 {
     m_local->setRowCount(0);
     m_local->hide();
+    emit localGpusListed({}, {});
     m_inventory->setText(tr("<span style='color:%1'>No device inventory: %2</span>")
                              .arg(PlotStyle::warningColor().name(), error.toHtmlEscaped()));
     emit inventoryShown();

@@ -65,6 +65,9 @@ public:
 signals:
     // The local inventory was shown (devices, the no-device reason, or an error).
     void inventoryShown();
+    // This machine's GPUs as replay targets ("cuda:<index>") with a label each; empty when there
+    // are none or the inventory failed.
+    void localGpusListed(const QStringList& specs, const QStringList& labels);
 
 protected:
     void showEvent(QShowEvent* event) override;

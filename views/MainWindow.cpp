@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QShowEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -137,6 +138,7 @@ void MainWindow::createDocks()
     m_devicesDock->setWidget(m_devices);
     addDockWidget(Qt::RightDockWidgetArea, m_devicesDock);
     tabifyDockWidget(m_replayDock, m_devicesDock);
+    connect(m_devices, &DevicesPanel::localGpusListed, m_replay, &ReplayPanel::setLocalGpus);
     m_replayDock->raise();
 }
 
@@ -359,6 +361,15 @@ void MainWindow::rebuildRecentMenu()
         });
     }
     m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (!m_inventoryAsked) {
+        m_inventoryAsked = true;
+        m_devices->refreshInventory();
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -60,6 +60,9 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    // The first show asks for this machine's GPU inventory (off the GUI thread), so the replay
+    // panel can offer the local GPUs as targets without the Devices tab being opened.
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -80,6 +83,7 @@ private:
     IncidentPage* m_page = nullptr;
     ReplayPanel* m_replay = nullptr;
     DevicesPanel* m_devices = nullptr;
+    bool m_inventoryAsked = false;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_replayDock = nullptr;
     QDockWidget* m_devicesDock = nullptr;

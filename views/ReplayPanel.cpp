@@ -37,6 +37,7 @@ namespace faultline::views {
 namespace {
 
 constexpr int kSpecRole = Qt::UserRole;
+constexpr int kGpuNoteRole = Qt::UserRole + 1;
 
 QString normalise(const QString& spec, QString* error = nullptr)
 {
@@ -286,9 +287,43 @@ void ReplayPanel::rebuildTargets()
         const QString spec = normalise(QStringLiteral("sim:") + QString::fromStdString(name));
         if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
     }
-    auto* cuda = new QListWidgetItem(tr("CUDA devices: add cuda:<index> (see the Devices tab)"), m_targets);
-    cuda->setFlags(Qt::NoItemFlags);
-    cuda->setToolTip(tr("This machine's GPUs are listed in the Devices tab; add cuda:<index> below to replay on one"));
+    showLocalGpus();
+}
+
+void ReplayPanel::setLocalGpus(const QStringList& specs, const QStringList& labels)
+{
+    m_gpuSpecs = specs;
+    m_gpuLabels = labels;
+    showLocalGpus();
+}
+
+// The GPU lines at the end of the target list: one unchecked target per local GPU (a GPU already
+// listed keeps its check), or a note when there is none.
+void ReplayPanel::showLocalGpus()
+{
+    for (int i = m_targets->count() - 1; i >= 0; --i) {
+        QListWidgetItem* item = m_targets->item(i);
+        const bool gpu = item->data(kSpecRole).toString().startsWith(QStringLiteral("cuda:"));
+        const bool note = item->data(kGpuNoteRole).toBool();
+        if (note || (gpu && !m_gpuSpecs.contains(item->data(kSpecRole).toString()) &&
+                     item->checkState() == Qt::Unchecked))
+            delete m_targets->takeItem(i);
+    }
+    for (qsizetype g = 0; g < m_gpuSpecs.size(); ++g) {
+        bool listed = false;
+        for (int i = 0; i < m_targets->count() && !listed; ++i)
+            listed = m_targets->item(i)->data(kSpecRole).toString() == m_gpuSpecs[g];
+        if (!listed)
+            addTargetItem(m_gpuSpecs[g], m_gpuLabels.value(g), tr("Replay on this machine's GPU %1").arg(m_gpuSpecs[g]),
+                          false);
+    }
+    if (m_gpuSpecs.isEmpty()) {
+        auto* cuda = new QListWidgetItem(tr("CUDA devices: none found (see the Devices tab)"), m_targets);
+        cuda->setFlags(Qt::NoItemFlags);
+        cuda->setData(kGpuNoteRole, true);
+        cuda->setToolTip(tr("This machine's GPUs are listed in the Devices tab, with the reason when there are none; "
+                            "cuda:<index> can still be added below"));
+    }
 }
 
 void ReplayPanel::addCustomTarget()

@@ -62,6 +62,8 @@ public:
     void setTimeoutMs(int ms);
     // Where the next campaign's results go ("" = next to the trace, a new name each time).
     void setResultsPath(const QString& path);
+    // This machine's GPUs (DevicesPanel::localGpusListed): offered as unchecked targets.
+    void setLocalGpus(const QStringList& specs, const QStringList& labels);
     QString resultsPath() const;
     // The results file of the running or last campaign ("" before the first).
     QString lastResultsPath() const { return m_lastResultsPath; }
@@ -99,6 +101,7 @@ private:
     void chooseResultsPath();
     void recordSmMaps(const CampaignReport& report);
     void rebuildTargets();
+    void showLocalGpus();
     void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
     void addCustomTarget();
     void updateControls();
@@ -137,6 +140,7 @@ private:
     bool m_pathIsDefault = false;  // the path field shows a default name, not one the user chose
     quint64 m_job = 0;
     quint64 m_done = 0, m_total = 0;
+    QStringList m_gpuSpecs, m_gpuLabels;
 };
 
 }  // namespace faultline::views

@@ -14,6 +14,8 @@
 
 #include "support/TestSupport.h"
 #include "views/DevicesPanel.h"
+#include "views/MainWindow.h"
+#include "views/ReplayPanel.h"
 #include "views/PlotStyle.h"
 
 using namespace faultline;
@@ -222,6 +224,28 @@ private slots:
         QVERIFY(panel.isQuerying());
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 15000);
         QCOMPARE(panel.localDevices()->rowCount(), int(gpus.size()));
+    }
+
+    // The inventory's GPUs become replay targets (unchecked), in the real window's wiring; a
+    // GPU the user checked survives a refresh; no GPUs leaves only the note.
+    void localGpusBecomeReplayTargets()
+    {
+        MainWindow window;
+        ReplayPanel* replay = window.replayPanel();
+        QVERIFY(!replay->availableTargets().contains(QStringLiteral("cuda:0")));
+        window.devicesPanel()->showInventoryJson(kTwoGpus, "faultline-worker");
+        QStringList targets = replay->availableTargets();
+        QVERIFY2(targets.contains(QStringLiteral("cuda:0")) && targets.contains(QStringLiteral("cuda:1")),
+                 qPrintable(targets.join(',')));
+        QVERIFY(!replay->checkedTargets().contains(QStringLiteral("cuda:0")));
+        QVERIFY(replay->setCheckedTargets({QStringLiteral("cpu"), QStringLiteral("cuda:1")}));
+        window.devicesPanel()->showInventoryJson(kTwoGpus, "faultline-worker");
+        QCOMPARE(replay->availableTargets().count(QStringLiteral("cuda:1")), 1);
+        QVERIFY(replay->checkedTargets().contains(QStringLiteral("cuda:1")));
+        window.devicesPanel()->showInventoryJson(kNoDriver, "faultline-worker");
+        targets = replay->availableTargets();
+        QVERIFY(!targets.contains(QStringLiteral("cuda:0")));
+        QVERIFY(targets.contains(QStringLiteral("cuda:1")));  // checked by the user: kept
     }
 };
 
