@@ -351,12 +351,36 @@ private:
         a.maxRel = h.maxRel;
     }
 
-    void addDecade(DecadeHistogram& h, double x) const
+    // Histogram bins that consecutive mismatches hit are spread over kLanes copies (merged at the
+    // end of run()) so their increments do not wait on each other.
+    static constexpr unsigned kLanes = 4;
+    struct Lane {
+        std::array<uint64_t, 65> ulpHist{};
+        std::array<uint64_t, kDecadeSlots> absSlots{}, relSlots{};
+    };
+
+    // The error figures of one finite mismatch: ulp and decade histograms (in `lane`), maxima,
+    // and the running sums in element order. Returns the relative error (+inf when the
+    // reference is 0, counted apart and kept out of the relative sums).
+    [[gnu::always_inline]] inline double recordErrors(Hot& h, Lane& lane, uint64_t ulp, double absErr, double rv)
     {
-        if (x > 0 && x < std::numeric_limits<double>::infinity())
-            addPositiveFinite(h, x, m_decades);
-        else
-            h.add(x);
+        ++lane.ulpHist[size_t(std::bit_width(ulp))];
+        h.maxUlp = std::max(h.maxUlp, ulp);
+        h.sumAbs += absErr;
+        h.sumAbs2 += absErr * absErr;
+        h.maxAbs = std::max(h.maxAbs, absErr);
+        ++lane.absSlots[m_slots.of(absErr)];
+        const double relErr =
+            rv != 0 ? absErr / std::fabs(rv) : (absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+        if (std::isinf(relErr)) {
+            ++h.relInfinite;
+        } else {
+            h.sumRel += relErr;
+            h.sumRel2 += relErr * relErr;
+            h.maxRel = std::max(h.maxRel, relErr);
+            ++lane.relSlots[m_slots.of(relErr)];
+        }
+        return relErr;
     }
 
     uint64_t tileCol(uint64_t col) const
@@ -412,27 +436,11 @@ private:
             const uint64_t x = uint64_t(Bits(a ^ b));
             m_flips.add(x);
             m_toOne.add(x & uint64_t(a));
-            Lane& lane = m_lanes[i % kLanes];
             const uint64_t ulp = Tr::ulp(a, b);
-            ++lane.ulpHist[size_t(std::bit_width(ulp))];
-            h.maxUlp = std::max(h.maxUlp, ulp);
-            const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
-            const double absErr = std::fabs(sv - rv);
+            const double rv = Tr::toDouble(b);
+            const double absErr = std::fabs(Tr::toDouble(a) - rv);
             bt.dense[bt.k[i]] = absErr;
-            h.sumAbs += absErr;
-            h.sumAbs2 += absErr * absErr;
-            h.maxAbs = std::max(h.maxAbs, absErr);
-            ++lane.absSlots[m_slots.of(absErr)];
-            const double relErr =
-                rv != 0 ? absErr / std::fabs(rv) : (absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-            if (std::isinf(relErr)) {
-                ++h.relInfinite;
-            } else {
-                h.sumRel += relErr;
-                h.sumRel2 += relErr * relErr;
-                h.maxRel = std::max(h.maxRel, relErr);
-                ++lane.relSlots[m_slots.of(relErr)];
-            }
+            const double relErr = recordErrors(h, m_lanes[i % kLanes], ulp, absErr, rv);
             const uint64_t local = local0 + bt.k[i];
             const uint64_t col = col0 + bt.k[i];
             const bool beyond = Exact || !withinTolerance(ulp, absErr, rv, local);
@@ -513,28 +521,9 @@ private:
             return;
         }
         const uint64_t ulp = Tr::ulp(a, b);
-        ++acc.ulpHist[size_t(std::bit_width(ulp))];
-        h.maxUlp = std::max(h.maxUlp, ulp);
-        const double sv = Tr::toDouble(a), rv = Tr::toDouble(b);
-        const double absErr = std::fabs(sv - rv);
-        h.sumAbs += absErr;
-        h.sumAbs2 += absErr * absErr;
-        h.maxAbs = std::max(h.maxAbs, absErr);
-        addDecade(acc.absHist, absErr);
-        double relErr;
-        if (rv != 0) {
-            relErr = absErr / std::fabs(rv);
-        } else {
-            relErr = absErr == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-        }
-        if (std::isinf(relErr)) {
-            ++h.relInfinite;
-        } else {
-            h.sumRel += relErr;
-            h.sumRel2 += relErr * relErr;
-            h.maxRel = std::max(h.maxRel, relErr);
-            addDecade(acc.relHist, relErr);
-        }
+        const double rv = Tr::toDouble(b);
+        const double absErr = std::fabs(Tr::toDouble(a) - rv);
+        const double relErr = recordErrors(h, m_lanes[0], ulp, absErr, rv);
         acc.tileMaxAbs[tile] = std::max(acc.tileMaxAbs[tile], absErr);
         const bool beyond = Exact || !withinTolerance(ulp, absErr, rv, local);
         const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
@@ -665,14 +654,8 @@ private:
         std::array<double, kBlock> dense;  // |error| by block position, 0 where equal
     };
     Batch m_batch;
-    static constexpr unsigned kLanes = 4;
-    struct Lane {
-        std::array<uint64_t, 65> ulpHist{};
-        std::array<uint64_t, kDecadeSlots> absSlots{}, relSlots{};
-    };
     std::array<Lane, kLanes> m_lanes{};
     const DecadeSlots& m_slots = DecadeSlots::table();
-    const DecadeHistogram::Table& m_decades = DecadeHistogram::table();
     uint64_t m_tileRowBase = 0;
     uint64_t m_rowBucketLocal = 0;
     uint64_t m_row = 0;
