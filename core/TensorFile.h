@@ -45,6 +45,26 @@ public:
     // more than asked; safe to call from several threads. Errors name the file and the tensor.
     virtual Status read(size_t index, uint64_t first, uint64_t count, void* dst) const = 0;
 
+    // The tensor's elements in place, when the file stores them exactly as read() would hand
+    // them out (contiguous, uncompressed, little-endian) and they could be mapped read-only: the
+    // compare engine scans them without copying. nullptr otherwise (then use read()). Valid while
+    // the file object lives; the bytes are those on disk (a file truncated by another process
+    // while mapped makes the access fault, so this is only used on files being analysed).
+    virtual const void* mappedData(size_t index) const
+    {
+        (void)index;
+        return nullptr;
+    }
+    // Done with elements [first, first + count) of a mapped tensor: their pages leave this
+    // process's resident set (they stay in the page cache), so scanning a file in place does not
+    // grow the memory use. No effect when nothing is mapped.
+    virtual void releaseMapped(size_t index, uint64_t first, uint64_t count) const
+    {
+        (void)index;
+        (void)first;
+        (void)count;
+    }
+
     // Index of the tensor called `name` (leading '/' ignored).
     std::optional<size_t> find(const std::string& name) const;
 };

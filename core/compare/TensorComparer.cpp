@@ -33,10 +33,21 @@ struct TensorComparer::Source {
             std::memcpy(buffer.data(), p, size_t(bytes));
             return static_cast<const void*>(buffer.data());
         }
+        // Stored exactly as read() would hand them out: scan in place, no copy.
+        if (const auto* mapped = static_cast<const unsigned char*>(file->mappedData(index))) {
+            const unsigned char* p = mapped + first * elementSize;
+            if (reinterpret_cast<uintptr_t>(p) % elementSize == 0) return static_cast<const void*>(p);
+        }
         buffer.resize(size_t((bytes + 7) / 8));
         Status s = file->read(index, first, count, buffer.data());
         if (!s) return s.error();
         return static_cast<const void*>(buffer.data());
+    }
+
+    // After the scan of [first, first + count): mapped pages leave the resident set.
+    void release(uint64_t first, uint64_t count) const
+    {
+        if (file != nullptr) file->releaseMapped(index, first, count);
     }
 };
 
@@ -247,6 +258,8 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
                 boundsPtr = bounds.data();
             }
             scanChunk(ctx, *ps, *pr, boundsPtr, acc);
+            suspect.release(first, count);
+            reference.release(first, count);
             uint64_t done;
             {
                 std::lock_guard lock(st.mutex);

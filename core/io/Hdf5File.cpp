@@ -1,7 +1,13 @@
 #include "Hdf5File.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstring>
+#include <mutex>
 #include <fstream>
 #include <set>
 #include <utility>
@@ -48,8 +54,13 @@ public:
     const std::map<std::string, std::string>& attributes() const override { return m_attributes; }
     const std::vector<std::string>& warnings() const override { return m_warnings; }
     Status read(size_t index, uint64_t first, uint64_t count, void* dst) const override;
+    const void* mappedData(size_t index) const override;
+    void releaseMapped(size_t index, uint64_t first, uint64_t count) const override;
+    ~Hdf5TensorFile() override;
 
+    static constexpr uint64_t kNotRaw = UINT64_MAX;
     std::string m_path;
+    std::vector<uint64_t> m_rawOffsets;  // per tensor: byte offset of elements stored as read() gives them
     FileFormat m_format = FileFormat::Snapshot;
     std::vector<TensorInfo> m_tensors;
     std::vector<TypeHandle> m_memoryTypes;  // per tensor
@@ -64,7 +75,51 @@ private:
     mutable size_t m_openIndex = SIZE_MAX;
     mutable DatasetHandle m_openDataset;
     mutable SpaceHandle m_openSpace;
+    // The whole file mapped read-only on the first mappedData() call (nullptr when it failed).
+    mutable std::once_flag m_mapOnce;
+    mutable const unsigned char* m_map = nullptr;
+    mutable size_t m_mapSize = 0;
 };
+
+Hdf5TensorFile::~Hdf5TensorFile()
+{
+    if (m_map != nullptr) ::munmap(const_cast<unsigned char*>(m_map), m_mapSize);
+}
+
+const void* Hdf5TensorFile::mappedData(size_t index) const
+{
+    if (index >= m_tensors.size() || m_rawOffsets[index] == kNotRaw) return nullptr;
+    std::call_once(m_mapOnce, [this] {
+        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+            void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) {
+                ::madvise(p, size_t(st.st_size), MADV_SEQUENTIAL);
+                m_map = static_cast<const unsigned char*>(p);
+                m_mapSize = size_t(st.st_size);
+            }
+        }
+        ::close(fd);
+    });
+    const uint64_t bytes = m_tensors[index].elementCount() * dtypeSize(m_tensors[index].dtype);
+    const uint64_t offset = m_rawOffsets[index];
+    if (m_map == nullptr || offset > m_mapSize || bytes > m_mapSize - offset) return nullptr;
+    return m_map + offset;
+}
+
+void Hdf5TensorFile::releaseMapped(size_t index, uint64_t first, uint64_t count) const
+{
+    if (m_map == nullptr || index >= m_tensors.size() || m_rawOffsets[index] == kNotRaw) return;
+    const uint64_t size = dtypeSize(m_tensors[index].dtype);
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    // Only the pages wholly inside the range: a neighbouring chunk may still be reading the rest.
+    const uint64_t begin = (m_rawOffsets[index] + first * size + page - 1) / page * page;
+    const uint64_t end = (m_rawOffsets[index] + (first + count) * size) / page * page;
+    if (end > begin && end <= m_mapSize)
+        ::madvise(const_cast<unsigned char*>(m_map) + begin, size_t(end - begin), MADV_DONTNEED);
+}
 
 Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* dst) const
 {
@@ -124,6 +179,7 @@ herr_t collectLink(hid_t, const char* name, const H5L_info_t* info, void* data)
 // Walks the file depth-first by name and fills an Hdf5TensorFile.
 class Scanner {
 public:
+    void setUserBlock(hsize_t bytes) { m_userBlock = bytes; }
     Scanner(Hdf5TensorFile& out, const OpenOptions& options, hid_t linkAccess)
         : m_out(out), m_options(options), m_linkAccess(linkAccess)
     {
@@ -145,6 +201,7 @@ private:
     const std::string& path() const { return m_out.m_path; }
 
     Hdf5TensorFile& m_out;
+    hsize_t m_userBlock = 1;  // set from the file; in-place reads assume addresses are file offsets
     const OpenOptions& m_options;
     hid_t m_linkAccess;
     std::set<std::string> m_visitedGroups;  // ObjectInfo::identity
@@ -323,8 +380,20 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
         tensor.attributes[name] = attrValueToString(*value);
     }
 
+    // Elements stored exactly as read() hands them out can be scanned in place (mappedData).
+    uint64_t raw = Hdf5TensorFile::kNotRaw;
+    if (layout == H5D_CONTIGUOUS && filters == 0 && externalCount == 0 && m_userBlock == 0 &&
+        H5Tget_order(fileType.get()) != H5T_ORDER_BE && H5Tget_size(fileType.get()) == dtypeSize(tensor.dtype) &&
+        !tensor.shape.empty()) {
+        const haddr_t offset = H5Dget_offset(ds.get());  // HADDR_UNDEF: never written
+        if (offset != HADDR_UNDEF && H5Dget_storage_size(ds.get()) == *elements * dtypeSize(tensor.dtype))
+            raw = uint64_t(offset);
+    }
+    H5Eclear2(H5E_DEFAULT);
+
     m_out.m_tensors.push_back(std::move(tensor));
     m_out.m_memoryTypes.push_back(std::move(convention->memoryType));
+    m_out.m_rawOffsets.push_back(raw);
     return Status::success();
 }
 
@@ -393,6 +462,11 @@ Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, 
     GroupHandle root(H5Gopen2(out->m_file.get(), "/", H5P_DEFAULT));
     if (!root) return hdf5Error(path, "cannot open the root group");
     Scanner scanner(*out, options, linkAccess.get());
+    if (PlistHandle fcpl(H5Fget_create_plist(out->m_file.get())); fcpl) {
+        hsize_t userBlock = 1;
+        if (H5Pget_userblock(fcpl.get(), &userBlock) >= 0) scanner.setUserBlock(userBlock);
+    }
+    H5Eclear2(H5E_DEFAULT);
     scanner.markVisited(root.get());
     scanner.readRootAttributes(root.get());
     if (Status s = scanner.scanGroup(root.get(), "", 0); !s) return s.error();

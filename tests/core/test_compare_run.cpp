@@ -15,6 +15,7 @@
 #include "core/compare/CompareResultsFile.h"
 #include "core/compare/CompareRun.h"
 #include "core/io/MemoryTensorFile.h"
+#include "core/io/SnapshotWriter.h"
 #include "support/TestSupport.h"
 #include "test_compare_helpers.h"
 
@@ -78,6 +79,7 @@ private slots:
     void sinkSeesEachTensorOnce();
     void sinkErrorStopsRun();
     void resultsFileStreamed();
+    void mappedFilesGiveTheSameResults();
 };
 
 void TestCompareRun::rankingAndErrors()
@@ -373,5 +375,53 @@ void TestCompareRun::resultsFileStreamed()
         QCOMPARE(uint64_t(p["tiles0"].toDouble()), d.mismatches);
         const auto reportTensors = j["report"].toObject()["tensors"].toArray();
         QCOMPARE(reportTensors[rank].toObject()["name"].toString().toStdString(), d.name);
+    }
+}
+
+// HDF5 files whose tensors are scanned in place (mapped, released chunk by chunk) give exactly
+// the report of the same tensors read through copies (MemoryTensorFile).
+void TestCompareRun::mappedFilesGiveTheSameResults()
+{
+    QTemporaryDir dir;
+    MemoryTensorFile ms("suspect"), mr("reference");
+    Tensor wide = randomTensor(DType::Float32, {333, 257}, 11);
+    Tensor wideS = wide;
+    addRoundingNoise(wideS, 0.3, 2, 12);
+    wideS.bits[4000] ^= 0x00400000;
+    Tensor half = randomTensor(DType::BFloat16, {100, 100}, 13);
+    Tensor halfS = half;
+    addRoundingNoise(halfS, 0.2, 1, 14);
+    const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> tensors = {{"wide", {wideS, wide}},
+                                                                                    {"half", {halfS, half}}};
+    const std::string sp = (dir.path() + "/s.h5").toStdString(), rp = (dir.path() + "/r.h5").toStdString();
+    {
+        auto ws = faultline::SnapshotWriter::create(sp);
+        auto wr = faultline::SnapshotWriter::create(rp);
+        QVERIFY(ws.ok() && wr.ok());
+        for (const auto& [name, pair] : tensors) {
+            const auto bs = pack(pair.first), br = pack(pair.second);
+            QVERIFY(ws->writeTensor(name, pair.first.dtype, pair.first.shape, bs.data()).ok());
+            QVERIFY(wr->writeTensor(name, pair.second.dtype, pair.second.shape, br.data()).ok());
+            add(ms, name, pair.first);
+            add(mr, name, pair.second);
+        }
+        QVERIFY(ws->close().ok() && wr->close().ok());
+    }
+    auto fs = faultline::openTensorFile(sp);
+    auto fr = faultline::openTensorFile(rp);
+    QVERIFY(fs.ok() && fr.ok());
+    for (size_t i = 0; i < (*fs)->tensors().size(); ++i) QVERIFY((*fs)->mappedData(i) != nullptr);
+    faultline::CompareRunOptions o;
+    o.compare.chunkElements = 1000;  // many chunks, boundaries inside pages
+    o.compare.threads = 3;
+    o.compare.tolerance = faultline::Tolerance::ulp(1);
+    auto fromFiles = faultline::compareFiles(**fs, **fr, o);
+    auto fromMemory = faultline::compareFiles(ms, mr, o);
+    QVERIFY(fromFiles.ok() && fromMemory.ok());
+    QCOMPARE(fromFiles->tensors.size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+        QVERIFY(fromFiles->tensors[i].mismatches > 0);
+        QCOMPARE(faultline::divergenceToJson(fromFiles->tensors[i]).dump(),
+                 faultline::divergenceToJson(fromMemory->tensors[i]).dump());
     }
 }
