@@ -20,6 +20,7 @@
 #include "views/HeatmapView.h"
 #include "views/IncidentPage.h"
 #include "views/MainWindow.h"
+#include "DemoWindow.h"
 #include "views/ReplayPanel.h"
 #include "views/ReplayResultsModel.h"
 #include "views/TensorTreePanel.h"
@@ -76,20 +77,8 @@ class TestCampaignEvidence : public QObject {
 private slots:
     void initTestCase()
     {
-        QCoreApplication::setOrganizationName("FaultlineTests");
-        QCoreApplication::setApplicationName("test_campaign_evidence");
-        QSettings().clear();
-        qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-        DemoOptions options;
-        options.outDir = m_dir.filePath("demo").toStdString();
-        auto demo = buildDemoIncident(options);
-        QVERIFY2(demo.ok(), demo.ok() ? "" : demo.message().c_str());
-        m_demo = *demo;
-        m_window = std::make_unique<MainWindow>();
-        m_window->show();
-        QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
-        m_window->openFiles({QString::fromStdString(m_demo.tracePath)});
-        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        const QString error = openDemoWindow(m_dir, "test_campaign_evidence", m_demo, m_window);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     void cleanupTestCase() { m_window.reset(); }

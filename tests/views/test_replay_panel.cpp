@@ -12,6 +12,7 @@
 #include "core/demo/DemoIncident.h"
 #include "core/replay/TargetSpec.h"
 #include "views/MainWindow.h"
+#include "DemoWindow.h"
 #include "views/PlotStyle.h"
 #include "views/ReplayPanel.h"
 #include "views/ReplayResultsModel.h"
@@ -29,21 +30,8 @@ class TestReplayPanel : public QObject {
 private slots:
     void initTestCase()
     {
-        QCoreApplication::setOrganizationName("FaultlineTests");
-        QCoreApplication::setApplicationName("test_replay_panel");
-        QSettings().clear();
-        qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-        DemoOptions options;
-        options.outDir = m_dir.filePath("demo").toStdString();
-        auto demo = buildDemoIncident(options);
-        QVERIFY2(demo.ok(), demo.ok() ? "" : demo.message().c_str());
-        m_demo = *demo;
-        m_window = std::make_unique<MainWindow>();
-        m_window->resize(1536, 960);  // a desktop's window: the docks get their default widths
-        m_window->show();
-        QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
-        m_window->openFiles({QString::fromStdString(m_demo.tracePath)});
-        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        const QString error = openDemoWindow(m_dir, "test_replay_panel", m_demo, m_window, QSize(1536, 960));
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     void cleanupTestCase() { m_window.reset(); }
