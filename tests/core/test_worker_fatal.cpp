@@ -2,6 +2,7 @@
 // "fatal":true and the worker stops serving with exit code 3, leaving later requests unread;
 // an ordinary error is not fatal and serving goes on.
 #include <QtTest>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "core/io/MemoryTensorFile.h"
 #include "core/replay/Target.h"
 #include "core/replay/WorkerProtocol.h"
+#include "support/TestSupport.h"
 
 using namespace faultline;
 
@@ -46,15 +48,6 @@ Trace oneOpTrace()
     return t;
 }
 
-std::vector<nlohmann::json> lines(const std::string& text)
-{
-    std::vector<nlohmann::json> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
-    return out;
-}
-
 }  // namespace
 
 class TestWorkerFatal : public QObject {
@@ -69,7 +62,7 @@ private slots:
                               "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;
         QCOMPARE(serveWorkerRequests(in, out, target, trace), 3);
-        const auto replies = lines(out.str());
+        const auto replies = faultline::test::jsonLines(out.str());
         QCOMPARE(replies.size(), size_t(2));  // hello + one reply
         QCOMPARE(replies[1]["id"].get<int>(), 1);
         QCOMPARE(replies[1]["ok"].get<bool>(), false);
@@ -86,7 +79,7 @@ private slots:
                               "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;
         QCOMPARE(serveWorkerRequests(in, out, target, trace), 0);
-        const auto replies = lines(out.str());
+        const auto replies = faultline::test::jsonLines(out.str());
         QCOMPARE(replies.size(), size_t(3));
         for (size_t i = 1; i < 3; ++i) {
             QCOMPARE(replies[i]["ok"].get<bool>(), false);

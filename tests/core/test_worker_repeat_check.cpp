@@ -4,6 +4,7 @@
 // infinity), and no "vs_rep" when the target made no comparison.
 #include <QTemporaryDir>
 #include <QtTest>
+
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "core/io/MemoryTensorFile.h"
 #include "core/replay/Target.h"
 #include "core/replay/WorkerProtocol.h"
+#include "support/TestSupport.h"
 
 using namespace faultline;
 
@@ -41,15 +43,6 @@ public:
     }
 };
 
-std::vector<nlohmann::json> lines(const std::string& text)
-{
-    std::vector<nlohmann::json> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
-    return out;
-}
-
 }  // namespace
 
 class TestWorkerRepeatCheck : public QObject {
@@ -74,7 +67,7 @@ private slots:
         std::ostringstream replies;
         ComparingTarget target;
         QCOMPARE(serveWorkerRequests(in, replies, target, trace), 0);
-        const auto r = lines(replies.str());
+        const auto r = faultline::test::jsonLines(replies.str());
         QCOMPARE(r.size(), size_t(4));  // hello + 3 replies
         for (size_t i = 1; i < 4; ++i) QVERIFY2(r[i].value("ok", false), r[i].dump().c_str());
         QVERIFY(!r[1].contains("vs_rep"));

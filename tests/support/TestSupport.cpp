@@ -1,5 +1,7 @@
 #include "TestSupport.h"
 
+#include <sstream>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
@@ -53,6 +55,15 @@ ProcessResult runProcess(const QString& program, const QStringList& args, int ti
     r.crashed = p.exitStatus() == QProcess::CrashExit;
     r.exitCode = p.exitCode();
     return r;
+}
+
+std::vector<nlohmann::json> jsonLines(const std::string& text)
+{
+    std::vector<nlohmann::json> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+    return out;
 }
 
 }  // namespace faultline::test

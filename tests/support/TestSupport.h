@@ -4,6 +4,10 @@
 #include <QString>
 #include <QStringList>
 
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 namespace faultline::test {
 
 // The python3 with h5py found at configure time ("" when none).
@@ -25,6 +29,9 @@ ProcessResult runProcess(const QString& program, const QStringList& args, int ti
 
 // Absolute path of a file in the source tree (e.g. "resources/samples/demo.h5").
 QString sourcePath(const QString& relative);
+
+// One JSON document per line of `text` (the worker protocol's replies); throws on a bad line.
+std::vector<nlohmann::json> jsonLines(const std::string& text);
 
 }  // namespace faultline::test
 
