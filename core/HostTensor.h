@@ -35,4 +35,19 @@ struct HostTensor {
     const T* as() const { return reinterpret_cast<const T*>(data.data()); }
 };
 
+// The raw bits of element `i` (little-endian, dtypeSize bytes, at most 8), and writing them.
+inline uint64_t elementBits(const HostTensor& t, uint64_t i)
+{
+    uint64_t v = 0;
+    const unsigned s = dtypeSize(t.dtype);
+    std::memcpy(&v, t.data.data() + i * s, s);
+    return v;
+}
+
+inline void setElementBits(HostTensor& t, uint64_t i, uint64_t v)
+{
+    const unsigned s = dtypeSize(t.dtype);
+    std::memcpy(t.data.data() + i * s, &v, s);
+}
+
 }  // namespace faultline

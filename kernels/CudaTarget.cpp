@@ -1,5 +1,6 @@
 #include "CudaTarget.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -11,6 +12,7 @@
 
 #include "CompareKernel.h"
 #include "CublasLtGemm.h"
+#include "CudaPeerKey.h"
 #include "CudaOpSettings.h"
 #include "CudaRuntime.h"
 #include "DeviceThread.h"
@@ -115,6 +117,25 @@ uint64_t inputsFingerprint(const std::string& op, golden::GoldenInputs in)
     return h;
 }
 
+CudaPeerIdentity peerIdentity(const cudaDeviceProp& prop)
+{
+    CudaPeerIdentity id;
+    id.name = prop.name;
+    id.smCount = prop.multiProcessorCount;
+    id.ccMajor = prop.major;
+    id.ccMinor = prop.minor;
+    cudaDriverGetVersion(&id.driverVersion);
+    cudaRuntimeGetVersion(&id.runtimeVersion);
+    int major = 0, minor = 0, patch = 0;
+    cublasGetProperty(MAJOR_VERSION, &major);
+    cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    id.cublasVersion = major * 10000 + minor * 100 + patch;
+    id.cublasLtVersion = cublasLtGetVersion();
+    id.ncclVersion = ncclLibraryVersion();
+    return id;
+}
+
 // The first repetition's output 0 of the op last run, kept on the device for RepeatCheck.
 struct FirstRep {
     size_t opIndex = 0;
@@ -150,6 +171,7 @@ public:
             if (rc == 0) rc = int(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
             if (rc != 0) return cudaErrorFor(m_device, "initialising the device", rc);
             m_smCount = prop.multiProcessorCount;
+            m_peerKey = cudaPeerKey(peerIdentity(prop));
             m_description = "cuda:" + std::to_string(m_device) + ": " + prop.name + " (" +
                             std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
                             std::to_string(prop.minor) + ", pci " + std::to_string(prop.pciBusID) +
@@ -163,6 +185,7 @@ public:
     std::string label() const override { return m_spec.text; }
     std::string describe() const override { return m_description; }
     bool bitwiseStable() const override { return true; }
+    std::string peerKey() const override { return m_peerKey; }
     bool fatalError() const override { return m_poisoned; }
 
     Result<ReplayOutput> run(const ReplayRequest& request, uint64_t) override
@@ -228,6 +251,7 @@ private:
         if (!r.ok()) return r.error();
         result.smTile = tiles.count() ? tiles.tile : 0;
         result.outputs.push_back(golden::fromFloatVector(spec.dtype, spec.shape, outValues));
+        result.goldenExact = settings.impl == CudaImpl::Golden;
         return result;
     }
 
@@ -485,6 +509,7 @@ private:
     TargetSpec m_spec;
     int m_device;
     int m_smCount = 0;
+    std::string m_peerKey;
     std::string m_description;
     bool m_poisoned = false;
     cudaStream_t m_stream = nullptr;

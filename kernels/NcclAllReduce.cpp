@@ -24,6 +24,17 @@ bool ncclBuilt()
 #endif
 }
 
+int ncclLibraryVersion()
+{
+#ifdef FAULTLINE_HAVE_NCCL
+    int version = 0;
+    if (ncclGetVersion(&version) != ncclSuccess) return 0;
+    return version;
+#else
+    return 0;
+#endif
+}
+
 Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, size_t rankCount, int deviceCount)
 {
     if (rankCount < 2) return Error{"impl=nccl needs at least 2 ranks (this all_reduce has " + std::to_string(rankCount) + ")"};

@@ -21,6 +21,8 @@ namespace faultline::cuda {
 
 // True when this build links NCCL.
 bool ncclBuilt();
+// ncclGetVersion of the linked library (e.g. 22703 for 2.27.3); 0 without NCCL.
+int ncclLibraryVersion();
 
 // The local device of each of `rankCount` ranks: the trace's rank labels when every one is
 // "cuda:N" (N distinct and < deviceCount), else ranks 0..rankCount-1 in order. Errors say why

@@ -1,5 +1,5 @@
 // faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
-//                  [--json] [--resume] [--timeout SECONDS] [--seed N]
+//                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET]
 #include <iostream>
 #include <memory>
 
@@ -12,7 +12,7 @@ namespace faultline::cli {
 namespace {
 
 struct ReplayOptions {
-    std::string trace, targets, ops, out;
+    std::string trace, targets, ops, out, reference;
     uint32_t reps = 3;
     uint64_t seed = 1;
     double timeoutSeconds = 60;
@@ -37,6 +37,14 @@ int runReplay(const ReplayOptions& o)
     c.timeout = std::chrono::milliseconds(int64_t(o.timeoutSeconds * 1000));
     c.workerProgram = workerProgramPath();
     c.allowExternal = o.allowExternal;
+    if (!o.reference.empty()) {
+        auto reference = parseTargetSpec(o.reference);
+        if (!reference) {
+            std::cerr << "error: --reference: " << reference.message() << "\n";
+            return kExitError;
+        }
+        c.reference = reference->text;
+    }
     Campaign campaign(c);
     campaign.setCancelFlag(installInterruptFlag());
     if (!o.quiet)
@@ -78,6 +86,9 @@ CommandRunner addReplayCommand(CLI::App& app)
     cmd->add_option("--timeout", o->timeoutSeconds, "seconds before a run counts as a hang")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--seed", o->seed, "seed for simulated faults");
+    cmd->add_option("--reference", o->reference,
+                    "a target known healthy: peers of it (same GPU model, SM count and libraries) must "
+                    "reproduce its bits; default: the peers' majority");
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "BoundCompare.h"
+#include "GoldenExact.h"
 #include "../golden/OpRegistry.h"
 #include "../io/SafetensorsFile.h"
 #include "TensorLoad.h"
@@ -159,6 +160,7 @@ struct TargetRunner {
 
     std::string description{};
     bool bitwiseStable = true;
+    std::string peerKey{};
     WorkerProcess worker{};
     unsigned restarts = 0;
     std::string startError{};
@@ -185,6 +187,7 @@ struct TargetRunner {
         }
         description = hello.value("description", spec.text);
         bitwiseStable = hello.value("bitwise_stable", true);
+        peerKey = hello.value("peer_key", std::string());
         return true;
     }
 
@@ -263,6 +266,9 @@ struct TargetRunner {
             return;
         }
         r.injected = reply.value("injected", uint64_t(0));
+        r.goldenExact = reply.value("golden_exact", false);
+        r.peerKey = peerKey;
+        if (reply.contains("vs_rep") && reply["vs_rep"].is_object()) r.vsRep = reply["vs_rep"];
         judge(op, r, outputPath, reply.value("outputs", size_t(1)));
     }
 
@@ -306,8 +312,16 @@ struct TargetRunner {
             r.outcome = "mismatch";
             r.error = vsGolden.message();
             r.vsGolden = {{"error", vsGolden.message()}};
+        } else if (r.goldenExact) {
+            // Defined to be the golden model's bits: any differing element is a defect.
+            const uint64_t differing = goldenDifferingElements(outputs[0], ref->golden);
+            r.vsGolden = divergenceSummary(*vsGolden);
+            r.vsGolden["judged"] = "bitwise";
+            r.vsGolden["differing"] = differing;
+            r.outcome = differing > 0 ? "mismatch" : "ok";
         } else {
             r.vsGolden = divergenceSummary(*vsGolden);
+            r.vsGolden["judged"] = "bound";
             r.outcome = vsGolden->beyondTolerance > 0 ? "mismatch" : "ok";
         }
         r.vsRecorded = nlohmann::json::object();
@@ -432,6 +446,8 @@ Result<CampaignReport> Campaign::run()
         std::set<std::string> seen;
         for (const TargetSpec& t : m_options.targets)
             if (!seen.insert(t.text).second) return Error{"target '" + t.text + "' is given twice"};
+        if (!m_options.reference.empty() && !seen.count(m_options.reference))
+            return Error{"reference '" + m_options.reference + "' is not one of the targets"};
     }
     OpenOptions open;
     open.allowExternal = m_options.allowExternal;
@@ -466,7 +482,7 @@ Result<CampaignReport> Campaign::run()
     uint64_t total = uint64_t(ops->size()) * m_options.reps * m_options.targets.size();
     uint64_t finished = done.size();
     std::mutex recordMutex;
-    std::map<std::string, std::pair<std::string, bool>> descriptions;
+    std::map<std::string, TargetInfo> info;
     ReferenceCache refs(trace);
 
     std::vector<std::unique_ptr<TargetRunner>> runners;
@@ -495,14 +511,14 @@ Result<CampaignReport> Campaign::run()
     std::vector<std::string> labels;
     for (const auto& r : runners) {
         labels.push_back(r->spec.text);
-        descriptions[r->spec.text] = {r->description.empty() ? r->spec.text : r->description, r->bitwiseStable};
+        info[r->spec.text] = {r->description.empty() ? r->spec.text : r->description, r->bitwiseStable, r->peerKey};
     }
-    CampaignReport report = summarizeCampaign(runs, labels, descriptions);
+    CampaignReport report = summarizeCampaign(runs, labels, info, m_options.reference);
     report.trace = m_options.tracePath;
     report.reps = m_options.reps;
     report.seed = m_options.seed;
     report.ops = *ops;
-    report.warnings = warnings;
+    report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
     report.cancelled = m_cancel && m_cancel->load();
     if (!m_options.outPath.empty()) {
         Status st = writeCampaignResults(m_options.outPath, report);

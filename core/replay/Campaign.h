@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct CampaignOptions {
     std::string workerProgram;       // the faultline-worker executable
     bool allowExternal = false;
     std::string scratchDir;          // where workers write outputs ("" = a temp dir)
+    // A target known to be healthy: where it and other targets are peers (same peer key), its
+    // outputs are the bits the others must reproduce. "" = the peers' majority decides.
+    std::string reference;
     unsigned maxRestartsPerTarget = 64;
 };
 
@@ -47,8 +51,16 @@ struct RunRecord {
     double ms = 0;
     std::string digest;        // outputDigest of the outputs (ok/mismatch)
     uint64_t injected = 0;     // sim: elements the defect changed
-    nlohmann::json vsGolden;   // {"mismatches","beyond_tolerance","max_ulp","max_abs_error","signature",...}
+    // The output is defined to be the golden model's bit for bit (ReplayOutput::goldenExact):
+    // judged by bits ("judged":"bitwise" in vsGolden), else within the op's bound ("bound").
+    bool goldenExact = false;
+    std::string peerKey;       // the worker's Target::peerKey; "" = no peers
+    nlohmann::json vsGolden;   // {"judged","differing","mismatches","beyond_tolerance","max_ulp","max_abs_error","signature",...}
     nlohmann::json vsRecorded; // {label: {"mismatches","beyond_tolerance","max_ulp"}}
+    nlohmann::json vsRep;      // the target's on-device comparison with an earlier repetition (WorkerProtocol.h)
+    // Set by summarizeCampaign for runs that have peers: {"basis":"reference"|"majority"|"none",
+    // "equal":BOOL (absent with basis none), "peers":N}. Not journaled.
+    nlohmann::json vsPeers;
     std::string error;         // error / crash description
     std::string stderrTail;    // hang/crash: the worker's last stderr lines
     // Which SM computed each tile of output 0, when the target records it; kept with the first
@@ -57,6 +69,11 @@ struct RunRecord {
     TileSmMap smMap;
 
     bool failed() const { return outcome != "ok"; }
+    // Failed, or its bits differ from what its peers' reference says they must be.
+    bool failedOrPeerMismatch() const
+    {
+        return failed() || (vsPeers.is_object() && vsPeers.contains("equal") && !vsPeers.value("equal", true));
+    }
     nlohmann::json toJson() const;
     static Result<RunRecord> fromJson(const nlohmann::json& j);
 };
@@ -69,6 +86,12 @@ struct OpTargetStats {
     uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
     uint64_t maxUlp = 0;
     std::string signature;         // most frequent signature kind among mismatches
+    uint64_t peerMismatches = 0;   // runs whose bits differ from the peers' reference (counted in failures)
+    uint64_t repDiffering = 0;     // runs the target's on-device check found different from an earlier rep
+    uint64_t repMaxFlippedBits = 0;
+    // Runs where the on-device repetition check and the host's digests disagree: the bits changed
+    // between the device and the host, or the device-side comparison is wrong.
+    uint64_t transferMismatches = 0;
 };
 
 struct TargetSummary {
@@ -79,9 +102,31 @@ struct TargetSummary {
     // Determinism certificate: every op's completed runs on this target gave identical bits.
     bool deterministic = true;
     std::vector<size_t> failingOps, reproducingOps;
+    std::string peerKey;
+    std::vector<size_t> peerSplitOps;  // ops where it and its peers differ and nothing decides who is right
     // healthy | transient | persistent | device-specific (see verdictFor in Campaign.cpp)
     std::string verdict;
     std::string explanation;
+};
+
+// Targets with the same peer key that ran an op (not golden-exact runs: those are judged by
+// bits against the golden model already). Their outputs must be bitwise identical; the bits
+// they must reproduce are the reference target's when it is among them and deterministic, else
+// the digest a strict majority of them produced.
+struct PeerGroup {
+    size_t opIndex = 0;
+    std::string peerKey;
+    std::vector<std::string> targets;
+    std::string basis;            // reference | majority | none
+    std::string digest;           // the reference bits' digest ("" with basis none)
+    std::vector<std::string> agreeing, differing;  // targets whose runs all match / do not all match
+};
+
+// What the campaign knows of a target from its worker's hello.
+struct TargetInfo {
+    std::string description;
+    bool bitwiseStable = true;
+    std::string peerKey;
 };
 
 struct CampaignReport {
@@ -93,6 +138,8 @@ struct CampaignReport {
     std::vector<OpTargetStats> stats;
     // Per op: groups of targets whose first completed runs gave identical bits.
     std::vector<std::pair<size_t, std::vector<std::vector<std::string>>>> agreement;
+    std::vector<PeerGroup> peers;
+    std::string reference;
     std::vector<RunRecord> runs;
     std::vector<std::string> warnings;
     bool cancelled = false;
@@ -111,9 +158,10 @@ Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& sel
                                       std::vector<std::string>& warnings);
 
 // Builds statistics, certificates and verdicts from run records (pure; used after resume too).
-// `descriptions` maps target labels to their descriptions and bitwise stability.
+// `info` maps target labels to what their workers said of them; `reference` is
+// CampaignOptions::reference.
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
-                                 const std::map<std::string, std::pair<std::string, bool>>& descriptions);
+                                 const std::map<std::string, TargetInfo>& info, const std::string& reference = {});
 
 nlohmann::json campaignJson(const CampaignReport& report);
 std::string campaignText(const CampaignReport& report);

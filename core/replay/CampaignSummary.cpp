@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../io/SnapshotWriter.h"
+#include "BitwiseEvidence.h"
 #include "Campaign.h"
 #include "TensorLoad.h"
 
@@ -35,9 +36,12 @@ nlohmann::json RunRecord::toJson() const
 {
     nlohmann::json j = {{"target", target}, {"op_index", opIndex}, {"op", op},         {"name", name},
                         {"rep", rep},       {"outcome", outcome},  {"ms", ms},         {"digest", digest},
-                        {"injected", injected}};
+                        {"injected", injected}, {"golden_exact", goldenExact}};
+    if (!peerKey.empty()) j["peer_key"] = peerKey;
     if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
     if (!vsRecorded.is_null()) j["vs_recorded"] = vsRecorded;
+    if (!vsRep.is_null()) j["vs_rep"] = vsRep;
+    if (!vsPeers.is_null()) j["vs_peers"] = vsPeers;
     if (!error.empty()) j["error"] = error;
     if (!stderrTail.empty()) j["stderr"] = stderrTail;
     if (smMap.valid()) j["tile_sm"] = smMap.toJson();
@@ -60,8 +64,12 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.ms = j.value("ms", 0.0);
         r.digest = j.value("digest", std::string());
         r.injected = j.value("injected", uint64_t(0));
+        r.goldenExact = j.value("golden_exact", false);
+        r.peerKey = j.value("peer_key", std::string());
         if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
+        if (j.contains("vs_rep") && j["vs_rep"].is_object()) r.vsRep = j["vs_rep"];
+        if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
         r.error = j.value("error", std::string());
         r.stderrTail = j.value("stderr", std::string());
         if (j.contains("tile_sm")) {
@@ -76,13 +84,23 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
 }
 
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
-                                 const std::map<std::string, std::pair<std::string, bool>>& descriptions)
+                                 const std::map<std::string, TargetInfo>& info, const std::string& reference)
 {
     CampaignReport report;
     report.runs = runs;
+    report.reference = reference;
     std::sort(report.runs.begin(), report.runs.end(), [](const RunRecord& a, const RunRecord& b) {
         return std::tie(a.opIndex, a.target, a.rep) < std::tie(b.opIndex, b.target, b.rep);
     });
+    // A journal of an earlier session lacks nothing a summary needs but the peer keys of targets
+    // whose workers did not start this time: those come from the runs.
+    std::map<std::string, std::string> peerKeys;
+    for (const RunRecord& r : report.runs)
+        if (!r.peerKey.empty()) peerKeys.emplace(r.target, r.peerKey);
+    for (const auto& [label, i] : info)
+        if (!i.peerKey.empty()) peerKeys[label] = i.peerKey;
+    judgePeers(report);
+    const auto repeats = checkRepeatEvidence(report.runs, report.warnings);
 
     // Per op × target.
     std::map<std::pair<size_t, std::string>, OpTargetStats> stats;
@@ -96,7 +114,8 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         s.name = r.name;
         s.target = r.target;
         ++s.runs;
-        if (r.failed()) ++s.failures;
+        if (r.failedOrPeerMismatch()) ++s.failures;
+        if (!r.failed() && r.failedOrPeerMismatch()) ++s.peerMismatches;
         if (r.outcome == "mismatch") {
             ++s.mismatches;
             if (r.vsGolden.is_object() && r.vsGolden.contains("signature"))
@@ -112,6 +131,11 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         if (r.vsGolden.is_object()) s.maxUlp = std::max<uint64_t>(s.maxUlp, r.vsGolden.value("max_ulp", uint64_t(0)));
     }
     for (auto& [key, s] : stats) {
+        if (const auto e = repeats.find(key); e != repeats.end()) {
+            s.repDiffering = e->second.differing;
+            s.repMaxFlippedBits = e->second.maxFlippedBits;
+            s.transferMismatches = e->second.transferMismatches;
+        }
         s.rate = wilsonInterval(s.failures, s.runs);
         s.distinctDigests = digests[key].size();
         uint64_t best = 0;
@@ -137,16 +161,22 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
     for (const std::string& label : targets) {
         TargetSummary t;
         t.target = label;
-        auto d = descriptions.find(label);
-        if (d != descriptions.end()) {
-            t.description = d->second.first;
-            t.bitwiseStable = d->second.second;
+        auto d = info.find(label);
+        if (d != info.end()) {
+            t.description = d->second.description;
+            t.bitwiseStable = d->second.bitwiseStable;
         }
+        if (auto k = peerKeys.find(label); k != peerKeys.end()) t.peerKey = k->second;
+        for (const PeerGroup& g : report.peers)
+            if (g.basis == "none" && std::count(g.targets.begin(), g.targets.end(), label))
+                t.peerSplitOps.push_back(g.opIndex);
+        uint64_t peerMismatches = 0;
         for (const OpTargetStats& s : report.stats) {
             if (s.target != label) continue;
             t.runs += s.runs;
             t.failures += s.failures;
-            if (s.distinctDigests > 1) t.deterministic = false;
+            peerMismatches += s.peerMismatches;
+            if (s.distinctDigests > 1 || s.repDiffering > 0) t.deterministic = false;
             if (s.failures > 0) t.failingOps.push_back(s.opIndex);
             if (s.failures >= 2) t.reproducingOps.push_back(s.opIndex);
         }
@@ -170,6 +200,12 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                             " of " + std::to_string(t.runs) + " runs failed)" +
                             (alone ? "; no other target fails them" : "");
         }
+        if (peerMismatches > 0)
+            t.explanation += "; " + std::to_string(peerMismatches) +
+                             " run(s) inside the golden bound but bitwise different from its peers' reference";
+        if (!t.peerSplitOps.empty())
+            t.explanation += "; differs bitwise from its peers on op(s) " + joinOps(t.peerSplitOps) +
+                             " with nothing to decide which is right";
         if (!t.deterministic && t.bitwiseStable) t.explanation += "; NOT bitwise deterministic across repetitions";
         report.targets.push_back(std::move(t));
     }
@@ -190,6 +226,8 @@ nlohmann::json campaignJson(const CampaignReport& report)
                             {"reproducing_ops", t.reproducingOps},
                             {"determinism",
                              {{"expected", t.bitwiseStable}, {"certified", t.deterministic && t.runs > 0}}}};
+        if (!t.peerKey.empty()) j["peer_key"] = t.peerKey;
+        if (!t.peerSplitOps.empty()) j["peer_split_ops"] = t.peerSplitOps;
         j.update(rateJson(t.rate));
         targets.push_back(std::move(j));
     }
@@ -201,18 +239,31 @@ nlohmann::json campaignJson(const CampaignReport& report)
         nlohmann::json t = {{"runs", s.runs},          {"failures", s.failures}, {"mismatches", s.mismatches},
                             {"hangs", s.hangs},        {"crashes", s.crashes},   {"errors", s.errors},
                             {"distinct_outputs", s.distinctDigests},            {"max_ulp", s.maxUlp},
-                            {"signature", s.signature}};
+                            {"signature", s.signature},
+                            {"peer_mismatches", s.peerMismatches}};
+        if (s.repDiffering || s.transferMismatches || s.repMaxFlippedBits)
+            t["on_device_repeat"] = {{"differing", s.repDiffering},
+                                     {"max_flipped_bits", s.repMaxFlippedBits},
+                                     {"transfer_mismatches", s.transferMismatches}};
         t.update(rateJson(s.rate));
         o["targets"][s.target] = std::move(t);
     }
     for (const auto& [op, groups] : report.agreement)
         if (byOp.count(op)) byOp[op]["agreement"] = groups;
+    for (const PeerGroup& g : report.peers) {
+        if (!byOp.count(g.opIndex)) continue;
+        nlohmann::json p = {{"peer_key", g.peerKey}, {"targets", g.targets}, {"basis", g.basis},
+                            {"agreeing", g.agreeing}, {"differing", g.differing}};
+        if (!g.digest.empty()) p["digest"] = g.digest;
+        byOp[g.opIndex]["peers"].push_back(std::move(p));
+    }
     for (auto& [i, o] : byOp) ops.push_back(std::move(o));
     nlohmann::json runs = nlohmann::json::array();
     for (const RunRecord& r : report.runs) runs.push_back(r.toJson());
     return {{"trace", report.trace}, {"reps", report.reps},   {"seed", report.seed},
             {"ops_selected", report.ops}, {"targets", targets}, {"ops", ops},
-            {"runs", runs},          {"warnings", report.warnings}, {"cancelled", report.cancelled}};
+            {"runs", runs},          {"warnings", report.warnings}, {"cancelled", report.cancelled},
+            {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
 }
 
 std::string campaignText(const CampaignReport& report)
@@ -237,9 +288,20 @@ std::string campaignText(const CampaignReport& report)
         out << "  op " << s.opIndex << " " << s.op << " (" << s.name << ") on " << s.target << ": " << s.failures
             << "/" << s.runs << " failed";
         if (s.mismatches) out << ", " << s.mismatches << " mismatch (max " << s.maxUlp << " ulp, " << s.signature << ")";
+        if (s.peerMismatches) out << ", " << s.peerMismatches << " bitwise different from its peers";
         if (s.hangs) out << ", " << s.hangs << " hang";
         if (s.crashes) out << ", " << s.crashes << " crash";
         if (s.errors) out << ", " << s.errors << " error";
+        out << "\n";
+    }
+    for (const PeerGroup& g : report.peers) {
+        out << "  op " << g.opIndex << " peers (" << g.peerKey << "): ";
+        if (g.basis == "none")
+            out << "undecided, " << g.targets.size() << " targets differ";
+        else
+            out << (g.differing.empty() ? "all bitwise identical" : "differ: ");
+        for (size_t i = 0; g.basis != "none" && i < g.differing.size(); ++i) out << (i ? ", " : "") << g.differing[i];
+        if (g.basis != "none") out << " (by " << g.basis << ")";
         out << "\n";
     }
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";

@@ -8,20 +8,6 @@
 namespace faultline {
 namespace {
 
-uint64_t readBits(const HostTensor& t, uint64_t i)
-{
-    uint64_t v = 0;
-    const unsigned s = dtypeSize(t.dtype);
-    std::memcpy(&v, t.data.data() + i * s, s);
-    return v;
-}
-
-void writeBits(HostTensor& t, uint64_t i, uint64_t v)
-{
-    const unsigned s = dtypeSize(t.dtype);
-    std::memcpy(t.data.data() + i * s, &v, s);
-}
-
 uint64_t columnsOf(const HostTensor& t) { return t.shape.empty() ? 1 : std::max<uint64_t>(t.shape.back(), 1); }
 
 // Quiet NaN / +Inf bit pattern of a float dtype; 0 when it has none.
@@ -91,12 +77,12 @@ public:
         std::uniform_int_distribution<unsigned> bit(lo, std::max(lo, hi));
         uint64_t changed = 0;
         if (rate >= 1.0) {
-            for (uint64_t i = 0; i < n; ++i, ++changed) writeBits(out, i, readBits(out, i) ^ (1ull << bit(rng)));
+            for (uint64_t i = 0; i < n; ++i, ++changed) setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             return changed;
         }
         std::geometric_distribution<uint64_t> gap(rate);
         for (uint64_t i = gap(rng); i < n; i += 1 + gap(rng)) {
-            writeBits(out, i, readBits(out, i) ^ (1ull << bit(rng)));
+            setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             ++changed;
         }
         return changed;
@@ -121,10 +107,10 @@ public:
         uint64_t changed = 0;
         for (uint64_t i = 0; i < n; ++i) {
             if ((i % cols) % lanes != lane) continue;
-            const uint64_t v = readBits(out, i);
+            const uint64_t v = elementBits(out, i);
             const uint64_t forced = value ? (v | mask) : (v & ~mask);
             if (forced != v) {
-                writeBits(out, i, forced);
+                setElementBits(out, i, forced);
                 ++changed;
             }
         }
@@ -154,7 +140,7 @@ public:
         for (uint64_t i = 0; i < n; ++i) {
             if (m_sm.smOfElement(i / cols, i % cols, cols) != int32_t(sm)) continue;
             if (u(rng) >= rate) continue;
-            writeBits(out, i, readBits(out, i) ^ (1ull << bit(rng)));
+            setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             ++changed;
         }
         return changed;
@@ -186,7 +172,7 @@ public:
             const uint64_t i = first + k * step;
             if (i >= n) break;
             if (rate < 1.0 && u(rng) >= rate) continue;
-            writeBits(out, i, readBits(out, i) ^ (1ull << bit(rng)));
+            setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             ++changed;
         }
         return changed;
@@ -210,11 +196,11 @@ public:
         std::geometric_distribution<uint64_t> gap(std::clamp(rate, 1e-12, 1.0));
         uint64_t changed = 0;
         for (uint64_t i = gap(rng); i < n; i += 1 + gap(rng)) {
-            writeBits(out, i, special);
+            setElementBits(out, i, special);
             ++changed;
         }
         if (changed == 0) {  // at least one, so a small output still shows the defect
-            writeBits(out, rng() % n, special);
+            setElementBits(out, rng() % n, special);
             changed = 1;
         }
         return changed;
@@ -236,6 +222,14 @@ public:
         if (ctx.opsRun < after || !applies(ctx)) return FaultAction::None;
         return crash ? FaultAction::Crash : FaultAction::Hang;
     }
+    uint64_t corrupt(HostTensor&, size_t, const FaultContext&) const override { return 0; }
+};
+
+// No defect: a healthy device of the simulated kind (a peer for the defective ones).
+class HealthyModel : public FaultModel {
+public:
+    std::string name() const override { return "healthy"; }
+    std::string describe() const override { return "no defect"; }
     uint64_t corrupt(HostTensor&, size_t, const FaultContext&) const override { return 0; }
 };
 
@@ -276,14 +270,15 @@ bool FaultModel::applies(const FaultContext& ctx) const
 
 std::vector<std::string> faultModelNames()
 {
-    return {"flip", "stuck-bit", "sm", "range", "nan", "intermittent", "hang", "crash"};
+    return {"healthy", "flip", "stuck-bit", "sm", "range", "nan", "intermittent", "hang", "crash"};
 }
 
 Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
 {
     if (spec.kind != "sim") return Error{"target '" + spec.text + "' is not a simulated device"};
     std::unique_ptr<FaultModel> model;
-    std::vector<std::string> known = {"op", "name", "k", "n", "seed", "sms", "tile"};
+    // `library` is read by the sim target itself (SimLibrary.h).
+    std::vector<std::string> known = {"op", "name", "k", "n", "seed", "sms", "tile", "library"};
     auto num = [&](const char* key, double fallback, double& out) -> Status {
         auto r = number(spec, key, fallback);
         if (!r) return r.error();
@@ -294,7 +289,9 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     Status st;
     double tmp = 0;
     const std::string& m = spec.model;
-    if (m == "flip" || m == "intermittent") {
+    if (m == "healthy") {
+        model = std::make_unique<HealthyModel>();
+    } else if (m == "flip" || m == "intermittent") {
         auto f = std::make_unique<FlipModel>();
         f->modelName = m;
         if (!(st = num("rate", m == "flip" ? 1e-4 : 1e-3, f->rate))) return st.error();

@@ -4,7 +4,8 @@
 // same seed, op and repetition corrupts the same elements the same way.
 //
 // Models (parameters in brackets, defaults after '='):
-//   flip          random single-bit flips        [rate=1e-4, bits=lo-hi (default: whole word)]
+//   healthy       no defect (a healthy peer of the defective ones)
+//   flip          random single-bit flips        [rate=1e-4, bit_lo, bit_hi (default: whole word)]
 //   stuck-bit     one bit forced in one lane     [bit=<dtype default>, value=1, lane=5, lanes=32]
 //   sm            tiles of one virtual SM wrong  [sm=7, sms=132, tile=64, rate=0.25]
 //   range         a corrupted address range      [start=<1/3 of the tensor>, length=1024, stride=0, rate=1]
@@ -13,7 +14,8 @@
 //   hang          the device stops answering     [after=3 ops]
 //   crash         the process dies (like Xid 79) [after=3 ops]
 // Every model also takes: op=<op name> and name=<substring of module path> to confine the
-// defect to some ops, k/n to make it intermittent, and seed=<n>.
+// defect to some ops, k/n to make it intermittent, and seed=<n>; and library=golden|blas, the
+// implementation the simulated device runs ops with (SimLibrary.h).
 #include <cstdint>
 #include <memory>
 #include <string>

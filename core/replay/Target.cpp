@@ -7,6 +7,7 @@
 
 #include "../golden/OpRegistry.h"
 #include "FaultModel.h"
+#include "SimLibrary.h"
 
 namespace faultline {
 namespace {
@@ -18,6 +19,7 @@ Result<ReplayOutput> runGoldenFor(const ReplayRequest& r)
     if (!out) return out.error();
     ReplayOutput result;
     result.outputs.push_back(std::move(out).value());
+    result.goldenExact = true;
     return result;
 }
 
@@ -31,13 +33,18 @@ public:
 
 class SimTarget : public Target {
 public:
-    SimTarget(TargetSpec spec, std::unique_ptr<FaultModel> model)
-        : m_spec(std::move(spec)), m_model(std::move(model))
+    SimTarget(TargetSpec spec, std::unique_ptr<FaultModel> model, SimLibrary library)
+        : m_spec(std::move(spec)), m_model(std::move(model)), m_library(library)
     {
     }
     std::string label() const override { return m_spec.text; }
-    std::string describe() const override { return "simulated device: " + m_model->describe(); }
+    std::string describe() const override
+    {
+        return "simulated device: " + m_model->describe() +
+               (m_library == SimLibrary::Blas ? "; gemm through a simulated production BLAS" : "");
+    }
     bool bitwiseStable() const override { return true; }
+    std::string peerKey() const override { return simLibraryPeerKey(m_library); }
     Result<ReplayOutput> run(const ReplayRequest& request, uint64_t opsRun) override
     {
         FaultContext ctx;
@@ -61,6 +68,8 @@ public:
         auto result = runGoldenFor(request);
         if (!result) return result;
         ReplayOutput& out = result.value();
+        for (HostTensor& o : out.outputs) applySimLibrary(m_library, ctx.op, ctx.opIndex, o);
+        out.goldenExact = simLibraryIsGoldenExact(m_library, ctx.op);
         if (m_model->applies(ctx))
             for (size_t i = 0; i < out.outputs.size(); ++i) out.injected += m_model->corrupt(out.outputs[i], i, ctx);
         if (!out.outputs.empty()) {
@@ -76,6 +85,7 @@ public:
 private:
     TargetSpec m_spec;
     std::unique_ptr<FaultModel> m_model;
+    SimLibrary m_library = SimLibrary::Golden;
 };
 
 }  // namespace
@@ -86,7 +96,9 @@ Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
     if (spec.kind == "sim") {
         auto model = createFaultModel(spec);
         if (!model) return model.error();
-        return std::unique_ptr<Target>(std::make_unique<SimTarget>(spec, std::move(model).value()));
+        auto library = simLibraryOf(spec);
+        if (!library) return library.error();
+        return std::unique_ptr<Target>(std::make_unique<SimTarget>(spec, std::move(model).value(), *library));
     }
     if (spec.kind == "cuda")
         return Error{"target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target"};

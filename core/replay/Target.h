@@ -44,6 +44,11 @@ struct ReplayOutput {
     uint32_t smTile = 0;
     uint64_t injected = 0;  // sim targets: elements the simulated defect changed
     std::optional<RepeatCheck> repeatCheck;
+    // True when this output is defined to be the golden model's, bit for bit (the cpu target,
+    // sim targets on the golden library, the golden CUDA kernels): the orchestrator then judges
+    // it by bits (GoldenExact.h). False for production libraries (cuBLAS, cuBLASLt, NCCL), whose
+    // outputs are judged against the golden model within the op's bound and bitwise against peers.
+    bool goldenExact = false;
 };
 
 class Target {
@@ -56,6 +61,11 @@ public:
     // True when repeated runs of the same op on a healthy instance must give identical bits
     // (the golden model, deterministic kernels); campaigns then certify determinism.
     virtual bool bitwiseStable() const = 0;
+    // Targets with the same non-empty peer key run the same kernels on the same hardware with the
+    // same libraries (for a GPU: SKU, SM count, compute capability, driver, CUDA runtime, cuBLAS
+    // and NCCL versions), so their outputs of an op must be bitwise identical even where they are
+    // not the golden model's: a campaign compares such peers bit for bit. Empty: no peers.
+    virtual std::string peerKey() const { return {}; }
     // Runs one op. May block forever or end the process when the target simulates (or is) a
     // defective device: callers run targets inside faultline-worker processes with a watchdog.
     // `opsRun` counts the ops this process ran before.

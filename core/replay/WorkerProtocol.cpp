@@ -39,11 +39,13 @@ Status writeOutputs(const std::string& path, const ReplayOutput& r)
 
 int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, const Trace& trace)
 {
-    reply(out, {{"hello", "faultline-worker"},
-                {"protocol", kWorkerProtocolVersion},
-                {"target", target.label()},
-                {"description", target.describe()},
-                {"bitwise_stable", target.bitwiseStable()}});
+    nlohmann::json hello = {{"hello", "faultline-worker"},
+                            {"protocol", kWorkerProtocolVersion},
+                            {"target", target.label()},
+                            {"description", target.describe()},
+                            {"bitwise_stable", target.bitwiseStable()}};
+    if (const std::string key = target.peerKey(); !key.empty()) hello["peer_key"] = key;
+    reply(out, hello);
     std::map<size_t, const TraceOp*> ops;
     for (const TraceOp& op : trace.ops) ops[op.index] = &op;
     uint64_t opsRun = 0;
@@ -90,6 +92,7 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
                              {"ok", true},
                              {"outputs", result->outputs.size()},
                              {"injected", result->injected},
+                             {"golden_exact", result->goldenExact},
                              {"ms", ms}};
         if (const auto& rc = result->repeatCheck) {
             ok["vs_rep"] = {{"rep", rc->againstRep},

@@ -2,13 +2,14 @@
 // The faultline-worker protocol: JSON lines over the worker's stdin/stdout.
 //
 //   request  {"id":N, "op":INDEX, "rep":R, "seed":S, "out":"PATH.safetensors"}
-//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "ms":T[, "vs_rep":{"rep":R0,
+//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "golden_exact":BOOL, "ms":T[, "vs_rep":{"rep":R0,
 //            "mismatched":M, "flipped_bits":B, "max_abs_error":X|null, "tile":T, "worst_tile":I}]}
 //            (vs_rep: the target compared output 0 with repetition R0's where it keeps it, see
-//            RepeatCheck in Target.h; null max_abs_error means a NaN differed)
+//            RepeatCheck in Target.h; null max_abs_error means a NaN differed; golden_exact: the
+//            output is defined to be the golden model's bit for bit, ReplayOutput::goldenExact)
 //            {"id":N, "ok":false, "error":"...", "fatal":BOOL}
 //   the first line the worker writes: {"hello":"faultline-worker","protocol":1,"target":LABEL,
-//            "description":TEXT,"bitwise_stable":BOOL}
+//            "description":TEXT,"bitwise_stable":BOOL[,"peer_key":TEXT]}  (Target::peerKey)
 //
 // Outputs go to the safetensors file named in the request: tensors "output/0", "output/1", …
 // and, when the target records SMs, "tile_sm" (int32, one per tile) with metadata

@@ -280,7 +280,7 @@ private slots:
             runs.push_back(run("sim:flaky", 1, rep, "ok"));
         }
         const std::vector<std::string> labels = {"cpu", "sim:bad", "sim:flaky"};
-        CampaignReport r = summarizeCampaign(runs, labels, {{"cpu", {"golden", true}}});
+        CampaignReport r = summarizeCampaign(runs, labels, {{"cpu", {"golden", true, ""}}});
         QCOMPARE(r.targets.size(), size_t(3));
         QCOMPARE(r.targets[0].verdict, std::string("healthy"));
         QVERIFY(r.targets[0].deterministic);

@@ -1,7 +1,8 @@
 // serveWorkerRequests and a target that compares repetitions where it keeps them (a cuda target
 // keeps the first repetition on the device): the reply carries "vs_rep" with the comparison's
 // counts exactly as the target gave them, null for a max error that is not finite (JSON has no
-// infinity), and no "vs_rep" when the target made no comparison.
+// infinity), and no "vs_rep" when the target made no comparison. The hello carries the target's
+// peer key and every reply whether the output is golden-exact.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -25,10 +26,12 @@ public:
     std::string label() const override { return "cuda:3"; }
     std::string describe() const override { return "test target"; }
     bool bitwiseStable() const override { return true; }
+    std::string peerKey() const override { return "Test GPU, 4 SMs"; }
     Result<ReplayOutput> run(const ReplayRequest& request, uint64_t) override
     {
         ReplayOutput out;
         out.outputs.push_back(HostTensor(DType::Float32, {2, 2}));
+        out.goldenExact = request.repetition == 1;  // as if rep 1 ran a golden kernel
         if (request.repetition > 0) {
             RepeatCheck c;
             c.againstRep = 0;
@@ -71,6 +74,10 @@ private slots:
         QCOMPARE(r.size(), size_t(4));  // hello + 3 replies
         for (size_t i = 1; i < 4; ++i) QVERIFY2(r[i].value("ok", false), r[i].dump().c_str());
         QVERIFY(!r[1].contains("vs_rep"));
+        // The hello names the target's peers; each reply says how its output is to be judged.
+        QCOMPARE(r[0].value("peer_key", std::string()), std::string("Test GPU, 4 SMs"));
+        QCOMPARE(r[1]["golden_exact"].get<bool>(), false);
+        QCOMPARE(r[2]["golden_exact"].get<bool>(), true);
         const auto& one = r[2]["vs_rep"];
         QCOMPARE(one["rep"].get<int>(), 0);
         QCOMPARE(one["mismatched"].get<int>(), 1);

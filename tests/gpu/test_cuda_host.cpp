@@ -5,6 +5,8 @@
 // creation on a machine without a device.
 #include <QtTest>
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <cmath>
 
 #include "core/FloatFormats.h"
@@ -13,6 +15,7 @@
 #include "core/golden/OpRegistry.h"
 #include "core/replay/TargetSpec.h"
 #include "kernels/CublasLtGemm.h"
+#include "kernels/CudaPeerKey.h"
 #include "kernels/CudaOpSettings.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
@@ -375,6 +378,43 @@ private slots:
         QVERIFY(!isStickyCudaError(int(cudaErrorInsufficientDriver)));
         const std::string m = cudaErrorFor(3, "running the op", int(cudaErrorIllegalAddress)).message;
         QVERIFY2(m.rfind("cuda:3: running the op: cudaErrorIllegalAddress (700): ", 0) == 0, m.c_str());
+    }
+
+    void peerKeysSeparateWhatChangesTheBits()
+    {
+        CudaPeerIdentity h200;
+        h200.name = "NVIDIA H200";
+        h200.smCount = 132;
+        h200.ccMajor = 9;
+        h200.ccMinor = 0;
+        h200.driverVersion = 13000;
+        h200.runtimeVersion = 13000;
+        h200.cublasVersion = 130100;
+        h200.cublasLtVersion = 130100;
+        h200.ncclVersion = 22703;
+        const std::string key = cudaPeerKey(h200);
+        QCOMPARE(key, std::string("NVIDIA H200, 132 SMs, sm_90, driver 13000, runtime 13000, cuBLAS 130100, "
+                                  "cuBLASLt 130100, NCCL 22703"));
+        QCOMPARE(cudaPeerKey(h200), key);  // same identity, same key: peers
+        // Each field that can change a production kernel's bits changes the key.
+        const std::vector<std::function<void(CudaPeerIdentity&)>> changes = {
+            [](CudaPeerIdentity& i) { i.name = "NVIDIA H100 80GB HBM3"; },
+            [](CudaPeerIdentity& i) { i.smCount = 114; },  // a cut-down part of the same name
+            [](CudaPeerIdentity& i) { i.ccMinor = 1; },
+            [](CudaPeerIdentity& i) { i.driverVersion = 12080; },
+            [](CudaPeerIdentity& i) { i.runtimeVersion = 12080; },
+            [](CudaPeerIdentity& i) { i.cublasVersion = 130101; },
+            [](CudaPeerIdentity& i) { i.cublasLtVersion = 130101; },
+            [](CudaPeerIdentity& i) { i.ncclVersion = 0; },
+        };
+        std::set<std::string> keys = {key};
+        for (const auto& change : changes) {
+            CudaPeerIdentity other = h200;
+            change(other);
+            QVERIFY2(keys.insert(cudaPeerKey(other)).second, cudaPeerKey(other).c_str());
+        }
+        h200.ncclVersion = 0;
+        QVERIFY(cudaPeerKey(h200).ends_with(", no NCCL"));
     }
 
     void opsWithKernels()

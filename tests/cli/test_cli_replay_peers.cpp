@@ -1,0 +1,178 @@
+// `faultline replay` judging outputs by bits: golden-exact targets against the golden model,
+// production-library targets against their peers (same peer key), with a majority or
+// --reference deciding which bits are right. Sub-bound corruption (low mantissa bits) passes
+// the op's rounding-error bound and is caught only this way.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <random>
+
+#include "core/golden/OpRegistry.h"
+#include "core/trace/TraceWriter.h"
+#include "support/TestSupport.h"
+
+using namespace faultline;
+
+namespace {
+
+// Flips among the two lowest mantissa bits of 2 % of gemm outputs: inside the gemm bound.
+// (Target labels are normalised: parameters sorted and joined by '+'.)
+const QString kSubBoundFlip = "sim:flip:bit_hi=1+bit_lo=0+library=blas+op=gemm+rate=0.02";
+
+HostTensor randomTensor(std::vector<uint64_t> shape, uint64_t seed)
+{
+    HostTensor t(DType::Float32, std::move(shape));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
+    return t;
+}
+
+// op 0 gemm [32,48]x[48,24], op 1 softmax [16,40]; gpu0 recorded the golden outputs.
+QString makeTrace(const QString& path)
+{
+    const HostTensor a = randomTensor({32, 48}, 11), b = randomTensor({48, 24}, 12), x = randomTensor({16, 40}, 13);
+    auto w = TraceWriter::create(path.toStdString());
+    if (!w) return QString::fromStdString(w.message());
+    Status st;
+    auto check = [&st](Status s) {
+        if (st && !s) st = s;
+    };
+    check(w->addDevice({"gpu0", "healthy", "", "", "", "", "reference", {}}));
+    check(w->addTensor("a", {a.dtype, a.shape, a.data.data()}));
+    check(w->addTensor("b", {b.dtype, b.shape, b.data.data()}));
+    check(w->addTensor("x", {x.dtype, x.shape, x.data.data()}));
+    const char* kinds[2] = {"gemm", "softmax"};
+    const std::vector<HostTensor> inputs[2] = {{a, b}, {x}};
+    const std::vector<std::string> names[2] = {{"a", "b"}, {"x"}};
+    for (int i = 0; i < 2; ++i) {
+        auto out = golden::runGolden(kinds[i], inputs[i], {});
+        if (!out) return QString::fromStdString(out.message());
+        TraceOp op;
+        op.index = size_t(i);
+        op.op = kinds[i];
+        op.name = "layer." + std::to_string(i);
+        op.inputs = names[i];
+        check(w->addOp(op, {{"gpu0", {{out->dtype, out->shape, out->data.data()}}}}));
+    }
+    check(w->close());
+    return st ? QString() : QString::fromStdString(st.message());
+}
+
+faultline::test::ProcessResult replay(const QString& trace, const QString& targets, const QStringList& extra = {})
+{
+    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+    return faultline::test::runProcess(QStringLiteral(FAULTLINE_EXE),
+                                       QStringList{"replay", trace, "--targets", targets, "--reps", "2", "--json",
+                                                   "--quiet", "--timeout", "30"} +
+                                           extra,
+                                       120000);
+}
+
+QJsonObject targetNamed(const QJsonObject& report, const QString& label)
+{
+    for (const QJsonValue& t : report["targets"].toArray())
+        if (t["target"].toString() == label) return t.toObject();
+    return {};
+}
+
+}  // namespace
+
+class TestCliReplayPeers : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_trace = m_dir.filePath("trace.h5");
+        const QString err = makeTrace(m_trace);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+    }
+
+    void goldenExactTargetsAreJudgedByBits()
+    {
+        // The same sub-bound flips on the golden library: the cpu target's bits are the contract.
+        const QString flip = "sim:flip:bit_hi=1+bit_lo=0+op=gemm+rate=0.02";
+        const auto r = replay(m_trace, "cpu," + flip);
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject report = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(targetNamed(report, "cpu")["verdict"].toString(), QString("healthy"));
+        QCOMPARE(targetNamed(report, flip)["verdict"].toString(), QString("device-specific"));
+        for (const QJsonValue& run : report["runs"].toArray()) {
+            const QJsonObject g = run["vs_golden"].toObject();
+            QVERIFY(run["golden_exact"].toBool());
+            QCOMPARE(g["judged"].toString(), QString("bitwise"));
+            if (run["target"].toString() == flip && run["op"].toString() == "gemm") {
+                QCOMPARE(run["outcome"].toString(), QString("mismatch"));
+                QVERIFY(g["differing"].toInt() > 0);
+                QCOMPARE(g["beyond_tolerance"].toInt(), 0);  // the bound alone would have passed it
+            } else {
+                QCOMPARE(run["outcome"].toString(), QString("ok"));
+            }
+        }
+    }
+
+    void peersCatchWhatTheBoundMisses()
+    {
+        const QString a = "sim:healthy:library=blas", b = "sim:healthy:library=blas+seed=2";
+        const auto r = replay(m_trace, a + "," + b + "," + kSubBoundFlip);
+        QVERIFY2(r.exitCode == 1, r.err.constData());
+        const QJsonObject report = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(targetNamed(report, a)["verdict"].toString(), QString("healthy"));
+        QCOMPARE(targetNamed(report, b)["verdict"].toString(), QString("healthy"));
+        const QJsonObject bad = targetNamed(report, kSubBoundFlip);
+        QCOMPARE(bad["verdict"].toString(), QString("device-specific"));
+        QCOMPARE(bad["failures"].toInt(), 2);  // both gemm runs; softmax is golden-exact and clean
+        QVERIFY(!bad["peer_key"].toString().isEmpty());
+        const QJsonObject gemm = report["ops"].toArray()[0].toObject();
+        const QJsonObject group = gemm["peers"].toArray()[0].toObject();
+        QCOMPARE(group["basis"].toString(), QString("majority"));
+        QCOMPARE(group["differing"].toArray(), QJsonArray{kSubBoundFlip});
+        QCOMPARE(gemm["targets"].toObject()[kSubBoundFlip].toObject()["peer_mismatches"].toInt(), 2);
+        QVERIFY(!report["ops"].toArray()[1].toObject().contains("peers"));  // softmax: no peers needed
+        for (const QJsonValue& run : report["runs"].toArray()) {
+            if (run["op"].toString() != "gemm") continue;
+            QCOMPARE(run["golden_exact"].toBool(), false);
+            QCOMPARE(run["vs_golden"]["judged"].toString(), QString("bound"));
+            QCOMPARE(run["outcome"].toString(), QString("ok"));  // inside the bound, every one
+            QCOMPARE(run["vs_peers"]["equal"].toBool(), run["target"].toString() != kSubBoundFlip);
+        }
+    }
+
+    void twoPeersAndAReference()
+    {
+        const QString healthy = "sim:healthy:library=blas";
+        const QString targets = healthy + "," + kSubBoundFlip;
+        // Two peers that differ: nothing says which is right, and the report says so.
+        auto r = replay(m_trace, targets);
+        QCOMPARE(r.exitCode, 0);
+        QJsonObject report = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(report["ops"].toArray()[0].toObject()["peers"].toArray()[0].toObject()["basis"].toString(), QString("none"));
+        QVERIFY(QJsonDocument(report["warnings"].toArray()).toJson().contains("--reference"));
+        QCOMPARE(targetNamed(report, kSubBoundFlip)["peer_split_ops"].toArray(), QJsonArray{0});
+        // The known-healthy one as the reference convicts the other.
+        r = replay(m_trace, targets, {"--reference", healthy});
+        QCOMPARE(r.exitCode, 1);
+        report = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(report["reference"].toString(), healthy);
+        QCOMPARE(targetNamed(report, kSubBoundFlip)["verdict"].toString(), QString("device-specific"));
+        QCOMPARE(targetNamed(report, healthy)["verdict"].toString(), QString("healthy"));
+        // A reference that is not a target is refused before anything runs.
+        r = replay(m_trace, targets, {"--reference", "cuda:7"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("reference 'cuda:7' is not one of the targets"), r.err.constData());
+        r = replay(m_trace, targets, {"--reference", "gpu:0"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--reference"), r.err.constData());
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_trace;
+};
+
+QTEST_MAIN(TestCliReplayPeers)
+#include "test_cli_replay_peers.moc"
