@@ -1,6 +1,7 @@
 #include "ReplayPanel.h"
 
 #include <QButtonGroup>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -115,7 +116,17 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     addRow->addWidget(m_customTarget, 1);
     addRow->addWidget(add);
     targetsLayout->addLayout(addRow);
+    auto* referenceRow = new QHBoxLayout;
+    m_reference = new QComboBox;
+    m_reference->setObjectName(QStringLiteral("replayReference"));
+    m_reference->setToolTip(tr("A target known to be healthy. Targets that are its peers (same GPU model, SM count "
+                               "and libraries) must reproduce its bits exactly, even where a production library "
+                               "is not the golden model. By default the peers' majority decides."));
+    referenceRow->addWidget(new QLabel(tr("Reference")));
+    referenceRow->addWidget(m_reference, 1);
+    targetsLayout->addLayout(referenceRow);
     layout->addWidget(targetsBox);
+    connect(m_targets, &QListWidget::itemChanged, this, [this] { refreshReferenceChoices(); });
 
     auto* form = new QFormLayout;
     m_reps = new QSpinBox;
@@ -288,6 +299,35 @@ void ReplayPanel::rebuildTargets()
         if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
     }
     showLocalGpus();
+    refreshReferenceChoices();
+}
+
+// The reference choices: the peers' majority, or one of the checked targets; a choice whose
+// target is no longer checked falls back to the majority.
+void ReplayPanel::refreshReferenceChoices()
+{
+    const QString current = m_reference->currentData().toString();
+    const QStringList checked = checkedTargets();
+    const QSignalBlocker block(m_reference);
+    m_reference->clear();
+    m_reference->addItem(tr("Peers' majority"), QString());
+    for (const QString& t : checked) m_reference->addItem(t, t);
+    m_reference->setCurrentIndex(std::max(0, m_reference->findData(current)));
+}
+
+bool ReplayPanel::setReference(const QString& spec)
+{
+    const QString normalised = spec.isEmpty() ? QString() : normalise(spec);
+    if (!spec.isEmpty() && normalised.isEmpty()) return false;
+    const int index = m_reference->findData(normalised);
+    if (index < 0) return false;
+    m_reference->setCurrentIndex(index);
+    return true;
+}
+
+QString ReplayPanel::reference() const
+{
+    return m_reference->currentData().toString();
 }
 
 void ReplayPanel::setLocalGpus(const QStringList& specs, const QStringList& labels)
@@ -487,6 +527,7 @@ void ReplayPanel::updateControls()
     m_allOps->setEnabled(!running && hasTrace);
     m_targets->setEnabled(!running);
     m_customTarget->setEnabled(!running);
+    m_reference->setEnabled(!running);
     m_reps->setEnabled(!running);
     m_timeout->setEnabled(!running);
     m_resultsPath->setEnabled(!running);
@@ -536,6 +577,7 @@ bool ReplayPanel::startCampaign(bool resume)
     options.reps = uint32_t(m_reps->value());
     options.timeout = std::chrono::milliseconds(qint64(m_timeout->value() * 1000));
     options.workerProgram = workerProgramPath().toStdString();
+    options.reference = reference().toStdString();
     std::vector<std::string> warnings;
     auto ops = selectOps(*m_incident->trace, options.ops, warnings);
     if (!ops) return refuse(QString::fromStdString(ops.message()));

@@ -1,6 +1,6 @@
 #pragma once
 // The replay panel: which ops (all / divergent / the selected one), which targets (cpu, the
-// simulated fault models, the suspect's simulated defect preselected; CUDA devices later), how
+// simulated fault models, the suspect's simulated defect preselected, the local GPUs), how
 // many repetitions and how long a run may take; Run starts a campaign on a worker thread (one
 // faultline-worker process per target), Cancel stops it after the runs in flight. A live table
 // shows each target's runs, failures, rate with its 95% interval and verdict.
@@ -10,7 +10,8 @@
 // or next to the trace as <trace-stem>-replay-<timestamp>.h5. A cancelled campaign keeps its
 // journal, and Resume continues the campaign journaled beside the results file, skipping the
 // runs it holds (the CLI's --resume). Tile->SM maps the targets recorded go into the
-// incident's replaySmMaps for the heatmap.
+// incident's replaySmMaps for the heatmap. "Reference" names a checked target known to be healthy
+// (the CLI's --reference): peers of it must reproduce its bits; by default the peers' majority.
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "core/replay/Campaign.h"
 
 class QButtonGroup;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -58,6 +60,10 @@ public:
     QStringList checkedTargets() const;
     // Every target offered, normalised.
     QStringList availableTargets() const;
+    // The reference target ("" = the peers' majority). setReference fails (false) unless `spec`
+    // is "" or a checked target.
+    bool setReference(const QString& spec);
+    QString reference() const;
     void setReps(int reps);
     void setTimeoutMs(int ms);
     // Where the next campaign's results go ("" = next to the trace, a new name each time).
@@ -101,6 +107,7 @@ private:
     void chooseResultsPath();
     void recordSmMaps(const CampaignReport& report);
     void rebuildTargets();
+    void refreshReferenceChoices();
     void showLocalGpus();
     void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
     void addCustomTarget();
@@ -119,6 +126,7 @@ private:
     QRadioButton* m_selectedOp = nullptr;
     QListWidget* m_targets = nullptr;
     QLineEdit* m_customTarget = nullptr;
+    QComboBox* m_reference = nullptr;
     QSpinBox* m_reps = nullptr;
     QDoubleSpinBox* m_timeout = nullptr;
     QPushButton* m_run = nullptr;

@@ -1,6 +1,8 @@
 // The replay panel on the demo incident: a campaign on the golden model and the suspect's
 // simulated defect gives their verdicts in the live table; a long campaign (a hanging device,
-// short timeout, many repetitions) cancels promptly and the panel says so and returns to idle.
+// short timeout, many repetitions) cancels promptly and the panel says so and returns to idle;
+// the reference target decides between two peers that differ bitwise.
+#include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QPushButton>
@@ -139,6 +141,62 @@ private slots:
         const qulonglong total = qulonglong(m_window->incident()->bisect->ops.size()) * 50;
         QVERIFY(m->runsOf(hang) < total);
         QVERIFY(m_window->findChild<QPushButton*>("replayRun")->isEnabled());
+    }
+
+    void referenceDecidesBetweenTwoPeers()
+    {
+        // Two simulated GPUs of one kind running a production BLAS; one flips low mantissa bits,
+        // which stays inside the GEMM bound. Only a bitwise comparison of the peers sees it, and
+        // with two peers only the reference says which one is right.
+        ReplayPanel* panel = m_window->replayPanel();
+        const QString healthy = "sim:healthy:library=blas";
+        const QString flip = "sim:flip:bit_hi=1+bit_lo=0+library=blas+op=gemm+rate=0.02";
+        panel->setOpSelection(ReplayPanel::OpSelection::Divergent);
+        QVERIFY(panel->setCheckedTargets({healthy, flip}));
+        panel->setReps(2);
+        panel->setTimeoutMs(30000);
+        auto* combo = m_window->findChild<QComboBox*>("replayReference");
+        QVERIFY(combo);
+        QCOMPARE(combo->count(), 3);  // the majority and the two checked targets
+        QVERIFY(!panel->setReference("sim:hang"));  // not checked
+        QVERIFY(!panel->setReference("sim:no-such-model"));
+        QVERIFY(panel->setReference(QString()));
+        auto runCampaign = [&]() -> std::shared_ptr<const CampaignReport> {
+            QSignalSpy finished(panel, &ReplayPanel::finished);
+            QSignalSpy failed(panel, &ReplayPanel::failed);
+            if (!panel->start()) return nullptr;
+            if (!QTest::qWaitFor([&] { return finished.count() + failed.count() >= 1; }, 60000)) return nullptr;
+            return failed.isEmpty() ? panel->lastReport() : nullptr;
+        };
+        auto summary = [](const CampaignReport& r, const QString& target) {
+            for (const TargetSummary& t : r.targets)
+                if (t.target == target.toStdString()) return t;
+            return TargetSummary{};
+        };
+
+        auto report = runCampaign();
+        QVERIFY2(report, qPrintable(panel->lastError()));
+        QVERIFY(report->reference.empty());
+        QVERIFY(!report->peers.empty());
+        for (const PeerGroup& g : report->peers) QCOMPARE(g.basis, std::string("none"));
+        QCOMPARE(summary(*report, healthy).verdict, std::string("healthy"));
+        QVERIFY(!summary(*report, flip).peerSplitOps.empty());
+        const int row = panel->resultsModel()->rowOf(flip);
+        QVERIFY(panel->resultsModel()->data(panel->resultsModel()->index(row, ReplayResultsModel::Target),
+                                            Qt::ToolTipRole).toString().contains("nothing to decide"));
+
+        QVERIFY(panel->setReference(healthy));
+        QCOMPARE(combo->currentText(), healthy);
+        report = runCampaign();
+        QVERIFY2(report, qPrintable(panel->lastError()));
+        QCOMPARE(report->reference, healthy.toStdString());
+        QCOMPARE(summary(*report, healthy).verdict, std::string("healthy"));
+        QCOMPARE(summary(*report, flip).verdict, std::string("device-specific"));
+        QCOMPARE(panel->resultsModel()->verdictOf(flip), QString("device-specific"));
+        // Unchecking the reference falls back to the majority.
+        QVERIFY(panel->setCheckedTargets({flip}));
+        QCOMPARE(panel->reference(), QString());
+        QCOMPARE(combo->count(), 2);
     }
 
     void ratesReadAsFailuresOfRuns()
