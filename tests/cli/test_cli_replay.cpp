@@ -11,25 +11,16 @@
 #include <QtTest>
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "core/golden/OpRegistry.h"
 #include "core/trace/TraceWriter.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
+using faultline::test::randomNormalTensor;
 using faultline::test::runProcess;
 
 namespace {
-
-HostTensor randomTensor(std::vector<uint64_t> shape, uint64_t seed)
-{
-    HostTensor t(DType::Float32, std::move(shape));
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
-    return t;
-}
 
 // The same ops computed in double precision and rounded once: a healthy implementation with a
 // different summation order than the golden model.
@@ -71,8 +62,8 @@ HostTensor addDouble(const HostTensor& x, const HostTensor& y)
 // element 5 of op `corruptOp`'s output given a flipped exponent bit (none when < 0).
 QString makeTrace(const QString& path, int corruptOp)
 {
-    const HostTensor a = randomTensor({32, 48}, 1), b = randomTensor({48, 24}, 2), x = randomTensor({16, 40}, 3),
-                     y = randomTensor({16, 40}, 4);
+    const HostTensor a = randomNormalTensor({32, 48}, 1), b = randomNormalTensor({48, 24}, 2),
+                     x = randomNormalTensor({16, 40}, 3), y = randomNormalTensor({16, 40}, 4);
     auto w = TraceWriter::create(path.toStdString());
     if (!w) return QString::fromStdString(w.message());
     Status st;
@@ -112,7 +103,8 @@ QJsonObject json(const QByteArray& out)
 {
     QJsonParseError e;
     const QJsonDocument d = QJsonDocument::fromJson(out, &e);
-    if (e.error != QJsonParseError::NoError) qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
+    if (e.error != QJsonParseError::NoError)
+        qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
     return d.object();
 }
 
@@ -175,9 +167,10 @@ private slots:
     {
         const QString path = m_dir.filePath("campaign.h5");
         QVERIFY(makeTrace(path, -1).isEmpty());
-        auto r = faultlineRun({"replay", path, "--targets",
-                               "cpu,sim:hang:after=2,sim:crash:after=2,sim:intermittent:k=1,n=3,rate=0.05,bit_lo=23,bit_hi=29",
-                               "--ops", "0-2", "--reps", "3", "--timeout", "1.5", "--json", "--quiet"});
+        auto r = faultlineRun(
+            {"replay", path, "--targets",
+             "cpu,sim:hang:after=2,sim:crash:after=2,sim:intermittent:k=1,n=3,rate=0.05,bit_lo=23,bit_hi=29",
+             "--ops", "0-2", "--reps", "3", "--timeout", "1.5", "--json", "--quiet"});
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 1);
         const QJsonObject o = json(r.out);
@@ -214,8 +207,9 @@ private slots:
         const QString path = m_dir.filePath("resume.h5");
         const QString out = m_dir.filePath("resume-results.h5");
         QVERIFY(makeTrace(path, 2).isEmpty());
-        const QStringList args = {"replay", path, "--targets", "cpu,sim:stuck-bit:bit=22", "--reps", "2",
-                                  "--out", out, "--json", "--quiet"};
+        const QStringList args = {"replay", path,     "--targets", "cpu,sim:stuck-bit:bit=22",
+                                  "--reps", "2",      "--out",     out,
+                                  "--json", "--quiet"};
         auto r = faultlineRun(args);
         QCOMPARE(r.exitCode, 1);
         QVERIFY(QFile::exists(out));
@@ -265,7 +259,8 @@ private slots:
         QVERIFY(QFile::exists(dir + "/incident-trace.h5"));
         QVERIFY(QFile::exists(dir + "/checkpoints/healthy/step-003-rank-1.h5"));
         QVERIFY(QFile::exists(dir + "/checkpoints/incident/step-003-rank-1.h5"));
-        auto b = faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu1", "--json", "--quiet"});
+        auto b =
+            faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu1", "--json", "--quiet"});
         QCOMPARE(b.exitCode, 1);
         const QJsonObject o = json(b.out);
         const int first = o.value("first_divergent_op").toInt(-1);

@@ -7,13 +7,13 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <random>
 
 #include "core/golden/OpRegistry.h"
 #include "core/trace/TraceWriter.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
+using faultline::test::randomNormalTensor;
 
 namespace {
 
@@ -21,19 +21,11 @@ namespace {
 // (Target labels are normalised: parameters sorted and joined by '+'.)
 const QString kSubBoundFlip = "sim:flip:bit_hi=1+bit_lo=0+library=blas+op=gemm+rate=0.02";
 
-HostTensor randomTensor(std::vector<uint64_t> shape, uint64_t seed)
-{
-    HostTensor t(DType::Float32, std::move(shape));
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
-    return t;
-}
-
 // op 0 gemm [32,48]x[48,24], op 1 softmax [16,40]; gpu0 recorded the golden outputs.
 QString makeTrace(const QString& path)
 {
-    const HostTensor a = randomTensor({32, 48}, 11), b = randomTensor({48, 24}, 12), x = randomTensor({16, 40}, 13);
+    const HostTensor a = randomNormalTensor({32, 48}, 11), b = randomNormalTensor({48, 24}, 12),
+                     x = randomNormalTensor({16, 40}, 13);
     auto w = TraceWriter::create(path.toStdString());
     if (!w) return QString::fromStdString(w.message());
     Status st;
@@ -61,12 +53,13 @@ QString makeTrace(const QString& path)
     return st ? QString() : QString::fromStdString(st.message());
 }
 
-faultline::test::ProcessResult replay(const QString& trace, const QString& targets, const QStringList& extra = {})
+faultline::test::ProcessResult replay(const QString& trace, const QString& targets,
+                                      const QStringList& extra = {})
 {
     qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
     return faultline::test::runProcess(QStringLiteral(FAULTLINE_EXE),
-                                       QStringList{"replay", trace, "--targets", targets, "--reps", "2", "--json",
-                                                   "--quiet", "--timeout", "30"} +
+                                       QStringList{"replay", trace, "--targets", targets, "--reps", "2",
+                                                   "--json", "--quiet", "--timeout", "30"} +
                                            extra,
                                        120000);
 }
@@ -150,7 +143,8 @@ private slots:
         auto r = replay(m_trace, targets);
         QCOMPARE(r.exitCode, 0);
         QJsonObject report = QJsonDocument::fromJson(r.out).object();
-        QCOMPARE(report["ops"].toArray()[0].toObject()["peers"].toArray()[0].toObject()["basis"].toString(), QString("none"));
+        QCOMPARE(report["ops"].toArray()[0].toObject()["peers"].toArray()[0].toObject()["basis"].toString(),
+                 QString("none"));
         QVERIFY(QJsonDocument(report["warnings"].toArray()).toJson().contains("--reference"));
         QCOMPARE(targetNamed(report, kSubBoundFlip)["peer_split_ops"].toArray(), QJsonArray{0});
         // The known-healthy one as the reference convicts the other.

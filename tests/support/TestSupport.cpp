@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 
+#include <random>
 #include <sstream>
 
 #include <QDir>
@@ -64,6 +65,15 @@ std::vector<nlohmann::json> jsonLines(const std::string& text)
     std::string line;
     while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
     return out;
+}
+
+HostTensor randomNormalTensor(std::vector<uint64_t> shape, uint64_t seed)
+{
+    HostTensor t(DType::Float32, std::move(shape));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
+    return t;
 }
 
 }  // namespace faultline::test

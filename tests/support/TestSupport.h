@@ -4,9 +4,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/HostTensor.h"
 
 namespace faultline::test {
 
@@ -32,6 +35,9 @@ QString sourcePath(const QString& relative);
 
 // One JSON document per line of `text` (the worker protocol's replies); throws on a bad line.
 std::vector<nlohmann::json> jsonLines(const std::string& text);
+
+// A float32 tensor of standard-normal values drawn with mt19937_64 from `seed`.
+HostTensor randomNormalTensor(std::vector<uint64_t> shape, uint64_t seed);
 
 }  // namespace faultline::test
 
