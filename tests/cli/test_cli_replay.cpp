@@ -12,92 +12,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "ReplayTrace.h"
 #include "core/golden/OpRegistry.h"
-#include "core/trace/TraceWriter.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
-using faultline::test::randomNormalTensor;
+using faultline::test::makeReplayTrace;
 using faultline::test::runProcess;
 
 namespace {
-
-// The same ops computed in double precision and rounded once: a healthy implementation with a
-// different summation order than the golden model.
-HostTensor gemmDouble(const HostTensor& a, const HostTensor& b)
-{
-    const uint64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    HostTensor d(DType::Float32, {m, n});
-    for (uint64_t i = 0; i < m; ++i)
-        for (uint64_t j = 0; j < n; ++j) {
-            double acc = 0;
-            for (uint64_t p = k; p-- > 0;) acc += double(a.as<float>()[i * k + p]) * b.as<float>()[p * n + j];
-            d.as<float>()[i * n + j] = float(acc);
-        }
-    return d;
-}
-
-HostTensor softmaxDouble(const HostTensor& x)
-{
-    const uint64_t rows = x.shape[0], cols = x.shape[1];
-    HostTensor y(DType::Float32, x.shape);
-    for (uint64_t r = 0; r < rows; ++r) {
-        double mx = -INFINITY, sum = 0;
-        for (uint64_t c = 0; c < cols; ++c) mx = std::max(mx, double(x.as<float>()[r * cols + c]));
-        for (uint64_t c = 0; c < cols; ++c) sum += std::exp(double(x.as<float>()[r * cols + c]) - mx);
-        for (uint64_t c = 0; c < cols; ++c)
-            y.as<float>()[r * cols + c] = float(std::exp(double(x.as<float>()[r * cols + c]) - mx) / sum);
-    }
-    return y;
-}
-
-HostTensor addDouble(const HostTensor& x, const HostTensor& y)
-{
-    HostTensor z(DType::Float32, x.shape);
-    for (uint64_t i = 0; i < x.elementCount(); ++i) z.as<float>()[i] = x.as<float>()[i] + y.as<float>()[i];
-    return z;
-}
-
-// ops: 0 gemm, 1 softmax, 2 add, 3 gemm. gpu0 = healthy (double order); gpu1 = the same, with
-// element 5 of op `corruptOp`'s output given a flipped exponent bit (none when < 0).
-QString makeTrace(const QString& path, int corruptOp)
-{
-    const HostTensor a = randomNormalTensor({32, 48}, 1), b = randomNormalTensor({48, 24}, 2),
-                     x = randomNormalTensor({16, 40}, 3), y = randomNormalTensor({16, 40}, 4);
-    auto w = TraceWriter::create(path.toStdString());
-    if (!w) return QString::fromStdString(w.message());
-    Status st;
-    auto check = [&st](Status s) {
-        if (st && !s) st = s;
-    };
-    check(w->addDevice({"gpu0", "healthy", "", "", "", "", "reference", {}}));
-    check(w->addDevice({"gpu1", "suspect", "", "", "", "", "suspect", {}}));
-    check(w->addTensor("a", {a.dtype, a.shape, a.data.data()}));
-    check(w->addTensor("b", {b.dtype, b.shape, b.data.data()}));
-    check(w->addTensor("x", {x.dtype, x.shape, x.data.data()}));
-    check(w->addTensor("y", {y.dtype, y.shape, y.data.data()}));
-    const HostTensor outs[4] = {gemmDouble(a, b), softmaxDouble(x), addDouble(x, y), gemmDouble(a, b)};
-    const char* kinds[4] = {"gemm", "softmax", "add", "gemm"};
-    const std::vector<std::string> inputs[4] = {{"a", "b"}, {"x"}, {"x", "y"}, {"a", "b"}};
-    for (int i = 0; i < 4; ++i) {
-        HostTensor suspect = outs[i];
-        if (i == corruptOp) {
-            uint32_t bits;
-            std::memcpy(&bits, suspect.data.data() + 20, 4);
-            bits ^= 1u << 27;
-            std::memcpy(suspect.data.data() + 20, &bits, 4);
-        }
-        TraceOp op;
-        op.index = size_t(i);
-        op.op = kinds[i];
-        op.name = "layer." + std::to_string(i);
-        op.inputs = inputs[i];
-        check(w->addOp(op, {{"gpu0", {{outs[i].dtype, outs[i].shape, outs[i].data.data()}}},
-                            {"gpu1", {{suspect.dtype, suspect.shape, suspect.data.data()}}}}));
-    }
-    check(w->close());
-    return st ? QString() : QString::fromStdString(st.message());
-}
 
 QJsonObject json(const QByteArray& out)
 {
@@ -132,7 +55,7 @@ private slots:
     {
         QFETCH(int, corrupt);
         const QString path = m_dir.filePath(QString("bisect-%1.h5").arg(corrupt + 1));
-        const QString err = makeTrace(path, corrupt);
+        const QString err = makeReplayTrace(path, corrupt);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         auto r = faultlineRun({"bisect", path, "--suspect", "gpu1", "--json", "--quiet"});
         QVERIFY2(!r.crashed, r.err.constData());
@@ -166,7 +89,7 @@ private slots:
     void campaignRecordsHangsCrashesAndIntermittentFaults()
     {
         const QString path = m_dir.filePath("campaign.h5");
-        QVERIFY(makeTrace(path, -1).isEmpty());
+        QVERIFY(makeReplayTrace(path, -1).isEmpty());
         auto r = faultlineRun(
             {"replay", path, "--targets",
              "cpu,sim:hang:after=2,sim:crash:after=2,sim:intermittent:k=1,n=3,rate=0.05,bit_lo=23,bit_hi=29",
@@ -206,7 +129,7 @@ private slots:
     {
         const QString path = m_dir.filePath("resume.h5");
         const QString out = m_dir.filePath("resume-results.h5");
-        QVERIFY(makeTrace(path, 2).isEmpty());
+        QVERIFY(makeReplayTrace(path, 2).isEmpty());
         const QStringList args = {"replay", path,     "--targets", "cpu,sim:stuck-bit:bit=22",
                                   "--reps", "2",      "--out",     out,
                                   "--json", "--quiet"};

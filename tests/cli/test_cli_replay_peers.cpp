@@ -8,50 +8,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/golden/OpRegistry.h"
-#include "core/trace/TraceWriter.h"
+#include "ReplayTrace.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
-using faultline::test::randomNormalTensor;
 
 namespace {
 
 // Flips among the two lowest mantissa bits of 2 % of gemm outputs: inside the gemm bound.
 // (Target labels are normalised: parameters sorted and joined by '+'.)
 const QString kSubBoundFlip = "sim:flip:bit_hi=1+bit_lo=0+library=blas+op=gemm+rate=0.02";
-
-// op 0 gemm [32,48]x[48,24], op 1 softmax [16,40]; gpu0 recorded the golden outputs.
-QString makeTrace(const QString& path)
-{
-    const HostTensor a = randomNormalTensor({32, 48}, 11), b = randomNormalTensor({48, 24}, 12),
-                     x = randomNormalTensor({16, 40}, 13);
-    auto w = TraceWriter::create(path.toStdString());
-    if (!w) return QString::fromStdString(w.message());
-    Status st;
-    auto check = [&st](Status s) {
-        if (st && !s) st = s;
-    };
-    check(w->addDevice({"gpu0", "healthy", "", "", "", "", "reference", {}}));
-    check(w->addTensor("a", {a.dtype, a.shape, a.data.data()}));
-    check(w->addTensor("b", {b.dtype, b.shape, b.data.data()}));
-    check(w->addTensor("x", {x.dtype, x.shape, x.data.data()}));
-    const char* kinds[2] = {"gemm", "softmax"};
-    const std::vector<HostTensor> inputs[2] = {{a, b}, {x}};
-    const std::vector<std::string> names[2] = {{"a", "b"}, {"x"}};
-    for (int i = 0; i < 2; ++i) {
-        auto out = golden::runGolden(kinds[i], inputs[i], {});
-        if (!out) return QString::fromStdString(out.message());
-        TraceOp op;
-        op.index = size_t(i);
-        op.op = kinds[i];
-        op.name = "layer." + std::to_string(i);
-        op.inputs = names[i];
-        check(w->addOp(op, {{"gpu0", {{out->dtype, out->shape, out->data.data()}}}}));
-    }
-    check(w->close());
-    return st ? QString() : QString::fromStdString(st.message());
-}
 
 faultline::test::ProcessResult replay(const QString& trace, const QString& targets,
                                       const QStringList& extra = {})
@@ -81,7 +47,7 @@ private slots:
     {
         QVERIFY(m_dir.isValid());
         m_trace = m_dir.filePath("trace.h5");
-        const QString err = makeTrace(m_trace);
+        const QString err = faultline::test::makeReplayTrace(m_trace);
         QVERIFY2(err.isEmpty(), qPrintable(err));
     }
 
@@ -118,13 +84,15 @@ private slots:
         QCOMPARE(targetNamed(report, b)["verdict"].toString(), QString("healthy"));
         const QJsonObject bad = targetNamed(report, kSubBoundFlip);
         QCOMPARE(bad["verdict"].toString(), QString("device-specific"));
-        QCOMPARE(bad["failures"].toInt(), 2);  // both gemm runs; softmax is golden-exact and clean
+        QCOMPARE(bad["failures"].toInt(),
+                 4);  // both runs of both gemms; softmax and add are golden-exact and clean
         QVERIFY(!bad["peer_key"].toString().isEmpty());
         const QJsonObject gemm = report["ops"].toArray()[0].toObject();
         const QJsonObject group = gemm["peers"].toArray()[0].toObject();
         QCOMPARE(group["basis"].toString(), QString("majority"));
         QCOMPARE(group["differing"].toArray(), QJsonArray{kSubBoundFlip});
         QCOMPARE(gemm["targets"].toObject()[kSubBoundFlip].toObject()["peer_mismatches"].toInt(), 2);
+        QCOMPARE(report["ops"].toArray()[3].toObject()["peers"].toArray().size(), 1);
         QVERIFY(!report["ops"].toArray()[1].toObject().contains("peers"));  // softmax: no peers needed
         for (const QJsonValue& run : report["runs"].toArray()) {
             if (run["op"].toString() != "gemm") continue;
@@ -146,7 +114,7 @@ private slots:
         QCOMPARE(report["ops"].toArray()[0].toObject()["peers"].toArray()[0].toObject()["basis"].toString(),
                  QString("none"));
         QVERIFY(QJsonDocument(report["warnings"].toArray()).toJson().contains("--reference"));
-        QCOMPARE(targetNamed(report, kSubBoundFlip)["peer_split_ops"].toArray(), QJsonArray{0});
+        QCOMPARE(targetNamed(report, kSubBoundFlip)["peer_split_ops"].toArray(), QJsonArray({0, 3}));
         // The known-healthy one as the reference convicts the other.
         r = replay(m_trace, targets, {"--reference", healthy});
         QCOMPARE(r.exitCode, 1);
