@@ -20,6 +20,7 @@ std::string joinLabels(const std::vector<std::string>& labels)
 
 void judgePeers(CampaignReport& report)
 {
+    for (RunRecord& r : report.runs) r.vsPeers = nullptr;  // derived here, never taken from a journal
     // (op, peer key) -> target -> the digests of its completed runs.
     std::map<std::pair<size_t, std::string>, std::map<std::string, std::set<std::string>>> groups;
     for (const RunRecord& r : report.runs)
@@ -85,6 +86,17 @@ void judgePeers(CampaignReport& report)
         r.vsPeers = {{"basis", d->second.first}, {"peers", byTarget.size()}};
         if (d->second.first != "none") r.vsPeers["equal"] = r.digest == d->second.second;
     }
+}
+
+bool isRepeatCheckJson(const nlohmann::json& v)
+{
+    if (!v.is_object()) return false;
+    for (const char* key : {"rep", "mismatched", "flipped_bits"}) {
+        if (!v.contains(key)) continue;
+        const nlohmann::json& x = v[key];
+        if (!x.is_number_unsigned() && !(x.is_number_integer() && x.get<int64_t>() >= 0)) return false;
+    }
+    return true;
 }
 
 std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(const std::vector<RunRecord>& runs,

@@ -28,6 +28,11 @@ struct RepeatEvidence {
     uint64_t transferMismatches = 0;  // runs where the device's answer and the host digests disagree
 };
 
+// Whether `v` is a repetition check as the worker protocol writes it (an object whose rep,
+// mismatched and flipped_bits, where present, are non-negative integers): what a journal or a
+// worker gives is checked with this before the summary reads it.
+bool isRepeatCheckJson(const nlohmann::json& v);
+
 // Per (op, target): what the on-device repetition checks say, and a warning for every run where
 // they contradict the host's digests.
 std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(const std::vector<RunRecord>& runs,

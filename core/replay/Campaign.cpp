@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "BitwiseEvidence.h"
 #include "BoundCompare.h"
 #include "GoldenExact.h"
 #include "../golden/OpRegistry.h"
@@ -207,7 +208,14 @@ struct TargetRunner {
                 r.op = op->op;
                 r.name = op->name;
                 r.rep = rep;
-                runOne(*op, r, ++requestId, outputPath);
+                try {
+                    runOne(*op, r, ++requestId, outputPath);
+                } catch (const nlohmann::json::exception& e) {
+                    // A reply or hello whose fields have the wrong types.
+                    worker.kill();
+                    r.outcome = "error";
+                    r.error = std::string("worker answered out of protocol: ") + e.what();
+                }
                 journal.append(r);
                 record(std::move(r));
             }
@@ -268,7 +276,15 @@ struct TargetRunner {
         r.injected = reply.value("injected", uint64_t(0));
         r.goldenExact = reply.value("golden_exact", false);
         r.peerKey = peerKey;
-        if (reply.contains("vs_rep") && reply["vs_rep"].is_object()) r.vsRep = reply["vs_rep"];
+        if (reply.contains("vs_rep")) {
+            if (!isRepeatCheckJson(reply["vs_rep"])) {
+                worker.kill();
+                r.outcome = "error";
+                r.error = "worker answered out of protocol: vs_rep is not a repetition check";
+                return;
+            }
+            r.vsRep = reply["vs_rep"];
+        }
         judge(op, r, outputPath, reply.value("outputs", size_t(1)));
     }
 

@@ -68,7 +68,10 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.peerKey = j.value("peer_key", std::string());
         if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
-        if (j.contains("vs_rep") && j["vs_rep"].is_object()) r.vsRep = j["vs_rep"];
+        if (j.contains("vs_rep")) {
+            if (!isRepeatCheckJson(j["vs_rep"])) return Error{"bad run record: vs_rep is not a repetition check"};
+            r.vsRep = j["vs_rep"];
+        }
         if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
         r.error = j.value("error", std::string());
         r.stderrTail = j.value("stderr", std::string());
