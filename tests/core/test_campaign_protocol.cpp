@@ -1,0 +1,85 @@
+// The orchestrator against workers that break the protocol's types: a reply whose fields have
+// the wrong JSON types, or whose on-device repetition check is not one, becomes an `error` run
+// naming the problem (and the worker is restarted), never an exception that ends the campaign.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "cli/ReplayTrace.h"
+#include "core/replay/Campaign.h"
+
+using namespace faultline;
+
+namespace {
+
+// A fake faultline-worker: the hello, then `reply` (with the request's id spliced in) per request.
+QString writeFakeWorker(const QTemporaryDir& dir, const QString& name, const QString& reply)
+{
+    const QString path = dir.filePath(name);
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write("#!/bin/sh\n"
+            "echo '{\"hello\":\"faultline-worker\",\"protocol\":1,\"target\":\"cpu\",\"description\":\"fake\","
+            "\"bitwise_stable\":true}'\n"
+            "while read -r line; do\n"
+            "  id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n"
+            "  echo \"{\\\"id\\\":$id," +
+            reply.toUtf8() +
+            "}\"\n"
+            "done\n");
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
+}  // namespace
+
+class TestCampaignProtocol : public QObject {
+    Q_OBJECT
+
+private slots:
+    void wronglyTypedRepliesAreErrors_data()
+    {
+        QTest::addColumn<QString>("reply");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("injected is text") << R"(\"ok\":true,\"outputs\":1,\"injected\":\"lots\")"
+                                          << "worker answered out of protocol: ";
+        QTest::newRow("golden_exact is a number") << R"(\"ok\":true,\"outputs\":1,\"golden_exact\":3)"
+                                                  << "worker answered out of protocol: ";
+        QTest::newRow("vs_rep is not a check")
+            << R"(\"ok\":true,\"outputs\":1,\"vs_rep\":{\"rep\":0,\"mismatched\":\"x\"})"
+            << "worker answered out of protocol: vs_rep is not a repetition check";
+        QTest::newRow("negative mismatches") << R"(\"ok\":true,\"outputs\":1,\"vs_rep\":{\"rep\":0,\"mismatched\":-2})"
+                                             << "vs_rep is not a repetition check";
+    }
+
+    void wronglyTypedRepliesAreErrors()
+    {
+        QFETCH(QString, reply);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString trace = dir.filePath("trace.h5");
+        const QString err = faultline::test::makeReplayTrace(trace);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        CampaignOptions o;
+        o.tracePath = trace.toStdString();
+        o.targets = {*parseTargetSpec("cpu")};
+        o.ops = "0,1";
+        o.reps = 2;
+        o.timeout = std::chrono::milliseconds(10000);
+        o.workerProgram = writeFakeWorker(dir, "fake-worker", reply).toStdString();
+        o.scratchDir = dir.filePath("scratch").toStdString();
+        auto report = Campaign(o).run();
+        QVERIFY2(report, report ? "" : report.message().c_str());
+        QCOMPARE(report->runs.size(), size_t(4));  // every run recorded: the campaign went on
+        for (const RunRecord& r : report->runs) {
+            QCOMPARE(r.outcome, std::string("error"));
+            QVERIFY2(r.error.find(expected.toStdString()) != std::string::npos, r.error.c_str());
+        }
+        QCOMPARE(report->targets[0].failures, uint64_t(4));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCampaignProtocol)
+#include "test_campaign_protocol.moc"
