@@ -11,7 +11,10 @@
 // one comparison whose reference is already on the device is repetition against repetition:
 // the target keeps the first repetition's float32 output of the op it last ran on the device
 // and compares each later repetition there with CompareKernel (bitwise, NaN by its bits, as the
-// host's digests do), returning the summary as ReplayOutput::repeatCheck.
+// host's digests do), returning the summary as ReplayOutput::repeatCheck. When that repetition
+// is one the orchestrator already holds and the output is identical, it is not copied back at
+// all (ReplayOutput::outputOmitted): a campaign of many repetitions moves one copy per op unless
+// the device's results change (or the campaign asks for every copy, replay --copy-all).
 //
 // All CUDA work runs on the target's DeviceThread; CUDA errors become Errors naming the device,
 // and a sticky one makes fatalError() true.

@@ -1,5 +1,5 @@
 // faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
-//                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET]
+//                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET] [--copy-all]
 #include <iostream>
 #include <memory>
 
@@ -16,7 +16,7 @@ struct ReplayOptions {
     uint32_t reps = 3;
     uint64_t seed = 1;
     double timeoutSeconds = 60;
-    bool json = false, resume = false, allowExternal = false, quiet = false;
+    bool json = false, resume = false, allowExternal = false, quiet = false, copyAll = false;
 };
 
 int runReplay(const ReplayOptions& o)
@@ -37,6 +37,7 @@ int runReplay(const ReplayOptions& o)
     c.timeout = std::chrono::milliseconds(int64_t(o.timeoutSeconds * 1000));
     c.workerProgram = workerProgramPath();
     c.allowExternal = o.allowExternal;
+    c.copyAll = o.copyAll;
     if (!o.reference.empty()) {
         auto reference = parseTargetSpec(o.reference);
         if (!reference) {
@@ -89,6 +90,9 @@ CommandRunner addReplayCommand(CLI::App& app)
     cmd->add_option("--reference", o->reference,
                     "a target known healthy: peers of it (same GPU model, SM count and libraries) must "
                     "reproduce its bits; default: the peers' majority");
+    cmd->add_flag("--copy-all", o->copyAll,
+                  "copy every repetition's outputs to the host, also those the target found bitwise identical "
+                  "to a judged one (catches bits changed on the way to the host)");
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");

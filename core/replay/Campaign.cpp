@@ -166,6 +166,9 @@ struct TargetRunner {
     unsigned restarts = 0;
     std::string startError{};
     std::set<size_t> mappedOps{};  // ops whose tile->SM map a run of this campaign kept
+    // Per op, the first run this worker process completed and the host judged: the repetition
+    // the worker keeps for its repetition check, so one found identical to it need not be copied.
+    std::map<size_t, RunRecord> judged{};
 
     bool startWorker()
     {
@@ -232,6 +235,7 @@ struct TargetRunner {
                 return;
             }
             if (worker.state() != WorkerProcess::State::NotStarted) ++restarts;
+            judged.clear();  // a new process keeps no repetition
             if (!startWorker()) {
                 r.outcome = "error";
                 r.error = startError;
@@ -239,8 +243,9 @@ struct TargetRunner {
             }
         }
         std::filesystem::remove(outputPath);
-        const nlohmann::json req = {{"id", id}, {"op", op.index}, {"rep", r.rep}, {"seed", options.seed},
-                                    {"out", outputPath}};
+        nlohmann::json req = {{"id", id}, {"op", op.index}, {"rep", r.rep}, {"seed", options.seed}, {"out", outputPath}};
+        const auto reference = judged.find(op.index);
+        if (!options.copyAll && reference != judged.end()) req["skip_if_identical_to"] = reference->second.rep;
         const auto started = std::chrono::steady_clock::now();
         Status st = worker.send(req.dump());
         std::string line;
@@ -285,7 +290,27 @@ struct TargetRunner {
             }
             r.vsRep = reply["vs_rep"];
         }
+        if (reply.contains("identical_to_rep")) {
+            if (reference == judged.end() || !req.contains("skip_if_identical_to") ||
+                reply["identical_to_rep"] != req["skip_if_identical_to"]) {
+                worker.kill();
+                r.outcome = "error";
+                r.error = "worker answered out of protocol: identical_to_rep names a repetition the orchestrator "
+                          "did not offer";
+                return;
+            }
+            // Bitwise identical to a judged run: its digest and judgement hold for this one.
+            const RunRecord& same = reference->second;
+            r.hostCopy = false;
+            r.digest = same.digest;
+            r.outcome = same.outcome;
+            r.error = same.error;
+            r.vsGolden = same.vsGolden;
+            r.vsRecorded = same.vsRecorded;
+            return;
+        }
         judge(op, r, outputPath, reply.value("outputs", size_t(1)));
+        if (!r.digest.empty() && (r.outcome == "ok" || r.outcome == "mismatch")) judged.emplace(op.index, r);
     }
 
     void judge(const TraceOp& op, RunRecord& r, const std::string& outputPath, size_t outputCount)

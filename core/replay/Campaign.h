@@ -39,6 +39,11 @@ struct CampaignOptions {
     // outputs are the bits the others must reproduce. "" = the peers' majority decides.
     std::string reference;
     unsigned maxRestartsPerTarget = 64;
+    // Copy every repetition's outputs to the host. By default a repetition the target found
+    // bitwise identical to one already judged (its repetition check) is not copied: it takes that
+    // run's judgement (RunRecord::hostCopy false). Copying all catches bits that change on the
+    // way from the device to the host (transfer mismatches), at the cost of the copies.
+    bool copyAll = false;
 };
 
 // One run: (target, op, repetition). outcome: ok | mismatch | hang | crash | error.
@@ -58,6 +63,9 @@ struct RunRecord {
     nlohmann::json vsGolden;   // {"judged","differing","mismatches","beyond_tolerance","max_ulp","max_abs_error","signature",...}
     nlohmann::json vsRecorded; // {label: {"mismatches","beyond_tolerance","max_ulp"}}
     nlohmann::json vsRep;      // the target's on-device comparison with an earlier repetition (WorkerProtocol.h)
+    // False when the target found the output bitwise identical to an earlier repetition's and it
+    // was not copied to the host: digest and judgement are that repetition's.
+    bool hostCopy = true;
     // Set by summarizeCampaign for runs that have peers: {"basis":"reference"|"majority"|"none",
     // "equal":BOOL (absent with basis none), "peers":N}. Not journaled.
     nlohmann::json vsPeers;

@@ -41,6 +41,7 @@ nlohmann::json RunRecord::toJson() const
     if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
     if (!vsRecorded.is_null()) j["vs_recorded"] = vsRecorded;
     if (!vsRep.is_null()) j["vs_rep"] = vsRep;
+    if (!hostCopy) j["host_copy"] = false;
     if (!vsPeers.is_null()) j["vs_peers"] = vsPeers;
     if (!error.empty()) j["error"] = error;
     if (!stderrTail.empty()) j["stderr"] = stderrTail;
@@ -66,6 +67,7 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.injected = j.value("injected", uint64_t(0));
         r.goldenExact = j.value("golden_exact", false);
         r.peerKey = j.value("peer_key", std::string());
+        r.hostCopy = j.value("host_copy", true);
         if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
         if (j.contains("vs_rep")) {

@@ -7,6 +7,7 @@
 
 #include "../golden/OpRegistry.h"
 #include "FaultModel.h"
+#include "HostRepeatCheck.h"
 #include "SimLibrary.h"
 
 namespace faultline {
@@ -28,7 +29,18 @@ public:
     std::string label() const override { return "cpu"; }
     std::string describe() const override { return "CPU golden model (defined summation order)"; }
     bool bitwiseStable() const override { return true; }
-    Result<ReplayOutput> run(const ReplayRequest& request, uint64_t) override { return runGoldenFor(request); }
+    Result<ReplayOutput> run(const ReplayRequest& request, uint64_t) override
+    {
+        auto result = runGoldenFor(request);
+        if (result) {
+            result->repeatCheck = m_repeats.check(request.op->index, request.repetition, result->outputs[0]);
+            result->outputOmitted = mayOmitOutput(request, result->repeatCheck, result->outputs.size());
+        }
+        return result;
+    }
+
+private:
+    HostRepeatCheck m_repeats;
 };
 
 class SimTarget : public Target {
@@ -78,6 +90,8 @@ public:
             const uint64_t rows = cols ? o.elementCount() / cols : 0;
             out.tileSm = m_model->smLayout().tileMap(rows, cols);
             out.smTile = m_model->smLayout().tile;
+            out.repeatCheck = m_repeats.check(ctx.opIndex, request.repetition, o);
+            out.outputOmitted = mayOmitOutput(request, out.repeatCheck, out.outputs.size());
         }
         return result;
     }
@@ -86,6 +100,7 @@ private:
     TargetSpec m_spec;
     std::unique_ptr<FaultModel> m_model;
     SimLibrary m_library = SimLibrary::Golden;
+    HostRepeatCheck m_repeats;
 };
 
 }  // namespace

@@ -21,6 +21,9 @@ struct ReplayRequest {
     std::vector<HostTensor> inputs;       // its inputs, in order
     uint32_t repetition = 0;
     uint64_t seed = 0;                    // campaign seed: same seed, same simulated faults
+    // The orchestrator holds this repetition's outputs of the op: an output found bitwise
+    // identical to it need not be fetched (see mayOmitOutput).
+    std::optional<uint32_t> skipIfIdenticalTo;
 };
 
 // A bitwise comparison of output 0 with an earlier repetition's output 0 of the same op, made
@@ -49,7 +52,18 @@ struct ReplayOutput {
     // it by bits (GoldenExact.h). False for production libraries (cuBLAS, cuBLASLt, NCCL), whose
     // outputs are judged against the golden model within the op's bound and bitwise against peers.
     bool goldenExact = false;
+    // Output 0's bytes were not fetched (mayOmitOutput held): outputs[0] keeps its dtype and shape,
+    // its data may be empty, and the worker answers "identical_to_rep" instead of writing it.
+    bool outputOmitted = false;
 };
+
+// Whether a target may leave its output out: a single output whose repetition check found it
+// bitwise identical to the repetition the orchestrator offered.
+inline bool mayOmitOutput(const ReplayRequest& request, const std::optional<RepeatCheck>& check, size_t outputs)
+{
+    return outputs == 1 && check && check->mismatched == 0 && request.skipIfIdenticalTo &&
+           *request.skipIfIdenticalTo == check->againstRep;
+}
 
 class Target {
 public:

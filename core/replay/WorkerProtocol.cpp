@@ -69,6 +69,8 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
         request.op = it->second;
         request.repetition = req.value("rep", uint32_t(0));
         request.seed = req.value("seed", uint64_t(0));
+        if (req.contains("skip_if_identical_to") && req["skip_if_identical_to"].is_number_unsigned())
+            request.skipIfIdenticalTo = req["skip_if_identical_to"].get<uint32_t>();
         auto inputs = loadOpInputs(trace, *it->second);
         if (!inputs) {
             reply(out, {{"id", id}, {"ok", false}, {"error", inputs.message()}, {"fatal", false}});
@@ -82,10 +84,19 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
             if (fatal) return 3;
             continue;
         }
-        Status st = writeOutputs(req.value("out", std::string()), *result);
-        if (!st) {
-            reply(out, {{"id", id}, {"ok", false}, {"error", st.message()}, {"fatal", false}});
-            continue;
+        if (result->outputOmitted) {
+            // The target left out an output identical to the repetition the orchestrator holds.
+            if (!mayOmitOutput(request, result->repeatCheck, result->outputs.size())) {
+                reply(out, {{"id", id}, {"ok", false}, {"error", "the target omitted an output it had to return"},
+                            {"fatal", false}});
+                continue;
+            }
+        } else {
+            Status st = writeOutputs(req.value("out", std::string()), *result);
+            if (!st) {
+                reply(out, {{"id", id}, {"ok", false}, {"error", st.message()}, {"fatal", false}});
+                continue;
+            }
         }
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
         nlohmann::json ok = {{"id", id},
@@ -94,6 +105,7 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
                              {"injected", result->injected},
                              {"golden_exact", result->goldenExact},
                              {"ms", ms}};
+        if (result->outputOmitted) ok["identical_to_rep"] = result->repeatCheck->againstRep;
         if (const auto& rc = result->repeatCheck) {
             ok["vs_rep"] = {{"rep", rc->againstRep},
                             {"mismatched", rc->mismatched},

@@ -1,8 +1,12 @@
 #pragma once
 // The faultline-worker protocol: JSON lines over the worker's stdin/stdout.
 //
-//   request  {"id":N, "op":INDEX, "rep":R, "seed":S, "out":"PATH.safetensors"}
-//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "golden_exact":BOOL, "ms":T[, "vs_rep":{"rep":R0,
+//   request  {"id":N, "op":INDEX, "rep":R, "seed":S, "out":"PATH.safetensors"[, "skip_if_identical_to":R0]}
+//            (skip_if_identical_to: the orchestrator holds repetition R0's outputs; when the
+//            target's repetition check finds this single output bitwise identical to R0's, the
+//            worker writes no file and replies "identical_to_rep":R0)
+//   reply    {"id":N, "ok":true, "outputs":K, "injected":E, "golden_exact":BOOL, "ms":T[,
+//            "identical_to_rep":R0][, "vs_rep":{"rep":R0,
 //            "mismatched":M, "flipped_bits":B, "max_abs_error":X|null, "tile":T, "worst_tile":I}]}
 //            (vs_rep: the target compared output 0 with repetition R0's where it keeps it, see
 //            RepeatCheck in Target.h; null max_abs_error means a NaN differed; golden_exact: the

@@ -1,7 +1,8 @@
 // `faultline replay` judging outputs by bits: golden-exact targets against the golden model,
 // production-library targets against their peers (same peer key), with a majority or
 // --reference deciding which bits are right. Sub-bound corruption (low mantissa bits) passes
-// the op's rounding-error bound and is caught only this way.
+// the op's rounding-error bound and is caught only this way. A repetition the target found
+// bitwise identical to a judged one is not copied to the host (unless --copy-all).
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -20,14 +21,15 @@ namespace {
 const QString kSubBoundFlip = "sim:flip:bit_hi=1+bit_lo=0+library=blas+op=gemm+rate=0.02";
 
 faultline::test::ProcessResult replay(const QString& trace, const QString& targets,
-                                      const QStringList& extra = {})
+                                      const QStringList& extra = {}, int reps = 2)
 {
     qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-    return faultline::test::runProcess(QStringLiteral(FAULTLINE_EXE),
-                                       QStringList{"replay", trace, "--targets", targets, "--reps", "2",
-                                                   "--json", "--quiet", "--timeout", "30"} +
-                                           extra,
-                                       120000);
+    return faultline::test::runProcess(
+        QStringLiteral(FAULTLINE_EXE),
+        QStringList{"replay", trace, "--targets", targets, "--reps", QString::number(reps), "--json",
+                    "--quiet", "--timeout", "30"} +
+            extra,
+        120000);
 }
 
 QJsonObject targetNamed(const QJsonObject& report, const QString& label)
@@ -129,6 +131,49 @@ private slots:
         r = replay(m_trace, targets, {"--reference", "gpu:0"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--reference"), r.err.constData());
+    }
+
+    void identicalRepetitionsAreNotCopied()
+    {
+        const QString flaky = "sim:intermittent:k=1+n=2+rate=0.01";  // fails every other repetition
+        for (const bool copyAll : {false, true}) {
+            const auto r =
+                replay(m_trace, "cpu," + flaky, copyAll ? QStringList{"--copy-all"} : QStringList{}, 4);
+            QCOMPARE(r.exitCode, 1);
+            const QJsonObject report = QJsonDocument::fromJson(r.out).object();
+            QCOMPARE(targetNamed(report, "cpu")["verdict"].toString(), QString("healthy"));
+            QCOMPARE(targetNamed(report, flaky)["verdict"].toString(), QString("device-specific"));
+            QMap<QString, QString> firstDigest;  // target/op -> rep 0's digest
+            int skipped = 0, runs = 0;
+            for (const QJsonValue& v : report["runs"].toArray()) {
+                const QJsonObject run = v.toObject();
+                ++runs;
+                const QString key = run["target"].toString() + "/" + QString::number(run["op_index"].toInt());
+                const bool copied = !run.contains("host_copy");
+                if (run["rep"].toInt() == 0) {
+                    QVERIFY(copied);
+                    QVERIFY(!run.contains("vs_rep"));
+                    firstDigest[key] = run["digest"].toString();
+                    continue;
+                }
+                // Every later repetition was compared where it ran with the first.
+                const QJsonObject vsRep = run["vs_rep"].toObject();
+                QCOMPARE(vsRep["rep"].toInt(), 0);
+                const bool identical = vsRep["mismatched"].toInt() == 0;
+                QCOMPARE(identical, run["digest"].toString() == firstDigest[key]);
+                QCOMPARE(copied, copyAll || !identical);
+                if (!copied) ++skipped;
+                if (run["target"].toString() == "cpu") QCOMPARE(run["outcome"].toString(), QString("ok"));
+            }
+            QCOMPARE(runs, 2 * 4 * 4);
+            // Without --copy-all: the cpu's 3 later repetitions of each of 4 ops, and the flaky
+            // target's healthy repetitions that matched its healthy first one.
+            if (copyAll)
+                QCOMPARE(skipped, 0);
+            else
+                QVERIFY2(skipped >= 12, qPrintable(QString::number(skipped)));
+            QVERIFY(report["warnings"].toArray().isEmpty());
+        }
     }
 
 private:
