@@ -13,7 +13,10 @@
 namespace faultline {
 namespace {
 
-nlohmann::json rateJson(const RateInterval& r) { return {{"rate", r.rate}, {"ci", {r.low, r.high}}}; }
+nlohmann::json rateJson(const RateInterval& r)
+{
+    return {{"rate", r.rate}, {"ci", {r.low, r.high}}};
+}
 
 std::string percent(double x)
 {
@@ -34,8 +37,8 @@ std::string joinOps(const std::vector<size_t>& ops)
 
 nlohmann::json RunRecord::toJson() const
 {
-    nlohmann::json j = {{"target", target}, {"op_index", opIndex}, {"op", op},         {"name", name},
-                        {"rep", rep},       {"outcome", outcome},  {"ms", ms},         {"digest", digest},
+    nlohmann::json j = {{"target", target},     {"op_index", opIndex},        {"op", op}, {"name", name},
+                        {"rep", rep},           {"outcome", outcome},         {"ms", ms}, {"digest", digest},
                         {"injected", injected}, {"golden_exact", goldenExact}};
     if (!peerKey.empty()) j["peer_key"] = peerKey;
     if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
@@ -71,7 +74,8 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
         if (j.contains("vs_rep")) {
-            if (!isRepeatCheckJson(j["vs_rep"])) return Error{"bad run record: vs_rep is not a repetition check"};
+            if (!isRepeatCheckJson(j["vs_rep"]))
+                return Error{"bad run record: vs_rep is not a repetition check"};
             r.vsRep = j["vs_rep"];
         }
         if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
@@ -133,7 +137,8 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
             digests[{r.opIndex, r.target}].insert(r.digest);
             firstDigest.emplace(std::make_pair(r.opIndex, r.target), r.digest);
         }
-        if (r.vsGolden.is_object()) s.maxUlp = std::max<uint64_t>(s.maxUlp, r.vsGolden.value("max_ulp", uint64_t(0)));
+        if (r.vsGolden.is_object())
+            s.maxUlp = std::max<uint64_t>(s.maxUlp, r.vsGolden.value("max_ulp", uint64_t(0)));
     }
     for (auto& [key, s] : stats) {
         if (const auto e = repeats.find(key); e != repeats.end()) {
@@ -188,7 +193,14 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         t.rate = wilsonInterval(t.failures, t.runs);
         if (t.failures == 0) {
             t.verdict = "healthy";
-            t.explanation = "all " + std::to_string(t.runs) + " runs within the golden model's bounds";
+            uint64_t exact = 0;
+            for (const RunRecord& r : report.runs)
+                if (r.target == label && r.goldenExact) ++exact;
+            t.explanation =
+                exact == t.runs ? "all " + std::to_string(t.runs) + " runs bit-identical to the golden model"
+                : exact == 0    ? "all " + std::to_string(t.runs) + " runs within the golden model's bounds"
+                             : "all " + std::to_string(t.runs) + " runs within the golden model's bounds (" +
+                                   std::to_string(exact) + " bit-identical to it)";
         } else if (t.reproducingOps.empty()) {
             t.verdict = "transient";
             t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + joinOps(t.failingOps) +
@@ -201,17 +213,19 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                     othersFail = true;
             const bool alone = targets.size() > 1 && !othersFail;
             t.verdict = alone ? "device-specific" : "persistent";
-            t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" + std::to_string(t.failures) +
-                            " of " + std::to_string(t.runs) + " runs failed)" +
+            t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" +
+                            std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs failed)" +
                             (alone ? "; no other target fails them" : "");
         }
         if (peerMismatches > 0)
-            t.explanation += "; " + std::to_string(peerMismatches) +
-                             " run(s) inside the golden bound but bitwise different from its peers' reference";
+            t.explanation +=
+                "; " + std::to_string(peerMismatches) +
+                " run(s) inside the golden bound but bitwise different from its peers' reference";
         if (!t.peerSplitOps.empty())
             t.explanation += "; differs bitwise from its peers on op(s) " + joinOps(t.peerSplitOps) +
                              " with nothing to decide which is right";
-        if (!t.deterministic && t.bitwiseStable) t.explanation += "; NOT bitwise deterministic across repetitions";
+        if (!t.deterministic && t.bitwiseStable)
+            t.explanation += "; NOT bitwise deterministic across repetitions";
         report.targets.push_back(std::move(t));
     }
     return report;
@@ -221,16 +235,16 @@ nlohmann::json campaignJson(const CampaignReport& report)
 {
     nlohmann::json targets = nlohmann::json::array();
     for (const TargetSummary& t : report.targets) {
-        nlohmann::json j = {{"target", t.target},
-                            {"description", t.description},
-                            {"verdict", t.verdict},
-                            {"explanation", t.explanation},
-                            {"runs", t.runs},
-                            {"failures", t.failures},
-                            {"failing_ops", t.failingOps},
-                            {"reproducing_ops", t.reproducingOps},
-                            {"determinism",
-                             {{"expected", t.bitwiseStable}, {"certified", t.deterministic && t.runs > 0}}}};
+        nlohmann::json j = {
+            {"target", t.target},
+            {"description", t.description},
+            {"verdict", t.verdict},
+            {"explanation", t.explanation},
+            {"runs", t.runs},
+            {"failures", t.failures},
+            {"failing_ops", t.failingOps},
+            {"reproducing_ops", t.reproducingOps},
+            {"determinism", {{"expected", t.bitwiseStable}, {"certified", t.deterministic && t.runs > 0}}}};
         if (!t.peerKey.empty()) j["peer_key"] = t.peerKey;
         if (!t.peerSplitOps.empty()) j["peer_split_ops"] = t.peerSplitOps;
         j.update(rateJson(t.rate));
@@ -240,10 +254,16 @@ nlohmann::json campaignJson(const CampaignReport& report)
     std::map<size_t, nlohmann::json> byOp;
     for (const OpTargetStats& s : report.stats) {
         nlohmann::json& o = byOp[s.opIndex];
-        if (o.is_null()) o = {{"index", s.opIndex}, {"op", s.op}, {"name", s.name}, {"targets", nlohmann::json::object()}};
-        nlohmann::json t = {{"runs", s.runs},          {"failures", s.failures}, {"mismatches", s.mismatches},
-                            {"hangs", s.hangs},        {"crashes", s.crashes},   {"errors", s.errors},
-                            {"distinct_outputs", s.distinctDigests},            {"max_ulp", s.maxUlp},
+        if (o.is_null())
+            o = {{"index", s.opIndex}, {"op", s.op}, {"name", s.name}, {"targets", nlohmann::json::object()}};
+        nlohmann::json t = {{"runs", s.runs},
+                            {"failures", s.failures},
+                            {"mismatches", s.mismatches},
+                            {"hangs", s.hangs},
+                            {"crashes", s.crashes},
+                            {"errors", s.errors},
+                            {"distinct_outputs", s.distinctDigests},
+                            {"max_ulp", s.maxUlp},
                             {"signature", s.signature},
                             {"peer_mismatches", s.peerMismatches}};
         if (s.repDiffering || s.transferMismatches || s.repMaxFlippedBits)
@@ -257,17 +277,26 @@ nlohmann::json campaignJson(const CampaignReport& report)
         if (byOp.count(op)) byOp[op]["agreement"] = groups;
     for (const PeerGroup& g : report.peers) {
         if (!byOp.count(g.opIndex)) continue;
-        nlohmann::json p = {{"peer_key", g.peerKey}, {"targets", g.targets}, {"basis", g.basis},
-                            {"agreeing", g.agreeing}, {"differing", g.differing}};
+        nlohmann::json p = {{"peer_key", g.peerKey},
+                            {"targets", g.targets},
+                            {"basis", g.basis},
+                            {"agreeing", g.agreeing},
+                            {"differing", g.differing}};
         if (!g.digest.empty()) p["digest"] = g.digest;
         byOp[g.opIndex]["peers"].push_back(std::move(p));
     }
     for (auto& [i, o] : byOp) ops.push_back(std::move(o));
     nlohmann::json runs = nlohmann::json::array();
     for (const RunRecord& r : report.runs) runs.push_back(r.toJson());
-    return {{"trace", report.trace}, {"reps", report.reps},   {"seed", report.seed},
-            {"ops_selected", report.ops}, {"targets", targets}, {"ops", ops},
-            {"runs", runs},          {"warnings", report.warnings}, {"cancelled", report.cancelled},
+    return {{"trace", report.trace},
+            {"reps", report.reps},
+            {"seed", report.seed},
+            {"ops_selected", report.ops},
+            {"targets", targets},
+            {"ops", ops},
+            {"runs", runs},
+            {"warnings", report.warnings},
+            {"cancelled", report.cancelled},
             {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
 }
 
@@ -277,22 +306,24 @@ std::string campaignText(const CampaignReport& report)
     out << "replay of " << report.trace << ": " << report.ops.size() << " op(s) x " << report.targets.size()
         << " target(s) x " << report.reps << " rep(s)" << (report.cancelled ? " (cancelled)" : "") << "\n";
     char line[512];
-    std::snprintf(line, sizeof line, "  %-34s %-16s %9s  %-22s %s\n", "target", "verdict", "failures", "rate (95% CI)",
-                  "deterministic");
+    std::snprintf(line, sizeof line, "  %-34s %-16s %9s  %-22s %s\n", "target", "verdict", "failures",
+                  "rate (95% CI)", "deterministic");
     out << line;
     for (const TargetSummary& t : report.targets) {
-        const std::string rate = percent(t.rate.rate) + " [" + percent(t.rate.low) + ", " + percent(t.rate.high) + "]";
-        std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(), t.verdict.c_str(),
-                      static_cast<unsigned long long>(t.failures), static_cast<unsigned long long>(t.runs),
-                      rate.c_str(), t.deterministic ? "yes" : "no");
+        const std::string rate =
+            percent(t.rate.rate) + " [" + percent(t.rate.low) + ", " + percent(t.rate.high) + "]";
+        std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(),
+                      t.verdict.c_str(), static_cast<unsigned long long>(t.failures),
+                      static_cast<unsigned long long>(t.runs), rate.c_str(), t.deterministic ? "yes" : "no");
         out << line;
         out << "      " << t.explanation << "\n";
     }
     for (const OpTargetStats& s : report.stats) {
         if (s.failures == 0) continue;
-        out << "  op " << s.opIndex << " " << s.op << " (" << s.name << ") on " << s.target << ": " << s.failures
-            << "/" << s.runs << " failed";
-        if (s.mismatches) out << ", " << s.mismatches << " mismatch (max " << s.maxUlp << " ulp, " << s.signature << ")";
+        out << "  op " << s.opIndex << " " << s.op << " (" << s.name << ") on " << s.target << ": "
+            << s.failures << "/" << s.runs << " failed";
+        if (s.mismatches)
+            out << ", " << s.mismatches << " mismatch (max " << s.maxUlp << " ulp, " << s.signature << ")";
         if (s.peerMismatches) out << ", " << s.peerMismatches << " bitwise different from its peers";
         if (s.hangs) out << ", " << s.hangs << " hang";
         if (s.crashes) out << ", " << s.crashes << " crash";
@@ -305,7 +336,8 @@ std::string campaignText(const CampaignReport& report)
             out << "undecided, " << g.targets.size() << " targets differ";
         else
             out << (g.differing.empty() ? "all bitwise identical" : "differ: ");
-        for (size_t i = 0; g.basis != "none" && i < g.differing.size(); ++i) out << (i ? ", " : "") << g.differing[i];
+        for (size_t i = 0; g.basis != "none" && i < g.differing.size(); ++i)
+            out << (i ? ", " : "") << g.differing[i];
         if (g.basis != "none") out << " (by " << g.basis << ")";
         out << "\n";
     }

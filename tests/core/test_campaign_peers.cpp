@@ -83,6 +83,7 @@ private slots:
         QVERIFY(summaryOf(r, "cuda:2").explanation.find("bitwise different from its peers") != std::string::npos);
         QCOMPARE(summaryOf(r, "cuda:0").verdict, std::string("healthy"));
         QCOMPARE(summaryOf(r, "cuda:0").peerKey, kKey);
+        QCOMPARE(summaryOf(r, "cuda:0").explanation, std::string("all 3 runs within the golden model's bounds"));
         // The run that differs carries the judgement; the others are equal.
         size_t unequal = 0;
         for (const RunRecord& run : r.runs) {
@@ -159,6 +160,7 @@ private slots:
         }
         const CampaignReport r = summarizeCampaign(runs, {"cuda:0", "cuda:1", "cuda:2", "sim:flip"}, {});
         QVERIFY(r.peers.empty());
+        QCOMPARE(summaryOf(r, "cuda:2").explanation, std::string("all 2 runs bit-identical to the golden model"));
         for (const TargetSummary& t : r.targets) QCOMPARE(t.failures, uint64_t(0));
         for (const RunRecord& run : r.runs) QVERIFY(run.vsPeers.is_null());
         // Failed runs (no digest) are not votes.
