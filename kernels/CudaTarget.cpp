@@ -1,6 +1,5 @@
 #include "CudaTarget.h"
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -117,25 +116,6 @@ uint64_t inputsFingerprint(const std::string& op, golden::GoldenInputs in)
     return h;
 }
 
-CudaPeerIdentity peerIdentity(const cudaDeviceProp& prop)
-{
-    CudaPeerIdentity id;
-    id.name = prop.name;
-    id.smCount = prop.multiProcessorCount;
-    id.ccMajor = prop.major;
-    id.ccMinor = prop.minor;
-    cudaDriverGetVersion(&id.driverVersion);
-    cudaRuntimeGetVersion(&id.runtimeVersion);
-    int major = 0, minor = 0, patch = 0;
-    cublasGetProperty(MAJOR_VERSION, &major);
-    cublasGetProperty(MINOR_VERSION, &minor);
-    cublasGetProperty(PATCH_LEVEL, &patch);
-    id.cublasVersion = major * 10000 + minor * 100 + patch;
-    id.cublasLtVersion = cublasLtGetVersion();
-    id.ncclVersion = ncclLibraryVersion();
-    return id;
-}
-
 // The first repetition's output 0 of the op last run, kept on the device for RepeatCheck.
 struct FirstRep {
     size_t opIndex = 0;
@@ -171,7 +151,7 @@ public:
             if (rc == 0) rc = int(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
             if (rc != 0) return cudaErrorFor(m_device, "initialising the device", rc);
             m_smCount = prop.multiProcessorCount;
-            m_peerKey = cudaPeerKey(peerIdentity(prop));
+            m_peerKey = cudaPeerKeyOfDevice(m_device);
             m_description = "cuda:" + std::to_string(m_device) + ": " + prop.name + " (" +
                             std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
                             std::to_string(prop.minor) + ", pci " + std::to_string(prop.pciBusID) +

@@ -1,5 +1,7 @@
 #include "DeviceInventory.h"
 
+#include "CudaPeerKey.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -70,6 +72,7 @@ DeviceInventory collectDeviceInventory(const std::string& nvmlLibrary)
         g.clockKHz = attribute(cudaDevAttrClockRate, d);
         g.memoryClockKHz = attribute(cudaDevAttrMemoryClockRate, d);
         g.eccEnabled = attribute(cudaDevAttrEccEnabled, d) != 0;
+        g.peerKey = cudaPeerKeyOfDevice(d);
         if (!g.pciBusId.empty()) g.nvml = nvml.query(g.pciBusId);
         inv.gpus.push_back(std::move(g));
     }
@@ -98,7 +101,8 @@ nlohmann::json inventoryToJson(const DeviceInventory& inv)
                          {"memory_bytes", g.totalMemoryBytes},
                          {"clock_khz", g.clockKHz},
                          {"memory_clock_khz", g.memoryClockKHz},
-                         {"ecc_enabled", g.eccEnabled}};
+                         {"ecc_enabled", g.eccEnabled},
+                         {"peer_key", g.peerKey}};
         if (g.nvml) {
             const GpuNvmlInfo& n = *g.nvml;
             nlohmann::json m{{"serial", n.serial},

@@ -31,6 +31,7 @@ struct GpuInfo {
     uint64_t totalMemoryBytes = 0;
     int clockKHz = 0, memoryClockKHz = 0;  // 0 where the runtime no longer reports them
     bool eccEnabled = false;
+    std::string peerKey;  // CudaPeerKey.h: GPUs with equal keys owe each other identical bits
     std::optional<GpuNvmlInfo> nvml;  // absent without NVML or when the device was not found in it
 };
 

@@ -76,12 +76,16 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
     m_local = makeTable(QStringLiteral("localDevices"),
                         {tr("Device"), tr("Name"), tr("UUID"), tr("PCI bus id"), tr("Compute"), tr("SMs"), tr("Memory"),
                          tr("Clocks (MHz)"), tr("ECC"), tr("ECC errors"), tr("Remapped rows"), tr("Temp."), tr("Power"),
-                         tr("Serial"), tr("Notes")});
+                         tr("Serial"), tr("Peers"), tr("Notes")});
     m_local->horizontalHeaderItem(GpuClocks)->setToolTip(tr("SM clock / memory clock"));
     m_local->horizontalHeaderItem(GpuEccErrors)
         ->setToolTip(tr("Corrected / uncorrected ECC errors: volatile (since the driver loaded) and aggregate "
                         "(lifetime)"));
     m_local->horizontalHeaderItem(GpuRemapped)->setToolTip(tr("Remapped rows: correctable / uncorrectable"));
+    m_local->horizontalHeaderItem(GpuPeers)
+        ->setToolTip(tr("The GPUs that must give this one's bits on production kernels (cuBLAS, cuBLASLt, NCCL): "
+                        "same model, SM count, compute capability, driver, CUDA runtime and library versions. A "
+                        "replay compares peers bit for bit."));
     m_local->hide();
     layout->addWidget(m_local);
 
@@ -229,6 +233,12 @@ void DevicesPanel::fillLocalTable(const DeviceReport& report)
         cells[GpuMemory] = qs(formatGiB(g.memoryBytes));
         cells[GpuClocks] = QStringLiteral("%1 / %2").arg(mhz(g.clockKHz), mhz(g.memoryClockKHz));
         cells[GpuEcc] = g.eccEnabled ? tr("on") : tr("off");
+        QStringList peers;
+        for (const LocalGpu& other : report.gpus)
+            if (other.index != g.index && !g.peerKey.empty() && other.peerKey == g.peerKey)
+                peers << QStringLiteral("cuda:%1").arg(other.index);
+        cells[GpuPeers] = g.peerKey.empty() ? tr("unknown") : peers.isEmpty() ? tr("none") : peers.join(QStringLiteral(", "));
+        tips[GpuPeers] = g.peerKey.empty() ? tr("This worker does not report peer keys") : qs(g.peerKey);
         const bool attention = g.health && g.health->needsAttention();
         if (!g.health) {
             for (int c : {GpuEccErrors, GpuRemapped, GpuTemperature, GpuPower, GpuSerial}) cells[c] = tr("n/a");

@@ -36,6 +36,7 @@ public:
         GpuTemperature,
         GpuPower,
         GpuSerial,
+        GpuPeers,
         GpuNotes,
         LocalColumnCount
     };

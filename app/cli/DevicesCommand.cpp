@@ -50,6 +50,7 @@ std::string devicesText(const DeviceReport& r)
             << "    pci " << g.pciBusId << ", compute " << g.computeCapability << ", " << g.smCount << " SMs, "
             << formatGiB(g.memoryBytes) << ", clock " << g.clockKHz / 1000 << " MHz, memory clock "
             << g.memoryClockKHz / 1000 << " MHz, ECC " << (g.eccEnabled ? "on" : "off") << "\n";
+        if (!g.peerKey.empty()) out << "    peer key: " << g.peerKey << "\n";
         if (!g.health) continue;
         const GpuHealth& n = *g.health;
         out << "    serial " << n.serial << ", board " << n.boardPartNumber << ", VBIOS " << n.vbiosVersion
@@ -62,6 +63,17 @@ std::string devicesText(const DeviceReport& r)
             << optionalText(n.remappedRowsUncorrectable) << ", pending " << optionalText(n.remapPending)
             << ", failure " << optionalText(n.remapFailure) << "; " << optionalText(n.temperatureC) << " C, "
             << optionalText(n.powerW) << " W\n";
+    }
+    if (r.gpus.size() >= 2) {
+        const auto groups = r.peerGroups();
+        if (groups.empty())
+            out << "No two GPUs here are peers: production-library replays are judged against the golden model's "
+                   "bound only\n";
+        for (const auto& g : groups) {
+            out << "Peers (bitwise comparable on production libraries):";
+            for (size_t i = 0; i < g.size(); ++i) out << (i ? ", " : " ") << "cuda:" << g[i];
+            out << "\n";
+        }
     }
     return out.str();
 }

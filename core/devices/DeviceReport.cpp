@@ -1,5 +1,8 @@
 #include "DeviceReport.h"
 
+#include <algorithm>
+#include <map>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -54,6 +57,7 @@ LocalGpu readGpu(const json& g)
     read(g, "clock_khz", d.clockKHz);
     read(g, "memory_clock_khz", d.memoryClockKHz);
     read(g, "ecc_enabled", d.eccEnabled);
+    read(g, "peer_key", d.peerKey);
     if (g.contains("nvml") && g["nvml"].is_object()) d.health = readHealth(g["nvml"]);
     return d;
 }
@@ -64,6 +68,18 @@ bool GpuHealth::needsAttention() const
 {
     return eccUncorrectedVolatile.value_or(0) > 0 || eccUncorrectedAggregate.value_or(0) > 0 ||
            remappedRowsUncorrectable.value_or(0) > 0 || remapPending.value_or(false) || remapFailure.value_or(false);
+}
+
+std::vector<std::vector<int>> DeviceReport::peerGroups() const
+{
+    std::map<std::string, std::vector<int>> byKey;
+    for (const LocalGpu& g : gpus)
+        if (!g.peerKey.empty()) byKey[g.peerKey].push_back(g.index);
+    std::vector<std::vector<int>> groups;
+    for (auto& [key, indices] : byKey)
+        if (indices.size() >= 2) groups.push_back(std::move(indices));
+    std::sort(groups.begin(), groups.end());
+    return groups;
 }
 
 std::string DeviceReport::noDevicesReason() const

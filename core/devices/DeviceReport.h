@@ -1,7 +1,7 @@
 #pragma once
 // The machine's GPU inventory as `faultline-worker --devices-json` prints it (one JSON object:
 // cuda_built, cuda_available, cuda_error, cuda_driver_version, cuda_runtime_version,
-// nvml_available, nvml_error, driver_version, gpus[] with an optional nvml object each), read
+// nvml_available, nvml_error, driver_version, gpus[] with peer_key and an optional nvml object each), read
 // back into plain values for `faultline devices` and the GUI's devices panel. The worker is the
 // only process that loads CUDA; everything else reads this document.
 #include <cstdint>
@@ -37,6 +37,9 @@ struct LocalGpu {
     uint64_t memoryBytes = 0;
     int clockKHz = 0, memoryClockKHz = 0;  // 0 where the runtime does not report them
     bool eccEnabled = false;
+    // What must match for two GPUs to owe each other identical bits on production kernels
+    // (name, SMs, compute capability, driver, runtime, cuBLAS, cuBLASLt, NCCL); "" unknown.
+    std::string peerKey;
     std::optional<GpuHealth> health;  // absent without NVML
 };
 
@@ -52,6 +55,9 @@ struct DeviceReport {
 
     // Why the list is empty, in plain words; "" when there are GPUs.
     std::string noDevicesReason() const;
+    // The indices of GPUs that are peers of each other (same non-empty peer key), one group per
+    // key with at least two GPUs, in index order.
+    std::vector<std::vector<int>> peerGroups() const;
 };
 
 // Parses the worker's document. `source` names where it came from (the worker's path) in the

@@ -17,7 +17,7 @@ private slots:
             "cuda_runtime_version":13000,"nvml_available":true,"driver_version":"550.54.15",
             "gpus":[{"index":3,"name":"NVIDIA A100-SXM4-40GB","uuid":"GPU-1234","pci_bus_id":"00000000:07:00.0",
                      "compute_capability":"8.0","sm_count":108,"memory_bytes":42505273344,"clock_khz":1410000,
-                     "memory_clock_khz":1215000,"ecc_enabled":true,
+                     "memory_clock_khz":1215000,"ecc_enabled":true,"peer_key":"A100, 108 SMs",
                      "nvml":{"serial":"S1","board_part_number":"B1","vbios_version":"V1","inforom_image_version":"I1",
                              "ecc_corrected_volatile":7,"ecc_uncorrected_aggregate":0,"remapped_rows_correctable":2,
                              "remapped_rows_uncorrectable":0,"remap_pending":false,"remap_failure":false,
@@ -43,6 +43,8 @@ private slots:
         QCOMPARE(g.clockKHz, 1410000);
         QCOMPARE(g.memoryClockKHz, 1215000);
         QVERIFY(g.eccEnabled);
+        QCOMPARE(g.peerKey, std::string("A100, 108 SMs"));
+        QVERIFY(r->gpus[1].peerKey.empty());  // an older worker: unknown
         QVERIFY(g.health);
         QCOMPARE(g.health->serial, std::string("S1"));
         QCOMPARE(g.health->inforomImageVersion, std::string("I1"));
@@ -56,6 +58,24 @@ private slots:
         QVERIFY(!g.health->needsAttention());
         QVERIFY(!r->gpus[1].health);
         QVERIFY(r->noDevicesReason().empty());
+    }
+
+    void peerGroupsShareAKey()
+    {
+        DeviceReport r;
+        const std::vector<std::pair<int, std::string>> gpus = {
+            {0, "H200, 132 SMs"}, {1, "H100, 132 SMs"}, {2, "H200, 132 SMs"}, {3, ""}, {4, "H100, 132 SMs"},
+            {5, "H200, 132 SMs"}, {6, "L4, 58 SMs"}, {7, ""}};
+        for (const auto& [index, key] : gpus) {
+            LocalGpu g;
+            g.index = index;
+            g.peerKey = key;
+            r.gpus.push_back(g);
+        }
+        // Unknown keys are nobody's peers; a key held by one GPU makes no group.
+        QCOMPARE(r.peerGroups(), (std::vector<std::vector<int>>{{0, 2, 5}, {1, 4}}));
+        r.gpus.resize(2);
+        QVERIFY(r.peerGroups().empty());
     }
 
     void needsAttentionOnFailingMemory_data()
@@ -105,6 +125,7 @@ private slots:
         QTest::newRow("gpus not an array") << R"({"gpus":{}})";
         QTest::newRow("gpu not an object") << R"({"gpus":[3]})";
         QTest::newRow("wrong field type") << R"({"gpus":[{"sm_count":"many"}]})";
+        QTest::newRow("peer key not text") << R"({"gpus":[{"peer_key":7}]})";
         QTest::newRow("wrong top-level type") << R"({"cuda_built":"yes"})";
     }
 

@@ -33,6 +33,7 @@ const char* const kTwoGpus = R"({
     {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0a1b2c3d-0000-1111-2222-333344445555",
      "pci_bus_id": "00000000:18:00.0", "compute_capability": "9.0", "sm_count": 132,
      "memory_bytes": 85899345920, "clock_khz": 1980000, "memory_clock_khz": 2619000, "ecc_enabled": true,
+     "peer_key": "NVIDIA H100 80GB HBM3, 132 SMs, sm_90, driver 12040, runtime 13000, cuBLAS 130100",
      "nvml": {"serial": "1650123456789", "board_part_number": "692-2G520-0200-000",
               "vbios_version": "96.00.30.00.01", "inforom_image_version": "G520.0200.00.05",
               "ecc_corrected_volatile": 0, "ecc_uncorrected_volatile": 0,
@@ -42,6 +43,7 @@ const char* const kTwoGpus = R"({
     {"index": 1, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-9f8e7d6c-aaaa-bbbb-cccc-ddddeeeeffff",
      "pci_bus_id": "00000000:2A:00.0", "compute_capability": "9.0", "sm_count": 132,
      "memory_bytes": 42949672960, "clock_khz": 0, "memory_clock_khz": 0, "ecc_enabled": false,
+     "peer_key": "NVIDIA H100 80GB HBM3, 132 SMs, sm_90, driver 12040, runtime 13000, cuBLAS 130100",
      "nvml": {"serial": "1650987654321", "board_part_number": "", "vbios_version": "", "inforom_image_version": "",
               "ecc_corrected_volatile": 12, "ecc_uncorrected_volatile": 2,
               "ecc_corrected_aggregate": 40, "ecc_uncorrected_aggregate": 5,
@@ -103,6 +105,10 @@ private slots:
         QCOMPARE(cell(t, 1, DevicesPanel::GpuPower), QString("n/a"));
         QCOMPARE(cell(t, 0, DevicesPanel::GpuSerial), QString("1650123456789"));
         QVERIFY(cell(t, 1, DevicesPanel::GpuNotes).contains("nvmlDeviceGetPowerUsage: Not Supported"));
+        // Same model, SMs and libraries: each is the other's peer, the key in the tooltip.
+        QCOMPARE(cell(t, 0, DevicesPanel::GpuPeers), QString("cuda:1"));
+        QCOMPARE(cell(t, 1, DevicesPanel::GpuPeers), QString("cuda:0"));
+        QVERIFY(t->item(0, DevicesPanel::GpuPeers)->toolTip().startsWith("NVIDIA H100 80GB HBM3, 132 SMs"));
         // The failing memory stands out; the healthy device does not.
         QCOMPARE(t->item(1, DevicesPanel::GpuEccErrors)->foreground().color(), PlotStyle::divergentColor());
         QVERIFY(t->item(0, DevicesPanel::GpuEccErrors)->foreground().color() != PlotStyle::divergentColor());
@@ -110,6 +116,20 @@ private slots:
         QVERIFY2(summary.contains("2 GPUs") && summary.contains("CUDA runtime 13.0") && summary.contains("driver API 12.4") &&
                      summary.contains("550.54.15"),
                  qPrintable(summary));
+    }
+
+    void peersNeedTheSameKey()
+    {
+        DevicesPanel panel;
+        panel.showInventoryJson(R"({"cuda_built":true,"cuda_available":true,"gpus":[{"index":0,"peer_key":"A"},
+            {"index":1,"peer_key":"B"},{"index":2,"peer_key":"A"},{"index":3}]})",
+                                "w");
+        const QTableWidget* t = panel.localDevices();
+        QCOMPARE(t->rowCount(), 4);
+        QCOMPARE(cell(t, 0, DevicesPanel::GpuPeers), QString("cuda:2"));
+        QCOMPARE(cell(t, 1, DevicesPanel::GpuPeers), QString("none"));
+        QCOMPARE(cell(t, 2, DevicesPanel::GpuPeers), QString("cuda:0"));
+        QCOMPARE(cell(t, 3, DevicesPanel::GpuPeers), QString("unknown"));  // an older worker
     }
 
     void saysWhyThereAreNoDevices()
