@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include "CudaRuntime.h"
 #include "core/FloatFormats.h"
 
@@ -10,13 +12,15 @@ namespace {
 
 constexpr int kCompareThreads = 256;
 
-__device__ __forceinline__ float absError(uint32_t x, uint32_t y)
+// |x - y| of two float bit patterns, in double (exact for most pairs, rounded once otherwise:
+// the host's fabs(double(x) - double(y))); +inf where a NaN is involved and the bits differ.
+__device__ __forceinline__ double absError(uint32_t x, uint32_t y)
 {
-    if (x == y) return 0.0f;
+    if (x == y) return 0.0;
     const bool nx = (x & 0x7FFFFFFFu) > 0x7F800000u, ny = (y & 0x7FFFFFFFu) > 0x7F800000u;
-    if (nx || ny) return __uint_as_float(0x7F800000u);
-    const float d = fabsf(__fsub_rn(__uint_as_float(x), __uint_as_float(y)));
-    return d != d ? __uint_as_float(0x7F800000u) : d;  // inf - inf of equal sign cannot differ; safety
+    if (nx || ny) return __longlong_as_double(0x7FF0000000000000ll);
+    const double d = fabs(__dsub_rn(double(__uint_as_float(x)), double(__uint_as_float(y))));
+    return d != d ? __longlong_as_double(0x7FF0000000000000ll) : d;
 }
 
 template <int FixedTile>
@@ -24,14 +28,14 @@ __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, Ti
                               CompareAccumulators* accum)
 {
     __shared__ unsigned long long sMis[kCompareThreads / 32], sBits[kCompareThreads / 32];
-    __shared__ float sMax[kCompareThreads / 32];
+    __shared__ double sMax[kCompareThreads / 32];
     const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
     const uint64_t perTile = uint64_t(tg.tile) * tg.tile;
     unsigned long long mis = 0, bits = 0;
-    float blockMax = 0.0f;
+    double blockMax = 0.0;
     for (uint64_t t = blockIdx.x; t < tg.tileRows * tg.tileCols; t += gridDim.x) {
         const uint64_t r0 = (t / tg.tileCols) * tg.tile, c0 = (t % tg.tileCols) * tg.tile;
-        float m = 0.0f;
+        double m = 0.0;
         // FixedTile > 0: the tile edge is a compile-time constant (no division per element).
         const uint32_t tile = FixedTile > 0 ? uint32_t(FixedTile) : tg.tile;
         for (uint32_t i = threadIdx.x; i < uint32_t(perTile); i += kCompareThreads) {
@@ -43,16 +47,16 @@ __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, Ti
             const uint32_t diff = x ^ y;
             mis += diff != 0;
             bits += __popc(diff);
-            m = fmaxf(m, absError(x, y));
+            m = fmax(m, absError(x, y));
         }
-        for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_down_sync(0xFFFFFFFFu, m, off));
+        for (int off = 16; off > 0; off /= 2) m = fmax(m, __shfl_down_sync(0xFFFFFFFFu, m, off));
         if (lane == 0) sMax[warp] = m;
         __syncthreads();
         if (threadIdx.x == 0) {
-            float tm = 0.0f;
-            for (int w = 0; w < kCompareThreads / 32; ++w) tm = fmaxf(tm, sMax[w]);
-            if (tileMax) tileMax[t] = tm;
-            blockMax = fmaxf(blockMax, tm);
+            double tm = 0.0;
+            for (int w = 0; w < kCompareThreads / 32; ++w) tm = fmax(tm, sMax[w]);
+            if (tileMax) tileMax[t] = float(tm);
+            blockMax = fmax(blockMax, tm);
         }
         __syncthreads();
     }
@@ -73,7 +77,8 @@ __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, Ti
         }
         if (tm) atomicAdd(&accum->mismatched, tm);
         if (tb) atomicAdd(&accum->flippedBits, tb);
-        if (blockMax > 0.0f) atomicMax(&accum->maxAbsErrorBits, __float_as_uint(blockMax));
+        if (blockMax > 0.0)
+            atomicMax(&accum->maxAbsErrorBits, static_cast<unsigned long long>(__double_as_longlong(blockMax)));
     }
 }
 
@@ -95,8 +100,9 @@ int launchCompare(const float* a, const float* b, View2d v, uint32_t tile, float
 }
 
 Result<CompareSummary> compareOnDevice(int device, const float* a, const float* b, View2d v, uint32_t tile,
-                                       std::vector<float>* tileMax, cudaStream_t stream)
+                                       std::vector<float>* tileMax, cudaStream_t stream, int* cudaCode)
 {
+    if (cudaCode) *cudaCode = 0;
     if (tile == 0) return Error{"cuda:" + std::to_string(device) + ": compare: tile edge 0"};
     const TileGrid tg = tileGrid(v, tile);
     CompareAccumulators* accum = nullptr;
@@ -117,12 +123,15 @@ Result<CompareSummary> compareOnDevice(int device, const float* a, const float* 
     }
     if (rc == 0) rc = int(cudaStreamSynchronize(stream));
     cleanup();
-    if (rc != 0) return cudaErrorFor(device, "compare", rc);
+    if (rc != 0) {
+        if (cudaCode) *cudaCode = rc;
+        return cudaErrorFor(device, "compare", rc);
+    }
     if (tileMax && !dTiles) tileMax->clear();
     CompareSummary s;
     s.mismatched = host.mismatched;
     s.flippedBits = host.flippedBits;
-    s.maxAbsError = floatFromBits(host.maxAbsErrorBits);
+    std::memcpy(&s.maxAbsError, &host.maxAbsErrorBits, sizeof s.maxAbsError);
     return s;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Device-side comparison of two float tensors of the same 2-D view: how many elements differ in
-// their bits, how many bits differ in total (XOR + popcount), the largest |a - b| (+inf where
-// exactly one side is NaN or the bits differ between NaNs), and that maximum per tile.
+// their bits, how many bits differ in total (XOR + popcount), the largest |a - b| computed in
+// double as the host's compareRepetitions does (+inf where a NaN is involved), and the maximum
+// per tile (as float).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -17,14 +18,14 @@ inline constexpr uint32_t kCompareTile = 64;
 struct CompareSummary {
     uint64_t mismatched = 0;   // elements whose bits differ
     uint64_t flippedBits = 0;  // sum over elements of popcount(bits(a) ^ bits(b))
-    float maxAbsError = 0.0f;
+    double maxAbsError = 0.0;
 };
 
 // Device accumulators the kernel adds into (zero them before the first launch).
 struct CompareAccumulators {
     unsigned long long mismatched;
     unsigned long long flippedBits;
-    unsigned int maxAbsErrorBits;  // bits of a non-negative float, compared as integers
+    unsigned long long maxAbsErrorBits;  // bits of a non-negative double, compared as integers
 };
 
 // a, b: device arrays of v.rows x v.cols floats. tileMax: device array of
@@ -34,8 +35,9 @@ int launchCompare(const float* a, const float* b, View2d v, uint32_t tile, float
 
 // Host wrapper for device pointers on the current device: allocates the accumulators, launches,
 // synchronises, copies back. `tileMax` (nullable) receives the per-tile maxima. `device` names
-// the device in errors.
+// the device in errors; `cudaCode` (nullable) receives the CUDA error code of a failure, so the
+// caller can tell a sticky error (an earlier kernel's fault often surfaces here).
 Result<CompareSummary> compareOnDevice(int device, const float* a, const float* b, View2d v, uint32_t tile,
-                                       std::vector<float>* tileMax, cudaStream_t stream);
+                                       std::vector<float>* tileMax, cudaStream_t stream, int* cudaCode = nullptr);
 
 }  // namespace faultline::cuda

@@ -140,6 +140,8 @@ Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cuda
         const cublasStatus_t s = cublasLtCreate(&st.handle);
         if (s != CUBLAS_STATUS_SUCCESS) {
             st.handle = nullptr;
+            // A context an earlier fault poisoned fails here first: keep its code (sticky check).
+            if (cudaCode) *cudaCode = int(cudaPeekAtLastError());
             return fail("cublasLtCreate", s);
         }
     }

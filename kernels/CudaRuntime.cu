@@ -36,6 +36,13 @@ bool isStickyCudaError(int code)
     case cudaErrorContextIsDestroyed:
     case cudaErrorDevicesUnavailable:
     case cudaErrorUnknown:
+    // Hopper and later: an uncontained HBM or NVLink fault, a tensor-memory leak, a terminated
+    // MPS client, an external device error: the process must be terminated and relaunched.
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
         return true;
     default:
         return false;

@@ -274,20 +274,22 @@ private:
             return std::nullopt;
         }
         std::vector<float> tileMax;
-        auto s = compareOnDevice(m_device, f.values.as<float>(), dOut, view, kCompareTile, &tileMax, m_stream);
+        int code = 0;
+        auto s = compareOnDevice(m_device, f.values.as<float>(), dOut, view, kCompareTile, &tileMax, m_stream, &code);
         if (!s) {
-            r.fail(s.error());
+            r.fail(s.error(), code);  // the op's own kernel may have faulted: keep the code for the sticky check
             return std::nullopt;
         }
         RepeatCheck c;
         c.againstRep = f.rep;
         c.mismatched = s->mismatched;
         c.flippedBits = s->flippedBits;
-        c.maxAbsError = double(s->maxAbsError);
+        c.maxAbsError = s->maxAbsError;
         c.tile = kCompareTile;
         if (s->mismatched) {
+            // The tile with the largest error; none when every difference is of size 0 (+0 vs -0).
             const auto worst = std::max_element(tileMax.begin(), tileMax.end());
-            if (worst != tileMax.end()) c.worstTile = int64_t(worst - tileMax.begin());
+            if (worst != tileMax.end() && *worst > 0.0f) c.worstTile = int64_t(worst - tileMax.begin());
         }
         return c;
     }
@@ -327,7 +329,9 @@ private:
             const cublasStatus_t cs = cublasCreate(&m_cublas);
             if (cs != CUBLAS_STATUS_SUCCESS) {
                 m_cublas = nullptr;
-                return r.fail(Error{"cuda:" + std::to_string(m_device) + ": cublasCreate: " + cublasText(cs)});
+                // A context an earlier fault poisoned fails here first: keep its code (sticky check).
+                return r.fail(Error{"cuda:" + std::to_string(m_device) + ": cublasCreate: " + cublasText(cs)},
+                              int(cudaPeekAtLastError()));
             }
             cublasSetStream(m_cublas, m_stream);
         }

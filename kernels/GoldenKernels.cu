@@ -1,5 +1,7 @@
 #include "GoldenKernels.h"
 
+#include <algorithm>
+
 #include <cuda_runtime.h>
 
 #include "SmId.h"
@@ -22,15 +24,18 @@ using golden::sqrtRn;
 // memory; each accumulator is one FMA chain over k ascending from +0.0f, carried across slices.
 constexpr int kLanes = kGemmBlock / kGemmThreadTile;  // 16
 
-__global__ void __launch_bounds__(kGemmThreads) goldenGemmKernel(DeviceGemm g, uint32_t smTile)
+// Block (x, y, z) computes columns from x * kGemmBlock, rows from (rowBlockBase + y) * kGemmBlock
+// of batch batchBase + z (the bases let a launch cover more than 65535 row blocks or batches).
+__global__ void __launch_bounds__(kGemmThreads)
+    goldenGemmKernel(DeviceGemm g, uint32_t smTile, int64_t batchBase, int64_t rowBlockBase)
 {
     __shared__ float as[kGemmBlockK][kGemmBlock];
     __shared__ float bs[kGemmBlockK][kGemmBlock];
     __shared__ int32_t sm;
     const int tid = int(threadIdx.x);
     const int tx = tid % kLanes, ty = tid / kLanes;
-    const int64_t batch = blockIdx.z;
-    const int64_t row0 = int64_t(blockIdx.y) * kGemmBlock, col0 = int64_t(blockIdx.x) * kGemmBlock;
+    const int64_t batch = batchBase + blockIdx.z;
+    const int64_t row0 = (rowBlockBase + int64_t(blockIdx.y)) * kGemmBlock, col0 = int64_t(blockIdx.x) * kGemmBlock;
     const float* a = g.a + (g.aOffsets ? g.aOffsets[batch] : 0);
     const float* b = g.b + (g.bOffsets ? g.bOffsets[batch] : 0);
     const bool aKFast = g.aColStride == 1;  // A's k index is contiguous: load along k
@@ -108,6 +113,11 @@ __global__ void __launch_bounds__(kGemmThreads) goldenGemmKernel(DeviceGemm g, u
     const int64_t count = (tr1 - tr0 + 1) * width;
     for (int64_t t = tid; t < count; t += kGemmThreads)
         g.tileSm[(tr0 + t / width) * tileCols + tc0 + t % width] = sm;
+}
+
+__global__ void smIdBoundKernel(int32_t* out)
+{
+    *out = smIdBound();
 }
 
 // ---- element-wise -------------------------------------------------------------------------
@@ -240,9 +250,29 @@ int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream)
 {
     if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return int(cudaSuccess);
     const GemmGrid grid = gemmGrid(g.batch, g.m, g.n);
-    if (grid.y > 65535u || grid.z > 65535u) return int(cudaErrorInvalidConfiguration);
-    goldenGemmKernel<<<dim3(grid.x, grid.y, grid.z), kGemmThreads, 0, stream>>>(g, gemmSmTile(g.batch, g.m));
-    return int(cudaGetLastError());
+    // gridDim.y and gridDim.z stop at 65535: larger batches and taller outputs take several
+    // launches (each block's work, and so each result, is the same).
+    constexpr uint32_t kMaxYZ = 65535;
+    const uint32_t smTile = gemmSmTile(g.batch, g.m);
+    for (uint32_t z0 = 0; z0 < grid.z; z0 += kMaxYZ)
+        for (uint32_t y0 = 0; y0 < grid.y; y0 += kMaxYZ) {
+            const dim3 blocks(grid.x, std::min(kMaxYZ, grid.y - y0), std::min(kMaxYZ, grid.z - z0));
+            goldenGemmKernel<<<blocks, kGemmThreads, 0, stream>>>(g, smTile, int64_t(z0), int64_t(y0));
+            if (const int rc = int(cudaGetLastError()); rc != 0) return rc;
+        }
+    return int(cudaSuccess);
+}
+
+int queryTileSmBound()
+{
+    int32_t* d = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&d), sizeof(int32_t)) != cudaSuccess) return -1;
+    smIdBoundKernel<<<1, 1>>>(d);
+    int32_t bound = -1;
+    const bool ok = cudaGetLastError() == cudaSuccess &&
+                    cudaMemcpy(&bound, d, sizeof bound, cudaMemcpyDeviceToHost) == cudaSuccess;
+    cudaFree(d);
+    return ok ? bound : -1;
 }
 
 int launchGoldenElementwise(ElementwiseKind kind, const float* x, const float* y, float* out, View2d v,

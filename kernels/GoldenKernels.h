@@ -36,6 +36,10 @@ struct DeviceGemm {
 
 int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream);
 
+// The bound of the SM ids the kernels record on the current device (PTX %nsmid, which may
+// exceed the multiprocessor count); -1 when it cannot be read.
+int queryTileSmBound();
+
 enum class ElementwiseKind { Add, GeluErf, GeluTanh, Silu };
 
 // out = f(x) (or x + y for Add) over rows x cols; tileSm has tileGrid(v, kSmallTile) entries.

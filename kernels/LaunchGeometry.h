@@ -59,8 +59,9 @@ uint64_t attentionScratchFloats(uint64_t rows, uint64_t sk);
 // For a tile map `sm` over grid `g`: the tile holding element (row, col) of the 2-D view.
 uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col);
 
-// Checks a recorded map: right size and every entry in [0, smCount). Returns the number of
-// bad entries (a size mismatch counts as all).
-uint64_t countBadTileSm(const std::vector<int32_t>& sm, const TileGrid& g, int smCount);
+// Checks a recorded map: right size and every entry in [0, smIdBound) (the device's %nsmid,
+// queryTileSmBound: SM ids need not be contiguous). Returns the number of bad entries (a size
+// mismatch counts as all).
+uint64_t countBadTileSm(const std::vector<int32_t>& sm, const TileGrid& g, int smIdBound);
 
 }  // namespace faultline::cuda

@@ -109,12 +109,14 @@ struct RankResources {
     ncclComm_t comm = nullptr;
 };
 
-void release(std::vector<RankResources>& ranks)
+// After a failure the communicators may be broken: ncclCommDestroy can block on them, so they
+// are aborted instead.
+void release(std::vector<RankResources>& ranks, bool failed)
 {
     for (RankResources& r : ranks) {
         cudaSetDevice(r.device);
-        if (r.stream) cudaStreamSynchronize(r.stream);
-        if (r.comm) ncclCommDestroy(r.comm);
+        if (r.stream && !failed) cudaStreamSynchronize(r.stream);
+        if (r.comm) failed ? ncclCommAbort(r.comm) : ncclCommDestroy(r.comm);
         cudaFree(r.send);
         cudaFree(r.recv);
         if (r.stream) cudaStreamDestroy(r.stream);
@@ -183,7 +185,7 @@ Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind kind, std::span<const H
         if (rc != 0) cudaFail(rr.device, "running the NCCL all_reduce", rc);
         outputs.push_back(std::move(out));
     }
-    release(ranks);
+    release(ranks, failure.has_value());
     cudaSetDevice(previous);
     if (failure) return *failure;
     return outputs;

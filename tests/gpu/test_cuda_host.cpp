@@ -372,6 +372,12 @@ private slots:
     {
         QVERIFY(isStickyCudaError(int(cudaErrorIllegalAddress)));
         QVERIFY(isStickyCudaError(int(cudaErrorLaunchFailure)));
+        // Hopper's containment of HBM/NVLink faults: the process must be relaunched.
+        QVERIFY(isStickyCudaError(int(cudaErrorContained)));
+        QVERIFY(isStickyCudaError(int(cudaErrorNvlinkUncorrectable)));
+        QVERIFY(isStickyCudaError(int(cudaErrorTensorMemoryLeak)));
+        QVERIFY(isStickyCudaError(int(cudaErrorMpsClientTerminated)));
+        QVERIFY(isStickyCudaError(int(cudaErrorExternalDevice)));
         QVERIFY(isStickyCudaError(int(cudaErrorECCUncorrectable)));
         QVERIFY(!isStickyCudaError(int(cudaErrorMemoryAllocation)));
         QVERIFY(!isStickyCudaError(int(cudaErrorInvalidValue)));

@@ -16,9 +16,11 @@
 #include "core/golden/GoldenSupport.h"
 #include "core/golden/OpRegistry.h"
 #include "core/replay/TargetSpec.h"
+#include "core/replay/HostRepeatCheck.h"
 #include "kernels/CompareKernel.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
+#include "kernels/GoldenKernels.h"
 #include "kernels/LaunchGeometry.h"
 
 using namespace faultline;
@@ -64,6 +66,7 @@ class TestCudaKernels : public QObject {
 
     std::unique_ptr<Target> m_target;
     int m_smCount = 0;
+    int m_smIdBound = 0;
 
     Result<ReplayOutput> runOnGpu(const OpCase& c, uint32_t rep = 0)
     {
@@ -90,6 +93,9 @@ private slots:
         m_target = std::move(t).value();
         QVERIFY(cudaDeviceGetAttribute(&m_smCount, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
         QVERIFY(m_smCount > 0);
+        // SM ids are below %nsmid, which may exceed the multiprocessor count (ids need not be
+        // contiguous on parts with disabled SMs).
+        m_smIdBound = std::max(m_smCount, cuda::queryTileSmBound());
     }
 
     void goldenBitExact_data()
@@ -199,7 +205,7 @@ private slots:
         QVERIFY(gpu->smTile > 0);
         const cuda::TileGrid tg = cuda::tileGrid(v, gpu->smTile);
         QCOMPARE(uint64_t(gpu->tileSm.size()), tg.count());
-        QCOMPARE(cuda::countBadTileSm(gpu->tileSm, tg, m_smCount), uint64_t(0));
+        QCOMPARE(cuda::countBadTileSm(gpu->tileSm, tg, m_smIdBound), uint64_t(0));
     }
 
     void cublasDeterministic_data()
@@ -311,6 +317,37 @@ private slots:
         QVERIFY(std::isinf(tiles[cuda::tileIndexOf(tg, 123 / cols, 123 % cols)]));
         QCOMPARE(tiles[cuda::tileIndexOf(tg, 0, 5)], std::abs(b[5] - a[5]));
         QCOMPARE(tiles[cuda::tileIndexOf(tg, 150, 100)], 0.0f);
+    }
+
+    // The device's repetition check gives the host's answer (core/replay/HostRepeatCheck.h),
+    // also for differences beyond float's range, which the device computes in double.
+    void compareMatchesTheHostCheck()
+    {
+        const uint64_t rows = 70, cols = 90;
+        HostTensor a = randomTensor(DType::Float32, {rows, cols}, 11), b = a;
+        float* pa = a.as<float>();
+        float* pb = b.as<float>();
+        pa[7] = 3.0e38f;
+        pb[7] = -3.0e38f;  // |a - b| = 6e38: +inf in float, finite in double
+        pb[100] = std::nextafter(pa[100], 0.0f);
+        pa[2000] = 0.0f;
+        pb[2000] = -0.0f;  // differs by its bits only
+        float *da = nullptr, *db = nullptr;
+        QCOMPARE(cudaMalloc(&da, a.byteCount()), cudaSuccess);
+        QCOMPARE(cudaMalloc(&db, b.byteCount()), cudaSuccess);
+        cudaMemcpy(da, pa, a.byteCount(), cudaMemcpyHostToDevice);
+        cudaMemcpy(db, pb, b.byteCount(), cudaMemcpyHostToDevice);
+        int code = -1;
+        auto s = cuda::compareOnDevice(0, da, db, {rows, cols}, cuda::kCompareTile, nullptr, nullptr, &code);
+        cudaFree(da);
+        cudaFree(db);
+        QVERIFY2(s.ok(), s.ok() ? "" : s.message().c_str());
+        QCOMPARE(code, 0);
+        const RepeatCheck host = compareRepetitions(b, a, 0);
+        QCOMPARE(s->mismatched, host.mismatched);
+        QCOMPARE(s->flippedBits, host.flippedBits);
+        QCOMPARE(s->maxAbsError, host.maxAbsError);
+        QCOMPARE(s->maxAbsError, 2.0 * double(3.0e38f));
     }
 };
 
