@@ -1,7 +1,5 @@
 #include "GoldenKernels.h"
 
-#include <algorithm>
-
 #include <cuda_runtime.h>
 
 #include "SmId.h"
@@ -249,17 +247,12 @@ int launchRow(const RowArgs& args, cudaStream_t stream)
 int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream)
 {
     if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return int(cudaSuccess);
-    const GemmGrid grid = gemmGrid(g.batch, g.m, g.n);
-    // gridDim.y and gridDim.z stop at 65535: larger batches and taller outputs take several
-    // launches (each block's work, and so each result, is the same).
-    constexpr uint32_t kMaxYZ = 65535;
     const uint32_t smTile = gemmSmTile(g.batch, g.m);
-    for (uint32_t z0 = 0; z0 < grid.z; z0 += kMaxYZ)
-        for (uint32_t y0 = 0; y0 < grid.y; y0 += kMaxYZ) {
-            const dim3 blocks(grid.x, std::min(kMaxYZ, grid.y - y0), std::min(kMaxYZ, grid.z - z0));
-            goldenGemmKernel<<<blocks, kGemmThreads, 0, stream>>>(g, smTile, int64_t(z0), int64_t(y0));
-            if (const int rc = int(cudaGetLastError()); rc != 0) return rc;
-        }
+    for (const GemmLaunch& l : gemmLaunches(g.batch, g.m, g.n)) {
+        goldenGemmKernel<<<dim3(l.blocks.x, l.blocks.y, l.blocks.z), kGemmThreads, 0, stream>>>(g, smTile, l.batchBase,
+                                                                                               l.rowBlockBase);
+        if (const int rc = int(cudaGetLastError()); rc != 0) return rc;
+    }
     return int(cudaSuccess);
 }
 

@@ -42,6 +42,22 @@ GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n)
     return g;
 }
 
+std::vector<GemmLaunch> gemmLaunches(int64_t batch, int64_t m, int64_t n)
+{
+    const GemmGrid grid = gemmGrid(batch, m, n);
+    std::vector<GemmLaunch> launches;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0) return launches;
+    for (uint32_t z0 = 0; z0 < grid.z; z0 += kMaxGridYZ)
+        for (uint32_t y0 = 0; y0 < grid.y; y0 += kMaxGridYZ) {
+            GemmLaunch l;
+            l.blocks = {grid.x, std::min(kMaxGridYZ, grid.y - y0), std::min(kMaxGridYZ, grid.z - z0)};
+            l.batchBase = z0;
+            l.rowBlockBase = y0;
+            launches.push_back(l);
+        }
+    return launches;
+}
+
 uint32_t gridFor(uint64_t work)
 {
     return uint32_t(std::clamp<uint64_t>(work, 1, kMaxGridBlocks));

@@ -45,6 +45,15 @@ struct GemmGrid {
 };
 GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n);
 
+// The launches that cover gemmGrid: gridDim.y and gridDim.z stop at 65535, so larger batches and
+// taller outputs take several, each with the batch and row-block index it starts at.
+inline constexpr uint32_t kMaxGridYZ = 65535;
+struct GemmLaunch {
+    GemmGrid blocks;
+    int64_t batchBase = 0, rowBlockBase = 0;
+};
+std::vector<GemmLaunch> gemmLaunches(int64_t batch, int64_t m, int64_t n);
+
 // Blocks to launch for `work` independent units with a grid-stride loop.
 uint32_t gridFor(uint64_t work);
 

@@ -106,6 +106,40 @@ private slots:
         QCOMPARE(gridFor(12), 12u);
     }
 
+    void gemmLaunchesCoverTheGridWithinLimits_data()
+    {
+        QTest::addColumn<qint64>("batch");
+        QTest::addColumn<qint64>("m");
+        QTest::addColumn<qint64>("n");
+        QTest::newRow("one launch") << qint64(3) << qint64(1000) << qint64(700);
+        QTest::newRow("70000 batches") << qint64(70000) << qint64(4) << qint64(4);
+        QTest::newRow("10M rows") << qint64(1) << qint64(10'000'000) << qint64(64);
+        QTest::newRow("both") << qint64(140000) << qint64(9'000'000) << qint64(8);
+    }
+
+    void gemmLaunchesCoverTheGridWithinLimits()
+    {
+        QFETCH(qint64, batch);
+        QFETCH(qint64, m);
+        QFETCH(qint64, n);
+        const GemmGrid grid = gemmGrid(batch, m, n);
+        const auto launches = gemmLaunches(batch, m, n);
+        // Every launch within the limits; the (row block, batch) rectangles tile the grid exactly.
+        uint64_t covered = 0;
+        std::set<std::pair<int64_t, int64_t>> starts;
+        for (const GemmLaunch& l : launches) {
+            QCOMPARE(l.blocks.x, grid.x);
+            QVERIFY(l.blocks.y >= 1 && l.blocks.y <= 65535 && l.blocks.z >= 1 && l.blocks.z <= 65535);
+            QVERIFY(l.rowBlockBase + l.blocks.y <= grid.y && l.batchBase + l.blocks.z <= grid.z);
+            QVERIFY(l.rowBlockBase % 65535 == 0 && l.batchBase % 65535 == 0);  // no overlap between launches
+            QVERIFY(starts.insert({l.rowBlockBase, l.batchBase}).second);
+            covered += uint64_t(l.blocks.y) * l.blocks.z;
+        }
+        QCOMPARE(covered, uint64_t(grid.y) * grid.z);
+        QCOMPARE(launches.size(), size_t((grid.y + 65534) / 65535) * size_t((grid.z + 65534) / 65535));
+        QVERIFY(gemmLaunches(0, m, n).empty());
+    }
+
     void tileSmValidation()
     {
         const TileGrid g = tileGrid({32, 32}, 16);
