@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/io/MemoryTensorFile.h"
 #include "core/replay/Target.h"
 #include "core/replay/WorkerProtocol.h"
 #include "support/TestSupport.h"
@@ -37,16 +36,6 @@ private:
     bool m_failed = false;
 };
 
-Trace oneOpTrace()
-{
-    Trace t;
-    t.file = std::make_shared<MemoryTensorFile>();
-    TraceOp op;
-    op.index = 0;
-    op.op = "gemm";
-    t.ops.push_back(op);
-    return t;
-}
 
 }  // namespace
 
@@ -57,7 +46,7 @@ private slots:
     void stickyErrorEndsTheWorker()
     {
         FailingTarget target(true);
-        const Trace trace = oneOpTrace();
+        const Trace trace = faultline::test::oneOpTrace();
         std::istringstream in("{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
                               "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;
@@ -74,7 +63,7 @@ private slots:
     void ordinaryErrorKeepsServing()
     {
         FailingTarget target(false);
-        const Trace trace = oneOpTrace();
+        const Trace trace = faultline::test::oneOpTrace();
         std::istringstream in("{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
                               "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;

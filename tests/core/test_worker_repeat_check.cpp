@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/io/MemoryTensorFile.h"
 #include "core/replay/HostRepeatCheck.h"
 #include "core/replay/Target.h"
 #include "core/replay/WorkerProtocol.h"
@@ -97,12 +96,7 @@ private slots:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        Trace trace;
-        trace.file = std::make_shared<MemoryTensorFile>();
-        TraceOp op;
-        op.index = 0;
-        op.op = "gemm";
-        trace.ops.push_back(op);
+        const Trace trace = faultline::test::oneOpTrace();
         const std::string out = dir.filePath("o.safetensors").toStdString();
         std::string requests;
         for (int rep = 0; rep < 3; ++rep)
@@ -135,12 +129,7 @@ private slots:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        Trace trace;
-        trace.file = std::make_shared<MemoryTensorFile>();
-        TraceOp op;
-        op.index = 0;
-        op.op = "gemm";
-        trace.ops.push_back(op);
+        const Trace trace = faultline::test::oneOpTrace();
         // rep 0 (no check), rep 1 identical to 0, rep 2 different, rep 3 identical but the
         // orchestrator offers rep 7, rep 1 again identical without an offer.
         const std::vector<std::pair<int, int>> plan = {{0, 0}, {1, 0}, {2, 0}, {3, 7}, {1, -1}};
@@ -176,12 +165,7 @@ private slots:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        Trace trace;
-        trace.file = std::make_shared<MemoryTensorFile>();
-        TraceOp op;
-        op.index = 0;
-        op.op = "gemm";
-        trace.ops.push_back(op);
+        const Trace trace = faultline::test::oneOpTrace();
         const std::string out = dir.filePath("o.safetensors").toStdString();
         std::istringstream in(nlohmann::json{{"id", 1}, {"op", 0}, {"rep", 0}, {"out", out}}.dump() + "\n" +
                               nlohmann::json{{"id", 2}, {"op", 0}, {"rep", 1}, {"out", out}}.dump() + "\n");

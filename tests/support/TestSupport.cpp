@@ -1,5 +1,7 @@
 #include "TestSupport.h"
 
+#include "core/io/MemoryTensorFile.h"
+
 #include <random>
 #include <sstream>
 
@@ -73,6 +75,17 @@ HostTensor randomNormalTensor(std::vector<uint64_t> shape, uint64_t seed)
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> n(0.0f, 1.0f);
     for (uint64_t i = 0; i < t.elementCount(); ++i) t.as<float>()[i] = n(rng);
+    return t;
+}
+
+Trace oneOpTrace()
+{
+    Trace t;
+    t.file = std::make_shared<MemoryTensorFile>();
+    TraceOp op;
+    op.index = 0;
+    op.op = "gemm";
+    t.ops.push_back(op);
     return t;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/HostTensor.h"
+#include "core/trace/Trace.h"
 
 namespace faultline::test {
 
@@ -38,6 +39,10 @@ std::vector<nlohmann::json> jsonLines(const std::string& text);
 
 // A float32 tensor of standard-normal values drawn with mt19937_64 from `seed`.
 HostTensor randomNormalTensor(std::vector<uint64_t> shape, uint64_t seed);
+
+// A trace of one gemm op (index 0, no inputs) over an empty in-memory file: enough for the
+// worker protocol, whose test targets ignore inputs.
+Trace oneOpTrace();
 
 }  // namespace faultline::test
 
