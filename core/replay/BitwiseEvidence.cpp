@@ -27,6 +27,7 @@ void judgePeers(CampaignReport& report)
         if (peerJudged(r)) groups[{r.opIndex, r.peerKey}][r.target].insert(r.digest);
 
     std::map<std::pair<size_t, std::string>, std::pair<std::string, std::string>> decided;  // -> basis, digest
+    std::map<std::string, std::vector<size_t>> undecided;  // peers -> the ops nothing decided
     for (const auto& [key, byTarget] : groups) {
         if (byTarget.size() < 2) continue;
         PeerGroup g;
@@ -71,12 +72,16 @@ void judgePeers(CampaignReport& report)
             const bool agrees = g.basis != "none" && digests.size() == 1 && *digests.begin() == g.digest;
             (agrees ? g.agreeing : g.differing).push_back(target);
         }
-        if (g.basis == "none")
-            report.warnings.push_back("op " + std::to_string(g.opIndex) + ": peers " + joinLabels(g.targets) +
-                                      " (" + g.peerKey + ") gave different bits and neither a majority nor a "
-                                      "reference target decides which are right (replay --reference LABEL)");
+        if (g.basis == "none") undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
         decided[key] = {g.basis, g.digest};
         report.peers.push_back(std::move(g));
+    }
+    for (const auto& [peers, ops] : undecided) {
+        std::string list;
+        for (size_t i = 0; i < ops.size(); ++i) list += (i ? ", " : "") + std::to_string(ops[i]);
+        report.warnings.push_back("peers " + peers + " gave different bits on op(s) " + list +
+                                  " and neither a majority nor a reference target decides which are right "
+                                  "(replay --reference TARGET)");
     }
     for (RunRecord& r : report.runs) {
         if (!peerJudged(r)) continue;

@@ -330,17 +330,22 @@ std::string campaignText(const CampaignReport& report)
         if (s.errors) out << ", " << s.errors << " error";
         out << "\n";
     }
+    // Peer judgements, one line per outcome with the ops it holds for.
+    std::map<std::string, std::vector<size_t>> peerLines;
     for (const PeerGroup& g : report.peers) {
-        out << "  op " << g.opIndex << " peers (" << g.peerKey << "): ";
-        if (g.basis == "none")
-            out << "undecided, " << g.targets.size() << " targets differ";
-        else
-            out << (g.differing.empty() ? "all bitwise identical" : "differ: ");
-        for (size_t i = 0; g.basis != "none" && i < g.differing.size(); ++i)
-            out << (i ? ", " : "") << g.differing[i];
-        if (g.basis != "none") out << " (by " << g.basis << ")";
-        out << "\n";
+        std::string what = "peers (" + g.peerKey + "): ";
+        if (g.basis == "none") {
+            what += "undecided between";
+            for (size_t i = 0; i < g.targets.size(); ++i) what += (i ? ", " : " ") + g.targets[i];
+        } else if (g.differing.empty()) {
+            what += "all bitwise identical";
+        } else {
+            what += "by " + g.basis + ", bitwise different:";
+            for (size_t i = 0; i < g.differing.size(); ++i) what += (i ? ", " : " ") + g.differing[i];
+        }
+        peerLines[what].push_back(g.opIndex);
     }
+    for (const auto& [what, ops] : peerLines) out << "  " << what << " (op " << joinOps(ops) << ")\n";
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
     return out.str();
 }

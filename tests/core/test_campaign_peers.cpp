@@ -226,7 +226,7 @@ private slots:
         QCOMPARE(op["targets"]["cuda:1"]["on_device_repeat"]["max_flipped_bits"].get<int>(), 9);
         QVERIFY(!op["targets"]["cuda:0"].contains("on_device_repeat"));
         const std::string text = campaignText(r);
-        QVERIFY2(text.find("op 0 peers (" + kKey + "): differ: cuda:1 (by reference)") != std::string::npos,
+        QVERIFY2(text.find("peers (" + kKey + "): by reference, bitwise different: cuda:1 (op 0)") != std::string::npos,
                  text.c_str());
 
         // What a journal line keeps comes back whole.
