@@ -33,9 +33,12 @@ struct OpReference {
     std::map<std::string, HostTensor> recorded;  // device label -> its output 0
 };
 
+// Each op's references are built by the first target that needs them and dropped once every
+// target has finished the op (targets run the ops in the same order), so a campaign holds the
+// references of the ops in flight, not of the whole trace.
 class ReferenceCache {
 public:
-    explicit ReferenceCache(const Trace& trace) : m_trace(trace) {}
+    ReferenceCache(const Trace& trace, size_t consumers) : m_trace(trace), m_consumers(consumers) {}
 
     std::shared_ptr<const OpReference> get(const TraceOp& op)
     {
@@ -43,6 +46,13 @@ public:
         auto& slot = m_entries[op.index];
         if (!slot) slot = build(op);
         return slot;
+    }
+
+    // One target is done with the op.
+    void release(size_t opIndex)
+    {
+        std::lock_guard lock(m_mutex);
+        if (++m_released[opIndex] >= m_consumers) m_entries.erase(opIndex);
     }
 
 private:
@@ -75,8 +85,10 @@ private:
     }
 
     const Trace& m_trace;
+    const size_t m_consumers;
     std::mutex m_mutex;
     std::map<size_t, std::shared_ptr<OpReference>> m_entries;
+    std::map<size_t, size_t> m_released;
 };
 
 nlohmann::json divergenceSummary(const Divergence& d)
@@ -222,6 +234,7 @@ struct TargetRunner {
                 journal.append(r);
                 record(std::move(r));
             }
+            refs.release(opIndex);
         }
         worker.finish(std::chrono::milliseconds(2000));
     }
@@ -524,7 +537,7 @@ Result<CampaignReport> Campaign::run()
     uint64_t finished = done.size();
     std::mutex recordMutex;
     std::map<std::string, TargetInfo> info;
-    ReferenceCache refs(trace);
+    ReferenceCache refs(trace, m_options.targets.size());
 
     std::vector<std::unique_ptr<TargetRunner>> runners;
     for (size_t i = 0; i < m_options.targets.size(); ++i) {

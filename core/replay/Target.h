@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace faultline {
 
 struct ReplayRequest {
     const TraceOp* op = nullptr;          // the op to run (its name and parameters)
-    std::vector<HostTensor> inputs;       // its inputs, in order
+    std::span<const HostTensor> inputs;   // its inputs, in order (valid during the call)
     uint32_t repetition = 0;
     uint64_t seed = 0;                    // campaign seed: same seed, same simulated faults
     // The orchestrator holds this repetition's outputs of the op: an output found bitwise

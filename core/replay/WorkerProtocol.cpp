@@ -4,6 +4,7 @@
 #include <cmath>
 #include <istream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -49,6 +50,9 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
     std::map<size_t, const TraceOp*> ops;
     for (const TraceOp& op : trace.ops) ops[op.index] = &op;
     uint64_t opsRun = 0;
+    bool cached = false;
+    size_t cachedOp = 0;
+    std::vector<HostTensor> cachedInputs;
     std::string line;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
@@ -71,12 +75,20 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
         request.seed = req.value("seed", uint64_t(0));
         if (req.contains("skip_if_identical_to") && req["skip_if_identical_to"].is_number_unsigned())
             request.skipIfIdenticalTo = req["skip_if_identical_to"].get<uint32_t>();
-        auto inputs = loadOpInputs(trace, *it->second);
-        if (!inputs) {
-            reply(out, {{"id", id}, {"ok", false}, {"error", inputs.message()}, {"fatal", false}});
-            continue;
+        // The inputs of the op last run stay loaded: a campaign runs an op's repetitions in a row.
+        if (!cached || cachedOp != opIndex) {
+            cached = false;
+            cachedInputs.clear();
+            auto inputs = loadOpInputs(trace, *it->second);
+            if (!inputs) {
+                reply(out, {{"id", id}, {"ok", false}, {"error", inputs.message()}, {"fatal", false}});
+                continue;
+            }
+            cachedInputs = std::move(inputs).value();
+            cachedOp = opIndex;
+            cached = true;
         }
-        request.inputs = std::move(inputs).value();
+        request.inputs = cachedInputs;
         auto result = target.run(request, opsRun++);
         if (!result) {
             const bool fatal = target.fatalError();
