@@ -216,8 +216,9 @@ private:
                 runCublas(r, *shape, dIn[0], dIn[1], dOut, settings.mathMode);
                 tiles = {};
             } else {
-                tiles = tileGrid(view, gemmSmTile(shape->batch, shape->m));
-                runGoldenGemm(r, *shape, dIn[0], dIn[1], dOut, r.allocate<int32_t>(smBuf, tiles.count()));
+                tiles = gemmTileMap(view, shape->batch, shape->m);
+                runGoldenGemm(r, *shape, dIn[0], dIn[1], dOut,
+                              tiles.count() ? r.allocate<int32_t>(smBuf, tiles.count()) : nullptr);
             }
         } else {
             int32_t* dSm = r.allocate<int32_t>(smBuf, tiles.count());

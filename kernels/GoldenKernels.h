@@ -31,7 +31,7 @@ struct DeviceGemm {
     bool readC = false;
     float alpha = 1.0f, beta = 0.0f;
     float* out = nullptr;      // batch x m x n
-    int32_t* tileSm = nullptr;  // tileGrid({batch*m, n}, gemmSmTile(batch, m)).count() entries
+    int32_t* tileSm = nullptr;  // gemmTileMap({batch*m, n}, batch, m).count() entries, or nullptr
 };
 
 int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream);

@@ -33,6 +33,12 @@ uint32_t gemmSmTile(int64_t batch, int64_t m)
     return t;
 }
 
+TileGrid gemmTileMap(View2d v, int64_t batch, int64_t m)
+{
+    const TileGrid g = tileGrid(v, gemmSmTile(batch, m));
+    return g.count() <= kMaxTileSmEntries ? g : TileGrid{};
+}
+
 GemmGrid gemmGrid(int64_t batch, int64_t m, int64_t n)
 {
     GemmGrid g;

@@ -40,6 +40,13 @@ TileGrid tileGrid(View2d v, uint32_t tile);
 // one thread block.
 uint32_t gemmSmTile(int64_t batch, int64_t m);
 
+// The tile -> SM map a golden GEMM records over the 2-D view `v` of its output: tiles of
+// gemmSmTile, or none (an empty grid) when that map would exceed kMaxTileSmEntries entries, which
+// happens when batch > 1 and m has no large power-of-two divisor (the tile then shrinks towards
+// single elements and the map towards the output's own size).
+inline constexpr uint64_t kMaxTileSmEntries = uint64_t(1) << 22;  // 16 MiB of int32
+TileGrid gemmTileMap(View2d v, int64_t batch, int64_t m);
+
 struct GemmGrid {
     uint32_t x = 0, y = 0, z = 0;  // n blocks, m blocks, batch
 };

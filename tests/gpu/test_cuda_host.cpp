@@ -106,6 +106,21 @@ private slots:
         QCOMPARE(gridFor(12), 12u);
     }
 
+    void gemmTileMapIsBounded()
+    {
+        // [64, 128, 4096]: tiles of 128, a small map.
+        TileGrid g = gemmTileMap({64 * 128, 4096}, 64, 128);
+        QCOMPARE(g.tile, 128u);
+        QCOMPARE(g.count(), uint64_t(64 * 32));
+        // [64, 127, 4096]: m odd, the tile would be one element and the map the output's size: none.
+        QCOMPARE(gemmSmTile(64, 127), 1u);
+        QCOMPARE(gemmTileMap({64 * 127, 4096}, 64, 127).count(), uint64_t(0));
+        // Small enough outputs keep even single-element maps.
+        g = gemmTileMap({4 * 127, 64}, 4, 127);
+        QCOMPARE(g.tile, 1u);
+        QCOMPARE(g.count(), uint64_t(4 * 127 * 64));
+    }
+
     void gemmLaunchesCoverTheGridWithinLimits_data()
     {
         QTest::addColumn<qint64>("batch");
