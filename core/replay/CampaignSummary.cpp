@@ -1,14 +1,12 @@
-// Campaign statistics, verdicts, and their JSON, text and HDF5 forms.
+// Campaign statistics, verdicts, and their JSON and text forms.
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "../io/SnapshotWriter.h"
 #include "BitwiseEvidence.h"
 #include "Campaign.h"
-#include "TensorLoad.h"
 
 namespace faultline {
 namespace {
@@ -34,63 +32,6 @@ std::string joinOps(const std::vector<size_t>& ops)
 }
 
 }  // namespace
-
-nlohmann::json RunRecord::toJson() const
-{
-    nlohmann::json j = {{"target", target},     {"op_index", opIndex},        {"op", op}, {"name", name},
-                        {"rep", rep},           {"outcome", outcome},         {"ms", ms}, {"digest", digest},
-                        {"injected", injected}, {"golden_exact", goldenExact}};
-    if (!peerKey.empty()) j["peer_key"] = peerKey;
-    if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
-    if (!vsRecorded.is_null()) j["vs_recorded"] = vsRecorded;
-    if (!vsRep.is_null()) j["vs_rep"] = vsRep;
-    if (!hostCopy) j["host_copy"] = false;
-    if (!vsPeers.is_null()) j["vs_peers"] = vsPeers;
-    if (!error.empty()) j["error"] = error;
-    if (!stderrTail.empty()) j["stderr"] = stderrTail;
-    if (smMap.valid()) j["tile_sm"] = smMap.toJson();
-    return j;
-}
-
-Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
-{
-    if (!j.is_object() || !j.contains("target") || !j.contains("op_index") || !j.contains("rep") ||
-        !j.contains("outcome"))
-        return Error{"not a run record"};
-    try {
-        RunRecord r;
-        r.target = j.at("target").get<std::string>();
-        r.opIndex = j.at("op_index").get<size_t>();
-        r.op = j.value("op", std::string());
-        r.name = j.value("name", std::string());
-        r.rep = j.at("rep").get<uint32_t>();
-        r.outcome = j.at("outcome").get<std::string>();
-        r.ms = j.value("ms", 0.0);
-        r.digest = j.value("digest", std::string());
-        r.injected = j.value("injected", uint64_t(0));
-        r.goldenExact = j.value("golden_exact", false);
-        r.peerKey = j.value("peer_key", std::string());
-        r.hostCopy = j.value("host_copy", true);
-        if (j.contains("vs_golden")) r.vsGolden = j["vs_golden"];
-        if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
-        if (j.contains("vs_rep")) {
-            if (!isRepeatCheckJson(j["vs_rep"]))
-                return Error{"bad run record: vs_rep is not a repetition check"};
-            r.vsRep = j["vs_rep"];
-        }
-        if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
-        r.error = j.value("error", std::string());
-        r.stderrTail = j.value("stderr", std::string());
-        if (j.contains("tile_sm")) {
-            auto map = TileSmMap::fromJson(j["tile_sm"]);
-            if (!map) return map.error();
-            r.smMap = std::move(map).value();
-        }
-        return r;
-    } catch (const nlohmann::json::exception& e) {
-        return Error{std::string("bad run record: ") + e.what()};
-    }
-}
 
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
                                  const std::map<std::string, TargetInfo>& info, const std::string& reference)
@@ -348,56 +289,6 @@ std::string campaignText(const CampaignReport& report)
     for (const auto& [what, ops] : peerLines) out << "  " << what << " (op " << joinOps(ops) << ")\n";
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
     return out.str();
-}
-
-Status writeCampaignResults(const std::string& path, const CampaignReport& report)
-{
-    auto w = SnapshotWriter::create(path);
-    if (!w) return w.error();
-    SnapshotWriter& writer = *w;
-    Status st;
-    auto check = [&](Status s) {
-        if (st && !s) st = s;
-    };
-    check(writer.setRootAttribute("faultline_format", std::string("campaign")));
-    check(writer.setRootAttribute("faultline_version", int64_t(1)));
-    check(writer.setRootAttribute("trace", report.trace));
-    check(writer.setRootAttribute("reps", int64_t(report.reps)));
-    check(writer.setRootAttribute("seed", int64_t(report.seed)));
-    for (size_t i = 0; i < report.targets.size(); ++i) {
-        const TargetSummary& t = report.targets[i];
-        const std::string g = "targets/" + std::to_string(i);
-        check(writer.setGroupAttribute(g, "target", t.target));
-        check(writer.setGroupAttribute(g, "description", t.description));
-        check(writer.setGroupAttribute(g, "verdict", t.verdict));
-        check(writer.setGroupAttribute(g, "explanation", t.explanation));
-        check(writer.setGroupAttribute(g, "runs", int64_t(t.runs)));
-        check(writer.setGroupAttribute(g, "failures", int64_t(t.failures)));
-        check(writer.setGroupAttribute(g, "rate", t.rate.rate));
-        check(writer.setGroupAttribute(g, "ci", std::vector<double>{t.rate.low, t.rate.high}));
-        check(writer.setGroupAttribute(g, "deterministic", int64_t(t.deterministic)));
-    }
-    // The whole report as JSON bytes: what the GUI reads back.
-    const std::string json = campaignJson(report).dump();
-    check(writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data()));
-    if (!st) return st;
-    return writer.close();
-}
-
-Result<nlohmann::json> readCampaignResults(const std::string& path)
-{
-    auto file = openTensorFile(path);
-    if (!file) return file.error();
-    const auto& attributes = (*file)->attributes();
-    const auto format = attributes.find("faultline_format");
-    if (format == attributes.end() || format->second != "campaign")
-        return fileError(path, "not a campaign results file (no faultline_format=\"campaign\")");
-    auto bytes = loadTensor(**file, "report_json");
-    if (!bytes) return bytes.error();
-    const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
-    auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
-    if (json.is_discarded() || !json.is_object()) return fileError(path, "report_json is not a JSON object");
-    return json;
 }
 
 }  // namespace faultline
