@@ -46,7 +46,8 @@ struct CampaignOptions {
     bool copyAll = false;
 };
 
-// One run: (target, op, repetition). outcome: ok | mismatch | hang | crash | error.
+// One run: (target, op, repetition). outcome: ok | mismatch | hang | crash | error (an error may
+// be a device fault, deviceFault).
 struct RunRecord {
     std::string target;
     size_t opIndex = 0;
@@ -70,6 +71,9 @@ struct RunRecord {
     // "equal":BOOL (absent with basis none), "peers":N}. Not journaled.
     nlohmann::json vsPeers;
     std::string error;         // error / crash description
+    // An `error` the target reported as fatal: a sticky device error that poisoned the worker's
+    // CUDA context (the worker was restarted). Journaled as "device_fault": true.
+    bool deviceFault = false;
     std::string stderrTail;    // hang/crash: the worker's last stderr lines
     // Which SM computed each tile of output 0, when the target records it; kept with the first
     // completed run of each op on each target in a campaign (it is the same for every run of a
@@ -90,6 +94,7 @@ struct OpTargetStats {
     size_t opIndex = 0;
     std::string op, name, target;
     uint64_t runs = 0, failures = 0, mismatches = 0, hangs = 0, crashes = 0, errors = 0;
+    uint64_t deviceFaults = 0;  // errors that were sticky device errors (RunRecord::deviceFault)
     RateInterval rate;
     uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
     uint64_t maxUlp = 0;

@@ -74,6 +74,7 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         if (r.outcome == "hang") ++s.hangs;
         if (r.outcome == "crash") ++s.crashes;
         if (r.outcome == "error") ++s.errors;
+        if (r.outcome == "error" && r.deviceFault) ++s.deviceFaults;
         if (!r.digest.empty()) {
             digests[{r.opIndex, r.target}].insert(r.digest);
             firstDigest.emplace(std::make_pair(r.opIndex, r.target), r.digest);
@@ -121,12 +122,13 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         for (const PeerGroup& g : report.peers)
             if (g.basis == "none" && std::count(g.targets.begin(), g.targets.end(), label))
                 t.peerSplitOps.push_back(g.opIndex);
-        uint64_t peerMismatches = 0;
+        uint64_t peerMismatches = 0, deviceFaults = 0;
         for (const OpTargetStats& s : report.stats) {
             if (s.target != label) continue;
             t.runs += s.runs;
             t.failures += s.failures;
             peerMismatches += s.peerMismatches;
+            deviceFaults += s.deviceFaults;
             if (s.distinctDigests > 1 || s.repDiffering > 0) t.deterministic = false;
             if (s.failures > 0) t.failingOps.push_back(s.opIndex);
             if (s.failures >= 2) t.reproducingOps.push_back(s.opIndex);
@@ -158,6 +160,10 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                             std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs failed)" +
                             (alone ? "; no other target fails them" : "");
         }
+        if (deviceFaults > 0)
+            t.explanation +=
+                "; " + std::to_string(deviceFaults) +
+                " device fault(s): sticky CUDA errors that poisoned the context (worker restarted)";
         if (peerMismatches > 0)
             t.explanation +=
                 "; " + std::to_string(peerMismatches) +
@@ -203,6 +209,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
                             {"hangs", s.hangs},
                             {"crashes", s.crashes},
                             {"errors", s.errors},
+                            {"device_faults", s.deviceFaults},
                             {"distinct_outputs", s.distinctDigests},
                             {"max_ulp", s.maxUlp},
                             {"signature", s.signature},
@@ -269,6 +276,8 @@ std::string campaignText(const CampaignReport& report)
         if (s.hangs) out << ", " << s.hangs << " hang";
         if (s.crashes) out << ", " << s.crashes << " crash";
         if (s.errors) out << ", " << s.errors << " error";
+        if (s.deviceFaults)
+            out << " (" << s.deviceFaults << " device fault: sticky CUDA error, worker restarted)";
         out << "\n";
     }
     // Peer judgements, one line per outcome with the ops it holds for.

@@ -18,6 +18,7 @@ nlohmann::json RunRecord::toJson() const
     if (!hostCopy) j["host_copy"] = false;
     if (!vsPeers.is_null()) j["vs_peers"] = vsPeers;
     if (!error.empty()) j["error"] = error;
+    if (deviceFault) j["device_fault"] = true;
     if (!stderrTail.empty()) j["stderr"] = stderrTail;
     if (smMap.valid()) j["tile_sm"] = smMap.toJson();
     return j;
@@ -51,6 +52,7 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         }
         if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
         r.error = j.value("error", std::string());
+        r.deviceFault = j.value("device_fault", false);
         r.stderrTail = j.value("stderr", std::string());
         if (j.contains("tile_sm")) {
             auto map = TileSmMap::fromJson(j["tile_sm"]);

@@ -186,7 +186,12 @@ void TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const st
     if (!reply.value("ok", false)) {
         r.outcome = "error";
         r.error = reply.value("error", std::string("worker error"));
-        if (reply.value("fatal", false)) worker.finish(std::chrono::milliseconds(2000));
+        if (reply.value("fatal", false)) {
+            // A sticky device error (illegal address, uncorrectable ECC, a contained fault): the
+            // worker exits and the next run starts a new one. Evidence of a device fault.
+            r.deviceFault = true;
+            worker.finish(std::chrono::milliseconds(2000));
+        }
         return;
     }
     r.injected = reply.value("injected", uint64_t(0));
