@@ -34,6 +34,23 @@ QString writeFakeWorker(const QTemporaryDir& dir, const QString& name, const QSt
     return path;
 }
 
+// A campaign of 2 ops x 2 repetitions on one target served by `worker`, over the replay test
+// trace written into `dir` ("" in `error` unless the trace could not be written).
+CampaignOptions fakeCampaign(const QTemporaryDir& dir, const QString& worker, QString* error)
+{
+    const QString trace = dir.filePath("trace.h5");
+    *error = faultline::test::makeReplayTrace(trace);
+    CampaignOptions o;
+    o.tracePath = trace.toStdString();
+    o.targets = {*parseTargetSpec("cpu")};
+    o.ops = "0,1";
+    o.reps = 2;
+    o.timeout = std::chrono::milliseconds(10000);
+    o.workerProgram = worker.toStdString();
+    o.scratchDir = dir.filePath("scratch").toStdString();
+    return o;
+}
+
 }  // namespace
 
 class TestCampaignProtocol : public QObject {
@@ -44,22 +61,15 @@ private slots:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const QString trace = dir.filePath("trace.h5");
-        const QString err = faultline::test::makeReplayTrace(trace);
+        QString err;
+        CampaignOptions o =
+            fakeCampaign(dir,
+                         writeFakeWorker(dir, "faulting-worker",
+                                         R"(\"ok\":false,\"fatal\":true,\"error\":\"cuda:0: running the op: )"
+                                         R"(cudaErrorIllegalAddress (700): an illegal memory access\")",
+                                         true),
+                         &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
-        CampaignOptions o;
-        o.tracePath = trace.toStdString();
-        o.targets = {*parseTargetSpec("cpu")};
-        o.ops = "0,1";
-        o.reps = 2;
-        o.timeout = std::chrono::milliseconds(10000);
-        o.workerProgram =
-            writeFakeWorker(dir, "faulting-worker",
-                            R"(\"ok\":false,\"fatal\":true,\"error\":\"cuda:0: running the op: )"
-                            R"(cudaErrorIllegalAddress (700): an illegal memory access\")",
-                            true)
-                .toStdString();
-        o.scratchDir = dir.filePath("scratch").toStdString();
         o.outPath = dir.filePath("results.h5").toStdString();
         auto report = Campaign(o).run();
         QVERIFY2(report, report ? "" : report.message().c_str());
@@ -104,17 +114,9 @@ private slots:
         QFETCH(QString, expected);
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const QString trace = dir.filePath("trace.h5");
-        const QString err = faultline::test::makeReplayTrace(trace);
+        QString err;
+        const CampaignOptions o = fakeCampaign(dir, writeFakeWorker(dir, "fake-worker", reply), &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
-        CampaignOptions o;
-        o.tracePath = trace.toStdString();
-        o.targets = {*parseTargetSpec("cpu")};
-        o.ops = "0,1";
-        o.reps = 2;
-        o.timeout = std::chrono::milliseconds(10000);
-        o.workerProgram = writeFakeWorker(dir, "fake-worker", reply).toStdString();
-        o.scratchDir = dir.filePath("scratch").toStdString();
         auto report = Campaign(o).run();
         QVERIFY2(report, report ? "" : report.message().c_str());
         QCOMPARE(report->runs.size(), size_t(4));  // every run recorded: the campaign went on
