@@ -1,5 +1,7 @@
 #include "BitwiseEvidence.h"
 
+#include "JsonFields.h"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -7,7 +9,10 @@
 namespace faultline {
 namespace {
 
-bool peerJudged(const RunRecord& r) { return !r.peerKey.empty() && !r.goldenExact && !r.digest.empty(); }
+bool peerJudged(const RunRecord& r)
+{
+    return !r.peerKey.empty() && !r.goldenExact && !r.digest.empty();
+}
 
 std::string joinLabels(const std::vector<std::string>& labels)
 {
@@ -26,7 +31,8 @@ void judgePeers(CampaignReport& report)
     for (const RunRecord& r : report.runs)
         if (peerJudged(r)) groups[{r.opIndex, r.peerKey}][r.target].insert(r.digest);
 
-    std::map<std::pair<size_t, std::string>, std::pair<std::string, std::string>> decided;  // -> basis, digest
+    std::map<std::pair<size_t, std::string>, std::pair<std::string, std::string>>
+        decided;                                           // -> basis, digest
     std::map<std::string, std::vector<size_t>> undecided;  // peers -> the ops nothing decided
     for (const auto& [key, byTarget] : groups) {
         if (byTarget.size() < 2) continue;
@@ -40,8 +46,8 @@ void judgePeers(CampaignReport& report)
                 g.basis = "reference";
                 g.digest = *ref->second.begin();
             } else {
-                report.warnings.push_back("op " + std::to_string(g.opIndex) + ": the reference " + report.reference +
-                                          " gave " + std::to_string(ref->second.size()) +
+                report.warnings.push_back("op " + std::to_string(g.opIndex) + ": the reference " +
+                                          report.reference + " gave " + std::to_string(ref->second.size()) +
                                           " different outputs, so its peers are not judged by its bits");
             }
         } else {
@@ -96,16 +102,13 @@ void judgePeers(CampaignReport& report)
 bool isRepeatCheckJson(const nlohmann::json& v)
 {
     if (!v.is_object()) return false;
-    for (const char* key : {"rep", "mismatched", "flipped_bits"}) {
-        if (!v.contains(key)) continue;
-        const nlohmann::json& x = v[key];
-        if (!x.is_number_unsigned() && !(x.is_number_integer() && x.get<int64_t>() >= 0)) return false;
-    }
+    for (const char* key : {"rep", "mismatched", "flipped_bits"})
+        if (v.contains(key) && !isJsonCount(v[key])) return false;
     return true;
 }
 
-std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(const std::vector<RunRecord>& runs,
-                                                                             std::vector<std::string>& warnings)
+std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(
+    const std::vector<RunRecord>& runs, std::vector<std::string>& warnings)
 {
     std::map<std::tuple<size_t, std::string, uint32_t>, const RunRecord*> byRep;
     for (const RunRecord& r : runs) byRep[{r.opIndex, r.target, r.rep}] = &r;
@@ -122,16 +125,18 @@ std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(con
         const bool hostSame = earlier->second->digest == r.digest;
         if (hostSame == (mismatched == 0)) continue;
         ++e.transferMismatches;
-        const std::string what = "op " + std::to_string(r.opIndex) + " rep " + std::to_string(r.rep) + " on " +
-                                 r.target + ": ";
+        const std::string what =
+            "op " + std::to_string(r.opIndex) + " rep " + std::to_string(r.rep) + " on " + r.target + ": ";
         if (hostSame)
-            warnings.push_back(what + "the device found " + std::to_string(mismatched) +
-                               " element(s) different from rep " + std::to_string(against) +
-                               ", but the copies on the host are identical: the device-side comparison is suspect");
+            warnings.push_back(
+                what + "the device found " + std::to_string(mismatched) + " element(s) different from rep " +
+                std::to_string(against) +
+                ", but the copies on the host are identical: the device-side comparison is suspect");
         else
-            warnings.push_back(what + "identical to rep " + std::to_string(against) +
-                               " on the device, but the copy on the host differs: the bits changed between the "
-                               "device and the host (copy path, PCIe, host memory)");
+            warnings.push_back(
+                what + "identical to rep " + std::to_string(against) +
+                " on the device, but the copy on the host differs: the bits changed between the "
+                "device and the host (copy path, PCIe, host memory)");
     }
     return out;
 }

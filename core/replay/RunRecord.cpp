@@ -1,8 +1,10 @@
 // RunRecord's JSON form: a journal line and an entry of the report's "runs".
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "BitwiseEvidence.h"
 #include "Campaign.h"
+#include "JsonFields.h"
 
 namespace faultline {
 
@@ -29,6 +31,20 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
     if (!j.is_object() || !j.contains("target") || !j.contains("op_index") || !j.contains("rep") ||
         !j.contains("outcome"))
         return Error{"not a run record"};
+    // Numbers are checked before they are converted (JsonFields.h); other wrong types throw below.
+    for (const char* key : {"op_index", "rep", "injected"})
+        if (j.contains(key) && !isJsonCount(j[key]))
+            return Error{std::string("bad run record: ") + key + " is not a count"};
+    if (j["rep"].get<uint64_t>() > std::numeric_limits<uint32_t>::max())
+        return Error{"bad run record: rep is too large"};
+    if (j.contains("ms") && !j["ms"].is_number()) return Error{"bad run record: ms is not a number"};
+    if (j.contains("vs_golden")) {
+        // What the summary reads of it: max_ulp (a count) and signature (text).
+        const nlohmann::json& g = j["vs_golden"];
+        if (!g.is_object() || (g.contains("max_ulp") && !isJsonCount(g["max_ulp"])) ||
+            (g.contains("signature") && !g["signature"].is_string()))
+            return Error{"bad run record: vs_golden is not a judgement"};
+    }
     try {
         RunRecord r;
         r.target = j.at("target").get<std::string>();

@@ -7,6 +7,7 @@
 #include "BitwiseEvidence.h"
 #include "BoundCompare.h"
 #include "GoldenExact.h"
+#include "JsonFields.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -177,7 +178,9 @@ void TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const st
         return;
     }
     auto reply = nlohmann::json::parse(line, nullptr, false);
-    if (!reply.is_object() || reply.value("id", uint64_t(0)) != id) {
+    if (!reply.is_object() || !reply.contains("id") || !isJsonCount(reply["id"]) ||
+        reply["id"].get<uint64_t>() != id ||
+        (reply.contains("injected") && !isJsonCount(reply["injected"]))) {
         worker.kill();
         r.outcome = "error";
         r.error = "worker answered out of protocol: " + tail(line, 200);

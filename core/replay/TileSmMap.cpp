@@ -1,6 +1,9 @@
 #include "TileSmMap.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "JsonFields.h"
 
 namespace faultline {
 
@@ -25,6 +28,14 @@ nlohmann::json TileSmMap::toJson() const
 Result<TileSmMap> TileSmMap::fromJson(const nlohmann::json& j)
 {
     if (!j.is_object()) return Error{"tile->SM map: not an object"};
+    for (const char* key : {"tile", "rows", "cols"})
+        if (j.contains(key) && !isJsonCount(j[key]))
+            return Error{std::string("tile->SM map: ") + key + " is not a count"};
+    if (j.contains("tile") && j["tile"].get<uint64_t>() > std::numeric_limits<uint32_t>::max())
+        return Error{"tile->SM map: tile is too large"};
+    if (j.contains("sm") && j["sm"].is_array())
+        for (const nlohmann::json& id : j["sm"])
+            if (!isJsonInt32(id)) return Error{"tile->SM map: an SM id is not an int32"};
     try {
         TileSmMap m;
         m.tile = j.at("tile").get<uint32_t>();

@@ -240,6 +240,19 @@ private slots:
         QCOMPARE(back->vsRep, in.vsRep);
         QCOMPARE(back->vsPeers, in.vsPeers);
         QVERIFY(back->failedOrPeerMismatch());
+        // Numbers of the wrong kind make the line unreadable instead of being converted (a
+        // floating-point value out of an integer's range would be undefined behaviour).
+        const nlohmann::json base = {{"target", "cpu"}, {"op_index", 0}, {"rep", 0}, {"outcome", "ok"}};
+        for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+                 {"op_index", 1.8e20}, {"op_index", -1}, {"rep", 4294967296u}, {"rep", 0.5}, {"injected", "many"},
+                 {"vs_golden", {{"max_ulp", 1e30}}}, {"vs_golden", {{"signature", 3}}},
+                 {"tile_sm", {{"tile", 1e12}, {"rows", 1}, {"cols", 1}, {"sm", {0}}}},
+                 {"tile_sm", {{"tile", 1}, {"rows", 1}, {"cols", 1}, {"sm", {3e9}}}}}) {
+            nlohmann::json bad = base;
+            bad[key] = value;
+            QVERIFY2(!RunRecord::fromJson(bad), bad.dump().c_str());
+        }
+        QVERIFY(RunRecord::fromJson(base));
         // A journal from before these fields reads as a bound-judged run without peers.
         auto old = RunRecord::fromJson({{"target", "cpu"}, {"op_index", 0}, {"rep", 0}, {"outcome", "ok"}});
         QVERIFY(old);
