@@ -1,26 +1,51 @@
 #include "DeviceReport.h"
 
 #include <algorithm>
-#include <map>
-
 #include <cstdio>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 namespace faultline {
 namespace {
 
 using nlohmann::json;
 
+// A field that does not hold a T: parseDeviceReport turns it into an error naming the field.
+struct BadField : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// j[key] as T. An integer field must hold an integer in T's range: nlohmann::json would convert a
+// floating-point value too, and one out of range is undefined behaviour.
+template <class T>
+T fieldValue(const json& j, const char* key)
+{
+    const json& v = j[key];
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const bool fits = v.is_number_unsigned()
+                              ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                              : v.is_number_integer() &&
+                                    v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                    (v.get<int64_t>() < 0 ||
+                                     uint64_t(v.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max()));
+        if (!fits) throw BadField(std::string("\"") + key + "\" is not an integer in range");
+    }
+    return v.get<T>();
+}
+
 template <class T>
 void readOptional(const json& j, const char* key, std::optional<T>& out)
 {
-    if (j.contains(key) && !j[key].is_null()) out = j[key].get<T>();
+    if (j.contains(key) && !j[key].is_null()) out = fieldValue<T>(j, key);
 }
 
 template <class T>
 void read(const json& j, const char* key, T& out)
 {
-    if (j.contains(key) && !j[key].is_null()) out = j[key].get<T>();
+    if (j.contains(key) && !j[key].is_null()) out = fieldValue<T>(j, key);
 }
 
 GpuHealth readHealth(const json& n)
@@ -67,7 +92,8 @@ LocalGpu readGpu(const json& g)
 bool GpuHealth::needsAttention() const
 {
     return eccUncorrectedVolatile.value_or(0) > 0 || eccUncorrectedAggregate.value_or(0) > 0 ||
-           remappedRowsUncorrectable.value_or(0) > 0 || remapPending.value_or(false) || remapFailure.value_or(false);
+           remappedRowsUncorrectable.value_or(0) > 0 || remapPending.value_or(false) ||
+           remapFailure.value_or(false);
 }
 
 std::vector<std::vector<int>> DeviceReport::peerGroups() const
@@ -93,7 +119,8 @@ Result<DeviceReport> parseDeviceReport(std::string_view text, const std::string&
 {
     const json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return fileError(source, "malformed device report (not a JSON object): " + std::string(text.substr(0, 200)));
+        return fileError(source,
+                         "malformed device report (not a JSON object): " + std::string(text.substr(0, 200)));
     try {
         DeviceReport r;
         read(j, "cuda_built", r.cudaBuilt);
@@ -105,14 +132,18 @@ Result<DeviceReport> parseDeviceReport(std::string_view text, const std::string&
         read(j, "nvml_error", r.nvmlError);
         read(j, "driver_version", r.driverVersion);
         if (j.contains("gpus") && !j["gpus"].is_null()) {
-            if (!j["gpus"].is_array()) return fileError(source, "malformed device report: \"gpus\" is not an array");
+            if (!j["gpus"].is_array())
+                return fileError(source, "malformed device report: \"gpus\" is not an array");
             for (const json& g : j["gpus"]) {
-                if (!g.is_object()) return fileError(source, "malformed device report: a \"gpus\" entry is not an object");
+                if (!g.is_object())
+                    return fileError(source, "malformed device report: a \"gpus\" entry is not an object");
                 r.gpus.push_back(readGpu(g));
             }
         }
         return r;
     } catch (const json::exception& e) {
+        return fileError(source, std::string("malformed device report: ") + e.what());
+    } catch (const BadField& e) {
         return fileError(source, std::string("malformed device report: ") + e.what());
     }
 }

@@ -126,6 +126,10 @@ private slots:
         QTest::newRow("gpu not an object") << R"({"gpus":[3]})";
         QTest::newRow("wrong field type") << R"({"gpus":[{"sm_count":"many"}]})";
         QTest::newRow("peer key not text") << R"({"gpus":[{"peer_key":7}]})";
+        QTest::newRow("count out of range") << R"({"gpus":[{"memory_bytes":1.8e20}]})";
+        QTest::newRow("fractional count") << R"({"gpus":[{"sm_count":1.5}]})";
+        QTest::newRow("negative counter") << R"({"gpus":[{"nvml":{"ecc_corrected_volatile":-3}}]})";
+        QTest::newRow("int overflow") << R"({"cuda_driver_version":4294967296})";
         QTest::newRow("wrong top-level type") << R"({"cuda_built":"yes"})";
     }
 
