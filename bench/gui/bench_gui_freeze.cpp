@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "ThreadCpu.h"
 #include "views/DevicesPanel.h"
 #include "views/IncidentPage.h"
 #include "views/MainWindow.h"
@@ -37,13 +38,6 @@
 using namespace faultline::views;
 
 namespace {
-
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-}
 
 // Reads a file once so that the load measures the GUI, not the disk.
 double warmPageCache(const QString& path)

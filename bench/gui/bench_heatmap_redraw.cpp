@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "ThreadCpu.h"
 #include "core/compare/TensorComparer.h"
 #include "views/HeatmapView.h"
 #include "views/Incident.h"
@@ -38,13 +39,6 @@ using namespace faultline;
 using namespace faultline::views;
 
 namespace {
-
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-}
 
 double msSince(const QElapsedTimer& t)
 {

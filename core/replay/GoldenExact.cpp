@@ -4,14 +4,36 @@
 
 namespace faultline {
 
+namespace {
+
+// The magnitude (all bits but the sign) and exponent masks of a floating-point dtype.
+struct FloatMasks {
+    uint64_t mag, exp;
+};
+
+FloatMasks floatMasks(DType t)
+{
+    const BitLayout l = bitLayout(t);
+    return {(uint64_t(1) << (l.exponentBits + l.mantissaBits)) - 1,
+            ((uint64_t(1) << l.exponentBits) - 1) << l.mantissaBits};
+}
+
+}  // namespace
+
 bool isNanBits(DType t, uint64_t bits)
 {
     if (!isFloatingPoint(t)) return false;
-    const BitLayout l = bitLayout(t);
-    const uint64_t mag = (uint64_t(1) << (l.exponentBits + l.mantissaBits)) - 1;
-    const uint64_t exp = ((uint64_t(1) << l.exponentBits) - 1) << l.mantissaBits;
-    if (t == DType::Float8E4M3FN) return (bits & mag) == mag;
-    return (bits & mag) > exp;
+    const FloatMasks m = floatMasks(t);
+    if (t == DType::Float8E4M3FN) return (bits & m.mag) == m.mag;
+    return (bits & m.mag) > m.exp;
+}
+
+bool isFiniteBits(DType t, uint64_t bits)
+{
+    if (!isFloatingPoint(t)) return true;
+    const FloatMasks m = floatMasks(t);
+    if (t == DType::Float8E4M3FN) return (bits & m.mag) != m.mag;
+    return (bits & m.exp) != m.exp;
 }
 
 uint64_t goldenDifferingElements(const HostTensor& candidate, const HostTensor& golden)

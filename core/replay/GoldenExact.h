@@ -14,7 +14,9 @@ namespace faultline {
 // must have the same dtype and element count (callers check; a mismatch counts every element).
 uint64_t goldenDifferingElements(const HostTensor& candidate, const HostTensor& golden);
 
-// Whether `bits` of a floating-point dtype is a NaN (float8_e4m3fn: only S.1111.111).
+// Whether `bits` of a floating-point dtype is a NaN (float8_e4m3fn: only S.1111.111), and
+// whether it is finite (true for integer dtypes).
 bool isNanBits(DType t, uint64_t bits);
+bool isFiniteBits(DType t, uint64_t bits);
 
 }  // namespace faultline

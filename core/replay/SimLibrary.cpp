@@ -21,17 +21,14 @@ bool simLibraryIsGoldenExact(SimLibrary library, const std::string& op)
 uint64_t applySimLibrary(SimLibrary library, const std::string& op, uint64_t opIndex, HostTensor& out)
 {
     if (simLibraryIsGoldenExact(library, op) || !isFloatingPoint(out.dtype)) return 0;
-    const BitLayout l = bitLayout(out.dtype);
-    const uint64_t mag = (uint64_t(1) << (l.exponentBits + l.mantissaBits)) - 1;
-    const uint64_t exp = ((uint64_t(1) << l.exponentBits) - 1) << l.mantissaBits;
+    const unsigned width = bitLayout(out.dtype).totalBits;
+    const uint64_t sign = uint64_t(1) << (width - 1);
     const uint64_t n = out.elementCount();
     uint64_t changed = 0;
     for (uint64_t i = 0; i < n; ++i) {
         if ((mixSeed(opIndex, i) & 3) != 0) continue;
         const uint64_t bits = elementBits(out, i);
-        const uint64_t m = bits & mag;
-        const bool finite = out.dtype == DType::Float8E4M3FN ? m != mag : (m & exp) != exp;
-        if (m == 0 || !finite) continue;
+        if ((bits & ~sign) == 0 || !isFiniteBits(out.dtype, bits)) continue;  // ±0, inf, NaN stay
         setElementBits(out, i, bits - 1);  // one ulp towards zero: never leaves the finite range
         ++changed;
     }
