@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The convention checks fail when a convention is violated: each check runs on a small tree
+with planted violations (and must name each one) and on the same tree without them (and must
+pass)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def write(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def run(script, root):
+    p = subprocess.run([sys.executable, os.path.join(HERE, script), root], capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def expect(cond, what, output):
+    if not cond:
+        print("FAIL:", what)
+        print(output)
+        sys.exit(1)
+    print("ok:", what)
+
+
+def layering():
+    with tempfile.TemporaryDirectory() as root:
+        write(root, "core/io/Reader.h", '#pragma once\n#include <vector>\n#include "../Types.h"\n')
+        write(root, "core/Types.h", "#pragma once\n")
+        write(root, "views/Panel.h", '#pragma once\n#include <QWidget>\n#include "core/Types.h"\n')
+        write(root, "kernels/Kernel.cu", '#include "core/Types.h"\n')
+        write(root, "app/main.cpp", '#include "views/Panel.h"\n#include "kernels/Kernel.h"\n')
+        rc, out = run("check_layering.py", root)
+        expect(rc == 0, "layering: a clean tree passes", out)
+
+        write(root, "core/io/Bad.cpp", '#include <QString>\n#include "../../views/Panel.h"\n#include "kernels/Kernel.h"\n')
+        write(root, "kernels/Bad.cu", '#include "views/Panel.h"\n')
+        write(root, "views/Bad.cpp", '#include "kernels/Kernel.h"\n#include "app/main.cpp"\n')
+        write(root, "kernels/Kernel.h", "#pragma once\n")
+        rc, out = run("check_layering.py", root)
+        expect(rc == 1, "layering: planted violations fail the check", out)
+        for needle in ("core/io/Bad.cpp:1: core/ must not include Qt",
+                       "core/io/Bad.cpp:2: core/ must not include views/",
+                       "core/io/Bad.cpp:3: core/ must not include kernels/",
+                       "kernels/Bad.cu:1: kernels/ must not include views/",
+                       "views/Bad.cpp:1: views/ must not include kernels/",
+                       "views/Bad.cpp:2: views/ must not include app/",
+                       "layering: 6 violation(s)"):
+            expect(needle in out, "layering names " + needle, out)
+
+
+def formatting():
+    with tempfile.TemporaryDirectory() as root:
+        shutil.copy(os.path.join(SOURCE_ROOT, ".clang-format"), root)
+        write(root, "core/Good.cpp", "int add(int a, int b)\n{\n    return a + b;\n}\n")
+        rc, out = run("check_format.py", root)
+        expect(rc == 0, "format: a formatted tree passes", out)
+        write(root, "core/Bad.cpp", "int add(int a,int b){return a+b;}\n")
+        rc, out = run("check_format.py", root)
+        expect(rc == 1, "format: an unformatted file fails the check", out)
+        expect("core/Bad.cpp:1: not formatted" in out, "format names the file and line", out)
+        expect("2 file(s) checked, 1 not formatted" in out, "format counts", out)
+
+
+if __name__ == "__main__":
+    layering()
+    if shutil.which("clang-format"):
+        formatting()
+    else:
+        print("FAIL: clang-format not found (scripts/setup-deps installs it)")
+        sys.exit(1)
