@@ -1,0 +1,391 @@
+"""record(): a context manager that writes every aten op run inside it to a trace v1 file.
+
+Ops trace v1 knows (mapping.py) are written as those ops, with the inputs they saw and their
+outputs under ``outputs/<label>/<k>``; other ops that compute are written as ``aten::<name>``
+with their tensors (compared between labels, never replayed); views and data movement are
+skipped. Each op goes to the file as soon as it has run.
+"""
+import collections
+import sys
+import threading
+import warnings
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import environment
+from .dtypes import is_storable
+from .mapping import MAPPERS, aten_name, generic_call, map_op
+from .module_names import ModuleNames
+from .trace_file import TraceFile
+
+# Calls that move or create data without arithmetic on it: never recorded.
+_NO_ARITHMETIC = frozenset("aten::" + n for n in (
+    "clone", "copy_", "_to_copy", "to", "contiguous", "_unsafe_view", "lift_fresh", "lift_fresh_copy",
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "fill_", "zero_", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
+    "new_full", "scalar_tensor", "arange", "_local_scalar_dense", "resize_", "set_", "randn",
+    "rand", "randint", "randperm", "normal_", "uniform_", "bernoulli_", "random_", "item",
+    "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_"))
+
+# The trace op each mapped aten call becomes (for the `ops` filter before the call runs).
+_MAPPED_KIND = {}
+for _f in MAPPERS:
+    _n = _f._schema.name
+    _MAPPED_KIND[_f] = ("gemm" if _n in ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm") else
+                        "layernorm" if _n == "aten::native_layer_norm" else
+                        "rmsnorm" if "rms_norm" in _n else
+                        "softmax" if _n == "aten::_softmax" else
+                        "attention" if "scaled_dot_product" in _n else
+                        _n[len("aten::"):].rstrip("_"))
+
+_state = threading.local()
+
+
+def _returns_alias(func):
+    """'view' for calls whose result aliases an input without writing it, 'write' for in-place
+    and out= calls, None for functional ones."""
+    schema = func._schema
+    writes = any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+    if writes:
+        return "write"
+    if any(r.alias_info is not None for r in schema.returns):
+        return "view"
+    return None
+
+
+def _flat_tensors(values):
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(e for e in v if isinstance(e, torch.Tensor))
+    return out
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, recorder):
+        super().__init__()
+        self._recorder = recorder
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self._recorder._dispatch(func, args, kwargs or {})
+
+
+class record:
+    """Records the aten ops run inside the block into the trace v1 file `path`.
+
+    path      the trace file; ``{rank}`` is replaced by the torch.distributed rank
+    label     the recording device's label (``/devices/<label>``; ``{rank}`` allowed)
+    role      ``suspect`` | ``reference``
+    model     an nn.Module: ops get its module paths as ``name`` (``<path>.grad`` in backward)
+    ops       trace op kinds to keep (``gemm``, ``layernorm``, ..., ``aten::<name>``, or
+              ``aten`` for every op trace v1 does not know); None keeps all
+    modules   module-path prefixes to keep; None keeps all
+    max_bytes stop recording (with a warning) before the file's tensors would exceed this
+    """
+
+    def __init__(self, path, label, role="suspect", model=None, ops=None, modules=None, max_bytes=None):
+        if role not in ("suspect", "reference"):
+            raise ValueError("role must be 'suspect' or 'reference', not %r" % (role,))
+        rank, world = environment.rank_and_world()
+        self.path = str(path).replace("{rank}", str(rank))
+        self._label_template = str(label)
+        self.label = str(label).replace("{rank}", str(rank))
+        if not self.label or "/" in self.label:
+            raise ValueError("label %r must be non-empty and contain no '/'" % (label,))
+        self.role = role
+        self.rank, self.world = rank, world
+        self.model = model
+        self.ops = set(ops) if ops is not None else None
+        self.modules = list(modules) if modules is not None else None
+        self.max_bytes = max_bytes
+        self.kept = collections.Counter()
+        self.aten = collections.Counter()
+        self.skipped = collections.Counter()
+        self.stopped = None
+        self._file = None
+        self._mode = None
+        self._names = None
+        self._next_index = 0
+        self._next_tensor = 0
+        self._tensor_ids = {}
+        self._params = {}
+        self._device = None
+        self._phase = "forward"
+        self._pending_reduce_op = None
+        self._patches = []
+
+    # ---- context manager ------------------------------------------------------------------
+
+    def __enter__(self):
+        self._file = TraceFile(self.path)
+        attrs = environment.versions()
+        attrs.update({"rank": self.rank, "world_size": self.world, "recording_label": self.label})
+        for key, value in environment.numerics_switches().items():
+            attrs[key] = value
+        self._file.set_root(attrs)
+        if self.model is not None:
+            self._params = {id(p): n for n, p in self.model.named_parameters()}
+            self._names = ModuleNames(self.model)
+            try:
+                self._device = next(self.model.parameters()).device
+            except StopIteration:
+                pass
+        self._patch()
+        self._mode = _Mode(self)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._mode.__exit__(None, None, None)
+        self._unpatch()
+        if self._names:
+            self._names.remove()
+        device = self._device if self._device is not None else torch.device("cpu")
+        self._file.add_device(self.label, environment.device_identity(device, self.role))
+        complete = exc_type is None and self.stopped is None
+        reason = ("exception: %s: %s" % (exc_type.__name__, exc) if exc_type is not None else
+                  self.stopped or "")
+        self._file.close(complete, {"stop_reason": reason or None, "ops_recorded": self._next_index})
+        print(self.summary(), file=sys.stderr)
+        return False
+
+    def summary(self):
+        def part(counter):
+            return ", ".join("%s %d" % kv for kv in counter.most_common())
+        kept = sum(self.kept.values())
+        line = "faultline_capture: %s: kept %d op(s)" % (self.path, kept)
+        if kept:
+            line += " (%s)" % part(self.kept)
+        line += ", %d as aten::*" % sum(self.aten.values())
+        line += ", skipped %d" % sum(self.skipped.values())
+        if self.skipped:
+            line += " (%s)" % part(self.skipped)
+        line += "; %.1f MiB" % (self._file.bytes_written / 2**20)
+        if self.stopped:
+            line += "; stopped: " + self.stopped
+        return line
+
+    # ---- patches: phase and the reduce op of all_reduce ------------------------------------
+
+    def _patch(self):
+        import torch.autograd as autograd
+        recorder = self
+
+        def in_backward(original):
+            def wrapper(*args, **kwargs):
+                previous = recorder._phase
+                recorder._phase = "backward"
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    recorder._phase = previous
+            return wrapper
+
+        for owner, name in ((autograd, "backward"), (autograd, "grad")):
+            original = getattr(owner, name)
+            self._patches.append((owner, name, original))
+            setattr(owner, name, in_backward(original))
+        try:
+            import torch.distributed as dist
+            if dist.is_available():
+                original = dist.all_reduce
+
+                def all_reduce(tensor, op=dist.ReduceOp.SUM, *args, **kwargs):
+                    recorder._pending_reduce_op = str(op).rsplit(".", 1)[-1].lower()
+                    return original(tensor, op, *args, **kwargs)
+
+                self._patches.append((dist, "all_reduce", original))
+                dist.all_reduce = all_reduce
+        except ImportError:
+            pass
+
+    def _unpatch(self):
+        for owner, name, original in reversed(self._patches):
+            setattr(owner, name, original)
+        self._patches = []
+
+    # ---- dispatch ---------------------------------------------------------------------------
+
+    def _current_name(self):
+        if not self._names:
+            return ""
+        return self._names.backward_name() if self._phase == "backward" else self._names.forward_name()
+
+    def _wanted(self, kind, name):
+        if self.ops is not None and kind not in self.ops and not (kind.startswith("aten::") and "aten" in self.ops):
+            return "not in ops"
+        if self.modules is not None and not any(name == m or name.startswith(m + ".") for m in self.modules):
+            return "outside modules"
+        return None
+
+    def _dispatch(self, func, args, kwargs):
+        if self.stopped is not None:
+            self.skipped["after max_bytes"] += 1
+            if func._schema.name == "c10d::allreduce_":
+                return self._all_reduce(func, args, kwargs, record_it=False)
+            return func(*args, **kwargs)
+        schema_name = func._schema.name
+        if schema_name == "c10d::allreduce_":
+            return self._all_reduce(func, args, kwargs, record_it=True)
+        alias = _returns_alias(func)
+        if alias == "view" or schema_name in _NO_ARITHMETIC or schema_name.startswith("c10d::"):
+            self.skipped["views and data movement" if alias == "view" or schema_name in _NO_ARITHMETIC
+                         else schema_name] += 1
+            return func(*args, **kwargs)
+        kind = _MAPPED_KIND.get(func, aten_name(func))
+        name = self._current_name()
+        why = self._wanted(kind, name)
+        # A mapped call that cannot be written as its trace op is written as aten::<name>.
+        if why and (func not in MAPPERS or self._wanted(aten_name(func), name)):
+            self.skipped[why] += 1
+            return func(*args, **kwargs)
+        # In-place and out= calls: keep what they will overwrite.
+        seen_args, seen_kwargs = args, kwargs
+        if alias == "write":
+            seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args)
+            seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        out = func(*args, **kwargs)
+        self._record(func, seen_args, seen_kwargs, out, name)
+        return out
+
+    def _record(self, func, args, kwargs, out, name):
+        mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
+        if mapped is not None and self._wanted(mapped.op, name):
+            mapped = None
+        if mapped is None:
+            kind = aten_name(func)
+            why = self._wanted(kind, name)
+            if why:
+                self.skipped[why] += 1
+                return
+            inputs = [t for t in _flat_tensors(list(args) + list(kwargs.values())) if is_storable(t)]
+            outputs = [t for t in _flat_tensors(out if isinstance(out, (list, tuple)) else [out]) if is_storable(t)]
+            if not outputs:
+                self.skipped["no tensor output"] += 1
+                return
+            positions = {id(t): i for i, t in enumerate(inputs)}
+            call = generic_call(func, args, kwargs, lambda t: positions[id(t)]) if len(positions) == len(inputs) else None
+            params = {}
+            self._write(kind, inputs, params, outputs, name, func, call, self.aten)
+            return
+        self._write(mapped.op, mapped.inputs, mapped.params, mapped.outputs, name, func, mapped.call, self.kept)
+
+    def _write(self, op, inputs, params, outputs, name, func, call, counter):
+        import json
+        if self._device is None:
+            for t in list(inputs) + list(outputs):
+                self._device = t.device
+                break
+        device_type = (inputs[0].device.type if inputs else outputs[0].device.type)
+        new_inputs = [t for t in inputs if self._find_tensor(t) is None]
+        size = sum(t.numel() * t.element_size() for t in new_inputs) + \
+            sum(t.numel() * t.element_size() for t in outputs)
+        if self.max_bytes is not None and self._file.bytes_written + size > self.max_bytes:
+            self.stopped = "max_bytes=%d reached after %d op(s)" % (self.max_bytes, self._next_index)
+            warnings.warn("faultline_capture: %s: %s; recording stopped, the trace keeps the ops before"
+                          % (self.path, self.stopped), RuntimeWarning, stacklevel=4)
+            self.skipped["after max_bytes"] += 1
+            return
+        ids = [self._tensor_id(t) for t in inputs]
+        params = dict(params)
+        params["aten"] = aten_name(func)
+        params["device_type"] = device_type
+        params.update(self._op_switches(op, device_type, inputs))
+        if call is not None:
+            try:
+                params["call"] = json.dumps(call)
+            except (TypeError, ValueError):
+                pass
+        self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
+                          outputs={self.label: outputs})
+        self._next_index += 1
+        counter[op] += 1
+
+    def _op_switches(self, op, device_type, inputs):
+        """The numerics switches that apply to this op where it ran."""
+        if device_type != "cuda" or op not in ("gemm", "attention") or not inputs:
+            return {}
+        switches = environment.numerics_switches()
+        dtype = inputs[0].dtype
+        out = {}
+        if dtype == torch.float32:
+            out["allow_tf32"] = int(bool(switches["allow_tf32_matmul"]))
+        elif dtype == torch.float16:
+            out["reduced_precision_reduction"] = int(bool(switches["allow_fp16_reduced_precision_reduction"]))
+        elif dtype == torch.bfloat16:
+            flag = switches["allow_bf16_reduced_precision_reduction"]
+            # torch versions without the switch always allowed it for bf16.
+            out["reduced_precision_reduction"] = int(True if flag is None else bool(flag))
+        return out
+
+    def _key(self, t):
+        return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype, t.device, t._version)
+
+    def _find_tensor(self, t):
+        entry = self._tensor_ids.get(self._key(t))
+        if entry is None:
+            return None
+        base_ref, tensor_id = entry
+        return tensor_id if base_ref() is not None else None
+
+    def _tensor_id(self, t):
+        import weakref
+        found = self._find_tensor(t)
+        if found is not None:
+            return found
+        base = t._base if t._base is not None else t
+        tensor_id = "t%06d" % self._next_tensor
+        self._next_tensor += 1
+        param = self._params.get(id(base))
+        self._file.add_tensor(tensor_id, t, kind="weight" if param else None)
+        try:
+            self._tensor_ids[self._key(t)] = (weakref.ref(base), tensor_id)
+        except TypeError:
+            pass
+        return tensor_id
+
+    # ---- c10d all_reduce --------------------------------------------------------------------
+
+    def _all_reduce(self, func, args, kwargs, record_it):
+        """c10d::allreduce_: every rank's input (all_gather on the default group, before the
+        in-place call), then this rank's result."""
+        import torch.distributed as dist
+        tensors = list(args[0])
+        reduce_op = self._pending_reduce_op or "sum"
+        self._pending_reduce_op = None
+        gathered = None
+        world = dist.get_world_size() if dist.is_initialized() else 1
+        if dist.is_initialized():
+            gathered = []
+            for t in tensors:
+                parts = [torch.empty_like(t) for _ in range(world)]
+                dist.all_gather(parts, t.detach().clone())
+                gathered.append(parts)
+        result = func(*args, **kwargs)
+        try:
+            result[1].wait()
+        except (AttributeError, IndexError, TypeError, RuntimeError):
+            pass
+        if not record_it:
+            return result
+        name = self._current_name()
+        why = self._wanted("all_reduce", name)
+        if why:
+            self.skipped[why] += 1
+            return result
+        if "{rank}" in self._label_template:
+            labels = [self._label_template.replace("{rank}", str(r)) for r in range(world)]
+        else:
+            labels = ["rank%d" % r for r in range(world)]
+            labels[self.rank] = self.label
+        for i, t in enumerate(tensors):
+            ranks = gathered[i] if gathered else [t]
+            if not all(is_storable(p) for p in ranks) or t.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+                self.skipped["all_reduce of a non-float tensor"] += 1
+                continue
+            self._write("all_reduce", ranks, {"reduce_op": reduce_op, "ranks": labels if gathered else [self.label]},
+                        [t], name, func, None, self.kept)
+        return result

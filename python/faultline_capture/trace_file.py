@@ -1,0 +1,107 @@
+"""Writes Faultline trace v1 files (docs/formats.md) with h5py, one op at a time.
+
+Everything goes to ``PATH.tmp``; ``close()`` sets the root attribute ``complete`` and renames the
+file to ``PATH``. Each op is flushed as it is added, so a process killed mid-run leaves a
+``PATH.tmp`` holding every op written so far.
+"""
+import os
+
+import h5py
+import numpy as np
+
+from .dtypes import write_dataset
+
+_RESERVED = ("op", "inputs", "name", "phase")
+
+
+def _attr_value(value):
+    """An op/device/root attribute value as h5py should store it (trace v1 attribute types)."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.int64(1 if value else 0)
+    if isinstance(value, (int, np.integer)):
+        return np.int64(value)
+    if isinstance(value, (float, np.floating)):
+        return np.float64(value)
+    if isinstance(value, str):
+        return str(value)  # a str subclass (torch.__version__) is not one h5py writes
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, str) for v in value) and value:
+            return np.array([str(v) for v in value], dtype=h5py.string_dtype())
+        if all(isinstance(v, (bool, int, np.integer)) for v in value):
+            return np.array([int(v) for v in value], dtype=np.int64)
+        if all(isinstance(v, (int, float, np.integer, np.floating)) for v in value):
+            return np.array([float(v) for v in value], dtype=np.float64)
+    return str(value)
+
+
+def set_attrs(obj, attrs):
+    for key, value in attrs.items():
+        if value is None:
+            continue
+        obj.attrs[key] = _attr_value(value)
+
+
+class TraceFile:
+    def __init__(self, path):
+        self.path = path
+        self.tmp_path = path + ".tmp"
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        self._file = h5py.File(self.tmp_path, "w")
+        self._file.attrs["faultline_format"] = "trace"
+        self._file.attrs["faultline_version"] = np.int64(1)
+        self._file.attrs["complete"] = np.int64(0)
+        self._tensors = self._file.create_group("tensors")
+        self._ops = self._file.create_group("ops")
+        self._devices = self._file.create_group("devices")
+        self.bytes_written = 0
+
+    def set_root(self, attrs):
+        set_attrs(self._file, attrs)
+
+    def add_device(self, label, attrs):
+        group = self._devices.require_group(label)
+        set_attrs(group, attrs)
+
+    def has_tensor(self, tensor_id):
+        return tensor_id in self._tensors
+
+    def add_tensor(self, tensor_id, tensor, kind=None):
+        self.bytes_written += write_dataset(self._tensors, tensor_id, tensor, kind)
+
+    def add_op(self, index, op, inputs, name="", phase="", params=None, outputs=None):
+        """/ops/<NNNNNN>: `inputs` are ids already added; `outputs` maps label -> tensors."""
+        group = self._ops.create_group("%06d" % index)
+        group.attrs["op"] = op
+        group.attrs.create("inputs", np.array(list(inputs), dtype=h5py.string_dtype()),
+                           dtype=h5py.string_dtype())
+        if name:
+            group.attrs["name"] = name
+        if phase:
+            group.attrs["phase"] = phase
+        for key, value in (params or {}).items():
+            if key in _RESERVED:
+                raise ValueError("op parameter %r is reserved" % key)
+            if value is not None:
+                group.attrs[key] = _attr_value(value)
+        if outputs:
+            out = group.create_group("outputs")
+            for label, tensors in outputs.items():
+                lg = out.create_group(label)
+                for k, t in enumerate(tensors):
+                    self.bytes_written += write_dataset(lg, str(k), t)
+        self._file.flush()
+
+    def close(self, complete, attrs=None):
+        """Writes `complete` (0/1) and `attrs`, closes, and renames PATH.tmp to PATH."""
+        self._file.attrs["complete"] = np.int64(1 if complete else 0)
+        set_attrs(self._file, attrs or {})
+        self._file.close()
+        os.replace(self.tmp_path, self.path)
+
+    def discard(self):
+        try:
+            self._file.close()
+        finally:
+            if os.path.exists(self.tmp_path):
+                os.remove(self.tmp_path)
