@@ -345,6 +345,8 @@ class record:
             self._tensor_ids[self._key(t)] = (weakref.ref(base), tensor_id)
         except TypeError:
             pass
+        if len(self._tensor_ids) % 4096 == 0:  # forget tensors that are gone
+            self._tensor_ids = {k: v for k, v in self._tensor_ids.items() if v[0]() is not None}
         return tensor_id
 
     # ---- c10d all_reduce --------------------------------------------------------------------

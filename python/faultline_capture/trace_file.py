@@ -4,6 +4,8 @@ Everything goes to ``PATH.tmp``; ``close()`` sets the root attribute ``complete`
 file to ``PATH``. Each op is flushed as it is added, so a process killed mid-run leaves a
 ``PATH.tmp`` holding every op written so far.
 """
+import ctypes
+import ctypes.util
 import os
 
 import h5py
@@ -12,6 +14,24 @@ import numpy as np
 from .dtypes import write_dataset
 
 _RESERVED = ("op", "inputs", "name", "phase")
+_TRIM_EVERY = 64 << 20  # bytes written between returns of freed heap memory to the system
+
+
+def _malloc_trim():
+    """glibc keeps the host copies of written tensors on its heap once its mmap threshold has
+    grown, so a long recording's resident memory would grow with the bytes written; trimming
+    hands them back. A no-op where libc has no malloc_trim."""
+    global _trim
+    if _trim is None:
+        try:
+            _trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim = None
 
 
 def _attr_value(value):
@@ -55,6 +75,7 @@ class TraceFile:
         self._ops = self._file.create_group("ops")
         self._devices = self._file.create_group("devices")
         self.bytes_written = 0
+        self._trimmed_at = 0
 
     def set_root(self, attrs):
         set_attrs(self._file, attrs)
@@ -91,6 +112,9 @@ class TraceFile:
                 for k, t in enumerate(tensors):
                     self.bytes_written += write_dataset(lg, str(k), t)
         self._file.flush()
+        if self.bytes_written - self._trimmed_at >= _TRIM_EVERY:
+            self._trimmed_at = self.bytes_written
+            _malloc_trim()
 
     def close(self, complete, attrs=None):
         """Writes `complete` (0/1) and `attrs`, closes, and renames PATH.tmp to PATH."""
