@@ -43,7 +43,7 @@ struct XidEvent {
     // Where: PCI bus id normalised to "dddd:bb:dd.f" (lower case, 4-digit domain); MIG instances
     // as the line names them ("" when the line has none).
     std::string busId, gpuInstance, computeInstance;
-    std::string device;  // SXid: the NVSwitch device ("nvidia-nvswitch3"), else ""
+    std::string device;        // SXid: the NVSwitch device ("nvidia-nvswitch3"), else ""
     std::string uuid, serial;  // from the driver's identity lines before the GPU's first Xid
 
     std::optional<int64_t> pid;  // absent for "pid='<unknown>'" and lines without a pid
@@ -53,7 +53,9 @@ struct XidEvent {
     std::string source;          // "FILE:LINE"
 
     // The catalogue's entry (resources/xid/xid-catalog.json); known=false keeps unknown codes.
+    // immediateAction/investigatoryAction are NVIDIA's bucket names ("RESET_GPU", "WORKFLOW_XID_48").
     bool known = false;
+    std::string mnemonic, category;  // "ROBUST_CHANNEL_GPU_ECC_DBE"; "memory", "nvlink", "application", ...
     std::string name, meaning, immediateAction, investigatoryAction;
     std::vector<std::string> architectures;
     std::vector<XidDecodedField> decoded;
@@ -121,7 +123,7 @@ struct HealthFlags {
 
 // Everything known about one GPU (a bus id seen only in logs is still a GPU).
 struct GpuHealthRecord {
-    GpuIdentity identity;                     // merged from snapshots and log identity lines
+    GpuIdentity identity;                      // merged from snapshots and log identity lines
     std::vector<GpuHealthSnapshot> snapshots;  // in input order (e.g. before and after a reset)
     GpuCounters counters;                      // the last snapshot's
     HealthFlags flags;                         // from the last snapshot

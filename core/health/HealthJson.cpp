@@ -1,0 +1,178 @@
+// healthReportJson and its parts: the `faultline health --json` document (docs/formats.md).
+#include <map>
+
+#include "HealthReport.h"
+#include "XidCatalog.h"
+
+namespace faultline {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+json opt(const std::optional<T>& v)
+{
+    return v ? json(*v) : json(nullptr);
+}
+
+json text(const std::string& s)
+{
+    return s.empty() ? json(nullptr) : json(s);
+}
+
+json countsJson(const std::map<std::string, uint64_t>& m)
+{
+    json j = json::object();
+    for (const auto& [k, v] : m) j[k] = v;
+    return j;
+}
+
+json snapshotJson(const GpuHealthSnapshot& s)
+{
+    return json{{"source", s.source},
+                {"timestamp", text(s.timestamp)},
+                {"recovery_action", text(s.recoveryAction)},
+                {"identity", gpuIdentityJson(s.identity)},
+                {"counters", gpuCountersJson(s.counters)}};
+}
+
+json gpuJson(const GpuHealthRecord& g)
+{
+    json events = json::array();
+    std::map<int, size_t> summary;
+    for (const XidEvent& e : g.events) {
+        events.push_back(xidEventJson(e));
+        if (e.kind == XidEvent::Kind::Xid) ++summary[e.code];
+    }
+    json xidSummary = json::object();
+    for (const auto& [code, n] : summary) xidSummary[std::to_string(code)] = n;
+    json reasons = json::array();
+    for (const HealthReason& r : g.reasons)
+        reasons.push_back({{"action", healthActionName(r.action)}, {"reason", r.why}});
+    json snapshots = json::array();
+    for (const GpuHealthSnapshot& s : g.snapshots) snapshots.push_back(snapshotJson(s));
+    return json{
+        {"bus_id", text(g.identity.busId)},
+        {"uuid", text(g.identity.uuid)},
+        {"serial", text(g.identity.serial)},
+        {"product", text(g.identity.product)},
+        {"identity", gpuIdentityJson(g.identity)},
+        {"flags",
+         {{"row_remap_pending", g.flags.rowRemapPending},
+          {"row_remap_failure", g.flags.rowRemapFailure},
+          {"sram_threshold_exceeded", g.flags.sramThresholdExceeded},
+          {"retired_pages_pending", g.flags.retiredPagesPending}}},
+        {"recovery_action", g.snapshots.empty() ? json(nullptr) : text(g.snapshots.back().recoveryAction)},
+        {"counters", g.snapshots.empty() ? json(nullptr) : gpuCountersJson(g.counters)},
+        {"snapshots", snapshots},
+        {"events", events},
+        {"xid_summary", xidSummary},
+        {"recommendation", healthActionName(g.recommendation)},
+        {"recommendation_reasons", reasons}};
+}
+
+}  // namespace
+
+json gpuIdentityJson(const GpuIdentity& id)
+{
+    return json{{"bus_id", text(id.busId)},
+                {"uuid", text(id.uuid)},
+                {"serial", text(id.serial)},
+                {"product", text(id.product)},
+                {"architecture", text(id.architecture)},
+                {"board_part_number", text(id.boardPartNumber)},
+                {"gpu_part_number", text(id.gpuPartNumber)},
+                {"vbios_version", text(id.vbiosVersion)},
+                {"inforom_image_version", text(id.inforomImageVersion)},
+                {"inforom_oem_object", text(id.inforomOemObject)},
+                {"inforom_ecc_object", text(id.inforomEccObject)},
+                {"driver_version", text(id.driverVersion)},
+                {"cuda_version", text(id.cudaVersion)}};
+}
+
+json gpuCountersJson(const GpuCounters& c)
+{
+    json remapped = nullptr;
+    if (c.remappedRowsAvailable) {
+        json histogram = json::object();
+        for (const auto& [k, v] : c.rowRemapperHistogram) histogram[k] = v;
+        remapped = {{"correctable", opt(c.remappedRowsCorrectable)},
+                    {"uncorrectable", opt(c.remappedRowsUncorrectable)},
+                    {"pending", opt(c.remapPending)},
+                    {"failure", opt(c.remapFailure)},
+                    {"histogram", histogram}};
+    }
+    json clocks = json::object();
+    for (const auto& [k, v] : c.clocksMHz) clocks[k] = v;
+    return json{{"ecc_enabled", opt(c.eccEnabled)},
+                {"ecc_corrected_volatile", opt(c.eccCorrectedVolatile)},
+                {"ecc_uncorrected_volatile", opt(c.eccUncorrectedVolatile)},
+                {"ecc_corrected_aggregate", opt(c.eccCorrectedAggregate)},
+                {"ecc_uncorrected_aggregate", opt(c.eccUncorrectedAggregate)},
+                {"ecc_volatile", countsJson(c.eccVolatile)},
+                {"ecc_aggregate", countsJson(c.eccAggregate)},
+                {"sram_uncorrectable_sources", countsJson(c.sramUncorrectableSources)},
+                {"sram_threshold_exceeded", opt(c.sramThresholdExceeded)},
+                {"retired_pages",
+                 {{"single_bit", opt(c.retiredPagesSingleBit)},
+                  {"double_bit", opt(c.retiredPagesDoubleBit)},
+                  {"pending", opt(c.retiredPagesPending)}}},
+                {"remapped_rows", remapped},
+                {"temperature_c", opt(c.gpuTemperatureC)},
+                {"memory_temperature_c", opt(c.memoryTemperatureC)},
+                {"power_draw_w", opt(c.powerDrawW)},
+                {"power_limit_w", opt(c.powerLimitW)},
+                {"clocks_mhz", clocks}};
+}
+
+json xidEventJson(const XidEvent& e)
+{
+    const XidCatalog& catalog = XidCatalog::builtIn();
+    json decoded = json::object();
+    for (const XidDecodedField& d : e.decoded) decoded[d.name] = d.value;
+    return json{{"kind", e.kind == XidEvent::Kind::Xid ? "xid" : "sxid"},
+                {"xid", e.code},
+                {"time", text(e.time)},
+                {"uptime_s", opt(e.uptimeSeconds)},
+                {"boot", e.boot},
+                {"boot_id", text(e.bootId)},
+                {"bus_id", text(e.busId)},
+                {"gpu_instance", text(e.gpuInstance)},
+                {"compute_instance", text(e.computeInstance)},
+                {"device", text(e.device)},
+                {"uuid", text(e.uuid)},
+                {"serial", text(e.serial)},
+                {"pid", opt(e.pid)},
+                {"process", text(e.process)},
+                {"message", e.message},
+                {"known", e.known},
+                {"name", e.name},
+                {"mnemonic", text(e.mnemonic)},
+                {"category", text(e.category)},
+                {"meaning", e.meaning},
+                {"immediate_action", text(e.immediateAction)},
+                {"immediate_action_text", text(catalog.bucketText(e.immediateAction))},
+                {"investigatory_action", text(e.investigatoryAction)},
+                {"investigatory_action_text", text(catalog.bucketText(e.investigatoryAction))},
+                {"architectures", e.architectures},
+                {"decoded", decoded},
+                {"source", e.source},
+                {"raw", e.rawLine}};
+}
+
+json healthReportJson(const HealthReport& report)
+{
+    json gpus = json::array();
+    for (const GpuHealthRecord& g : report.gpus) gpus.push_back(gpuJson(g));
+    json unattributed = json::array();
+    for (const XidEvent& e : report.unattributedEvents) unattributed.push_back(xidEventJson(e));
+    return json{{"format", "faultline-health"},
+                {"version", 1},
+                {"sources", report.sources},
+                {"warnings", report.warnings},
+                {"something_found", report.somethingFound()},
+                {"gpus", gpus},
+                {"unattributed_events", unattributed}};
+}
+
+}  // namespace faultline
