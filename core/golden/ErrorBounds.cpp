@@ -26,6 +26,17 @@ double accumulationRoundoff(const BoundOptions& o)
     return std::max(kU, o.accumulationUnitRoundoff);
 }
 
+// Unit roundoff of intermediate steps: u, or the narrower type's the caller declares.
+double stepRoundoff(const BoundOptions& o)
+{
+    return std::max(kU, o.intermediateUnitRoundoff);
+}
+
+bool narrowSteps(const BoundOptions& o)
+{
+    return o.intermediateUnitRoundoff > kU;
+}
+
 // Both sides' first-order error `oneSide`, safety, and the output rounding of both results.
 double finishBound(double oneSide, double golden, DType out)
 {
@@ -117,10 +128,13 @@ std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const dou
 
 std::vector<double> layerNormErrorBound(const float* x, const float* gamma, const float* beta, int64_t rows,
                                         int64_t n, float eps, std::span<const double> golden, DType out,
-                                        const BoundOptions&)
+                                        const BoundOptions& options)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
     const double gn = gammaN(double(n), kU);
+    const bool narrow = narrowSteps(options);
+    const double ui = stepRoundoff(options);
+    const double stats = narrow ? kNarrowStatisticsRoundings * ui : 0.0;
     for (int64_t r = 0; r < rows; ++r) {
         const float* xr = x + r * n;
         double sum = 0, sumAbs = 0;
@@ -138,16 +152,18 @@ std::vector<double> layerNormErrorBound(const float* x, const float* gamma, cons
         var /= double(n);
         const double meanAbsD = sumAbsD / double(n);
         const double rstd = 1.0 / std::sqrt(var + double(eps));
-        const double dmu = gn * sumAbs / double(n) + 2.0 * kU * std::fabs(mu);
-        const double varErr = gn * var + 2.0 * (dmu * meanAbsD + kU * var) + 3.0 * kU * var + dmu * dmu;
+        const double dmu = (gn + stats) * sumAbs / double(n) + 2.0 * kU * std::fabs(mu);
+        const double varErr = (gn + stats) * var + 2.0 * (dmu * meanAbsD + kU * var) + 3.0 * kU * var + dmu * dmu;
         const double eVar = varErr / (var + double(eps)) + kU;
-        const double eRstd = 0.5 * eVar + kF;
+        const double eRstd = 0.5 * eVar + kF + (narrow ? ui : 0.0);
         for (int64_t i = 0; i < n; ++i) {
             const double d = double(xr[i]) - mu;
             const double g = double(gamma[i]);
             const double y = d * rstd * g + double(beta[i]);
-            const double dy = std::fabs(g) * rstd * (dmu + kU * std::fabs(d)) +
-                              std::fabs(d * rstd * g) * (eRstd + 2.0 * kU) + kU * std::fabs(y);
+            // Narrow steps: x scale + bias with bias = -mu rstd, each rounded.
+            const double shift = narrow ? ui * (std::fabs(double(xr[i])) + 2.0 * std::fabs(mu)) : kU * std::fabs(d);
+            const double dy = std::fabs(g) * rstd * (dmu + shift) + std::fabs(d * rstd * g) * (eRstd + 2.0 * ui) +
+                              ui * std::fabs(y) + kNarrowSteps * options.intermediateAbsoluteRoundoff;
             bound[size_t(r * n + i)] = finishBound(dy, golden[size_t(r * n + i)], out);
         }
     }
@@ -155,21 +171,24 @@ std::vector<double> layerNormErrorBound(const float* x, const float* gamma, cons
 }
 
 std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_t rows, int64_t n, float eps,
-                                      std::span<const double> golden, DType out, const BoundOptions&)
+                                      std::span<const double> golden, DType out, const BoundOptions& options)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
     const double gn = gammaN(double(n), kU);
+    const bool narrow = narrowSteps(options);
+    const double ui = stepRoundoff(options);
+    const double stats = narrow ? kNarrowStatisticsRoundings * ui : 0.0;
     for (int64_t r = 0; r < rows; ++r) {
         const float* xr = x + r * n;
         double ms = 0;
         for (int64_t i = 0; i < n; ++i) ms += double(xr[i]) * double(xr[i]);
         ms /= double(n);
         const double rstd = 1.0 / std::sqrt(ms + double(eps));
-        const double eMs = (gn + 2.0 * kU) * ms / (ms + double(eps)) + kU;
-        const double eRstd = 0.5 * eMs + kF;
+        const double eMs = (gn + 2.0 * kU + stats) * ms / (ms + double(eps)) + kU;
+        const double eRstd = 0.5 * eMs + kF + (narrow ? ui : 0.0);
         for (int64_t i = 0; i < n; ++i) {
             const double y = double(xr[i]) * rstd * double(gamma[i]);
-            const double dy = std::fabs(y) * (eRstd + 2.0 * kU);
+            const double dy = std::fabs(y) * (eRstd + 2.0 * ui) + kNarrowSteps * options.intermediateAbsoluteRoundoff;
             bound[size_t(r * n + i)] = finishBound(dy, golden[size_t(r * n + i)], out);
         }
     }
@@ -180,7 +199,7 @@ namespace {
 
 // One softmax row: y (scaled scores, -inf = masked), per-element absolute errors of y (dy) and
 // the sum's term count; writes one side's first-order error of each probability to dp.
-void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaSum, double* dp)
+void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaSum, double ui, double* dp)
 {
     double m = -kInf, dm = 0;
     bool finite = true;
@@ -203,7 +222,7 @@ void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaS
         }
         const double z = y[j] - m;
         const double p = std::exp(z) / sum;
-        const double ej = dy[j] + dm + kU * (std::fabs(y[j]) + std::fabs(m)) + kU * std::fabs(z) + kF;
+        const double ej = dy[j] + dm + ui * (std::fabs(y[j]) + std::fabs(m)) + ui * std::fabs(z) + kF + (ui - kU);
         dp[j] = ej;  // relative, for now
         weighted += p * ej;
     }
@@ -211,35 +230,39 @@ void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaS
     for (int64_t j = 0; j < n; ++j) {
         if (!std::isfinite(y[j])) continue;
         const double p = std::exp(y[j] - m) / sum;
-        dp[j] = p * (dp[j] + eSum + kU);
+        dp[j] = p * (dp[j] + eSum + ui);
     }
 }
 
 }  // namespace
 
 std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, bool hasScale, float scale,
-                                      std::span<const double> golden, DType out, const BoundOptions&)
+                                      std::span<const double> golden, DType out, const BoundOptions& options)
 {
     std::vector<double> bound(size_t(rows * n), kInf);
     std::vector<double> y(static_cast<size_t>(n)), dy(y.size()), dp(y.size());
     const double s = hasScale ? double(scale) : 1.0;
-    const double gn = gammaN(double(n), kU);
+    const double ui = stepRoundoff(options);
+    const double gn = gammaN(double(n), kU) + (narrowSteps(options) ? gammaN(double(n), ui) : 0.0);
     for (int64_t r = 0; r < rows; ++r) {
         for (int64_t j = 0; j < n; ++j) {
             y[size_t(j)] = s * double(x[r * n + j]);
-            dy[size_t(j)] = hasScale ? kU * std::fabs(y[size_t(j)]) : 0.0;
+            dy[size_t(j)] = hasScale ? ui * std::fabs(y[size_t(j)]) : 0.0;
         }
-        softmaxRowError(y.data(), dy.data(), n, gn, dp.data());
+        softmaxRowError(y.data(), dy.data(), n, gn, ui, dp.data());
         for (int64_t j = 0; j < n; ++j)
-            bound[size_t(r * n + j)] = finishBound(dp[size_t(j)], golden[size_t(r * n + j)], out);
+            bound[size_t(r * n + j)] = finishBound(dp[size_t(j)] + kNarrowSteps * options.intermediateAbsoluteRoundoff,
+                                                   golden[size_t(r * n + j)], out);
     }
     return bound;
 }
 
 std::vector<double> activationErrorBound(Activation kind, const float* x, int64_t count,
-                                         std::span<const double> golden, DType out, const BoundOptions&)
+                                         std::span<const double> golden, DType out, const BoundOptions& options)
 {
     std::vector<double> bound(size_t(count), kInf);
+    const double u = stepRoundoff(options);  // every rounding of the formula (u, or u_i)
+    const double f = kGoldenFunctionUlp * u;
     const double twoOverSqrtPi = 1.1283791670955126;
     for (int64_t i = 0; i < count; ++i) {
         const double xi = double(x[i]);
@@ -250,8 +273,8 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
                 const double erfz = std::erf(z);
                 const double y = 0.5 * xi * (1.0 + erfz);
                 const double dErf =
-                    kF * std::fabs(erfz) + 2.0 * kU * std::fabs(z) * twoOverSqrtPi * std::exp(-z * z);
-                dy = 0.5 * std::fabs(xi) * (dErf + kU * std::fabs(1.0 + erfz)) + 2.0 * kU * std::fabs(y);
+                    f * std::fabs(erfz) + 2.0 * u * std::fabs(z) * twoOverSqrtPi * std::exp(-z * z);
+                dy = 0.5 * std::fabs(xi) * (dErf + u * std::fabs(1.0 + erfz)) + 2.0 * u * std::fabs(y);
                 break;
             }
             case Activation::GeluTanh: {
@@ -261,10 +284,10 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
                 const double t = c * inner;
                 const double th = std::tanh(t);
                 const double y = 0.5 * xi * (1.0 + th);
-                const double dInner = 3.0 * kU * std::fabs(cube) + kU * std::fabs(inner);
-                const double dt = c * dInner + 2.0 * kU * std::fabs(t);
-                const double dTh = kF * std::fabs(th) + dt * (1.0 - th * th);
-                dy = 0.5 * std::fabs(xi) * (dTh + kU * std::fabs(1.0 + th)) + 2.0 * kU * std::fabs(y);
+                const double dInner = 3.0 * u * std::fabs(cube) + u * std::fabs(inner);
+                const double dt = c * dInner + 2.0 * u * std::fabs(t);
+                const double dTh = f * std::fabs(th) + dt * (1.0 - th * th);
+                dy = 0.5 * std::fabs(xi) * (dTh + u * std::fabs(1.0 + th)) + 2.0 * u * std::fabs(y);
                 break;
             }
             case Activation::Silu: {
@@ -274,11 +297,11 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
                     break;
                 }
                 const double y = xi / (1.0 + e);
-                dy = std::fabs(y) * ((kF * e + kU * (1.0 + e)) / (1.0 + e) + 2.0 * kU);
+                dy = std::fabs(y) * ((f * e + u * (1.0 + e)) / (1.0 + e) + 2.0 * u);
                 break;
             }
         }
-        bound[size_t(i)] = finishBound(dy, golden[size_t(i)], out);
+        bound[size_t(i)] = finishBound(dy + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[size_t(i)], out);
     }
     return bound;
 }
@@ -309,6 +332,7 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
     const double uOp = operandRoundoff(options);
     const double uAcc = accumulationRoundoff(options);
     const double prodErr = 2.0 * uOp + uOp * uOp;
+    const double ui = stepRoundoff(options);
     const double scoreRel = gammaN(double(sh.d), kU) + gammaN(double(sh.d), uAcc) + prodErr;
     const double gammaKeys = gammaN(double(sh.sk), kU) + gammaN(double(sh.sk), uAcc);
     const double inflateD = 1.0 + 2.0 * gammaN(double(sh.d), kU);
@@ -330,9 +354,9 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
                 const size_t e = size_t(i * sh.sk + j);
                 y[size_t(j)] = scores[e];
                 dy[size_t(j)] = std::fabs(double(scale)) * scoreRel * double(absScores[e]) * inflateD +
-                                2.0 * kU * std::fabs(double(scores[e]));
+                                2.0 * ui * std::fabs(double(scores[e]));
             }
-            softmaxRowError(y.data(), dy.data(), sh.sk, gammaKeys, dp.data());
+            softmaxRowError(y.data(), dy.data(), sh.sk, gammaKeys, ui, dp.data());
             for (int64_t j = 0; j < sh.sk; ++j) pe[size_t(i * sh.sk + j)] = float(dp[size_t(j)]);
         }
         std::copy(scores.begin(), scores.end(), p.begin());
@@ -358,7 +382,7 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
             const double one = (double(wErr[size_t(e)]) + (gammaKeys + prodErr) * double(wMag[size_t(e)])) *
                                inflateK * (1.0 + 1e-6);
             const size_t at = size_t(h * sh.sq * sh.dv + e);
-            bound[at] = finishBound(one, golden[at], out);
+            bound[at] = finishBound(one + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[at], out);
         }
     }
     return bound;

@@ -38,6 +38,23 @@
 //                sum_r |x_r| + ulp_out; max/min: 0 (exact in any order).
 // Non-finite results: where the golden value is NaN or ±inf the bound is +inf and
 // checkWithinBound requires the same class (NaN for NaN, the same infinity).
+//
+// Reduced-precision implementations (BoundOptions, set from what a trace records; see
+// RecordedNumerics.h). Measured on PyTorch 1.13's CPU kernels in bfloat16:
+//   - small bmm/mm accumulate in bfloat16 (every product and partial sum rounded):
+//     u_acc = 2^-8 turns gamma_k(u_acc) into k 2^-8 of S. Rigorous, and loose: a corruption
+//     smaller than that share of S is not seen (callers say so per op);
+//   - layernorm returns mean and rstd within a few bf16 ulps (about 1.5 of mean|x| and 3 of
+//     rstd, independent of n) and evaluates (x scale + bias) gamma + beta with each step
+//     rounded to bf16, bias = -mean rstd: intermediates of unit roundoff u_i = 2^-8.
+// With u_i > u (intermediateUnitRoundoff) every elementary step of the formulas above rounds
+// with u_i instead of u, and the statistics of the norms carry kNarrowStatisticsRoundings u_i
+// more (of mean|x| for the mean, relative for the variance and the mean square); softmax and
+// attention add one u_i rounding of exp and of the scores; layernorm's y error uses
+// u_i (|x| + |mu|) for the scale-and-shift form instead of u |x - mu|. Narrow intermediates
+// may be subnormal, where a rounding's error is absolute: each such bound adds
+// kNarrowSteps * intermediateAbsoluteRoundoff. gemm and all_reduce read
+// u_acc only; add is one correctly rounded operation in any implementation and keeps its bound.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -59,8 +76,20 @@ struct BoundOptions {
                                             // bf16 in a flash kernel); the larger one applies
     double accumulationUnitRoundoff = 0.0;  // coarser accumulation than float (e.g. 2^-8 for
                                             // NCCL's bf16 all_reduce); 0 = float or better
+    double intermediateUnitRoundoff = 0.0;  // intermediates (norm statistics, scores,
+                                            // elementwise steps) rounded to a narrower type
+                                            // than float, e.g. 2^-8 for PyTorch's bf16 CPU
+                                            // kernels; 0 = float or better
+    double intermediateAbsoluteRoundoff = 0.0;  // one such rounding's absolute error in the
+                                                // subnormal range (half the narrow type's
+                                                // smallest subnormal: 2^-134 for bf16)
     int threads = 0;                        // for the GEMMs inside the bounds (0 = all cores)
 };
+
+// Extra roundings of norm statistics allowed when intermediates are narrow (see above).
+inline constexpr double kNarrowStatisticsRoundings = 4.0;
+// Roundings of a narrow intermediate per output element counted for the subnormal term.
+inline constexpr double kNarrowSteps = 4.0;
 
 // Element-by-element judgement of `candidate` against `golden` with bounds `bound`.
 struct BoundCheck {

@@ -4,6 +4,7 @@
 
 #include "BoundCompare.h"
 #include "../golden/OpRegistry.h"
+#include "../golden/RecordedNumerics.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -47,7 +48,11 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             auto inputs = loadOpInputs(trace, op);
             auto recorded = inputs ? loadTensor(*trace.file, outs->second.front()) : Result<HostTensor>(inputs.error());
             auto gold = recorded ? golden::runGolden(op.op, *inputs, op.params) : Result<HostTensor>(recorded.error());
-            auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold)
+            const golden::RecordedJudgement judgement =
+                inputs ? golden::recordedJudgement(op.op, op.params, *inputs) : golden::RecordedJudgement{};
+            b.boundModel = judgement.model;
+            b.boundLoose = judgement.loose;
+            auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
                               : Result<std::vector<double>>(gold.error());
             if (!bound) {
                 b.verdict = "error";
@@ -72,6 +77,15 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
         if (b.verdict == "divergent" && !report.firstDivergentOp) report.firstDivergentOp = b.index;
         report.ops.push_back(std::move(b));
     }
+    size_t loose = 0;
+    std::string firstLoose;
+    for (const BisectOp& b : report.ops)
+        if (b.boundLoose && (b.verdict == "ok" || b.verdict == "divergent") && loose++ == 0)
+            firstLoose = "op " + std::to_string(b.index) + " " + b.op + ": " + b.boundModel;
+    if (loose)
+        report.warnings.push_back(std::to_string(loose) + " op(s) judged with a loose bound from their recorded "
+                                  "settings, where a corruption smaller than the bound is not seen (first: " +
+                                  firstLoose + ")");
     if (progress) progress(trace.ops.size(), trace.ops.size(), "done");
     return report;
 }
@@ -81,7 +95,8 @@ nlohmann::json bisectJson(const BisectReport& report)
     nlohmann::json ops = nlohmann::json::array();
     for (const BisectOp& b : report.ops) {
         nlohmann::json j = {{"index", b.index}, {"op", b.op}, {"name", b.name}, {"verdict", b.verdict},
-                            {"detail", b.detail}};
+                            {"detail", b.detail}, {"bound_loose", b.boundLoose}};
+        j["bound_model"] = b.boundModel.empty() ? nlohmann::json() : nlohmann::json(b.boundModel);
         if (b.divergence) {
             const Divergence& d = *b.divergence;
             j["elements"] = d.elements;

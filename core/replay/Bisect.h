@@ -22,6 +22,10 @@ struct BisectOp {
     std::string verdict;  // ok | divergent | skipped (no golden op / no recorded output) | error
     std::string detail;
     std::optional<Divergence> divergence;  // ok / divergent
+    // How the bound was chosen from the op's recorded settings (golden/RecordedNumerics.h):
+    // empty for the strict bounds; loose where it cannot be tight (narrow accumulation).
+    std::string boundModel;
+    bool boundLoose = false;
 };
 
 struct BisectReport {
@@ -40,7 +44,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
 
 // {"trace","suspect","first_divergent_op": index|null, "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
-//  bit_histogram per op and warnings.
+//  bit_histogram, bound_model (null: strict), bound_loose per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);
 std::string bisectText(const BisectReport& report);
 

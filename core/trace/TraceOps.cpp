@@ -26,6 +26,15 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& opTable
     return table;
 }
 
+// What faultline_capture records on every op (docs/capture.md): how the aten call ran, not
+// what the op computes.
+const std::vector<std::string_view>& captureAttributes()
+{
+    static const std::vector<std::string_view> attributes = {"aten", "device_type", "call", "allow_tf32",
+                                                             "reduced_precision_reduction"};
+    return attributes;
+}
+
 std::string numberToString(double v)
 {
     char buffer[64];
@@ -79,7 +88,9 @@ bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute
     const auto& common = commonTraceOpAttributes();
     if (std::find(common.begin(), common.end(), attribute) != common.end()) return true;
     const auto& known = knownTraceOpParameters(op);
-    return std::find(known.begin(), known.end(), attribute) != known.end();
+    if (std::find(known.begin(), known.end(), attribute) != known.end()) return true;
+    const auto& capture = captureAttributes();
+    return isKnownTraceOp(op) && std::find(capture.begin(), capture.end(), attribute) != capture.end();
 }
 
 // Integers as decimal, floats in their shortest round-trip form, strings as they are; arrays as

@@ -102,13 +102,35 @@ def _walk(value, parts, out, skipped):
         skipped.append(".".join(parts) or "<root>")
 
 
+def _load_restricted(path):
+    """torch.load through the restricted unpickler. torch 1.13 ignores `pickle_module` unless
+    weights_only=True, and then uses its own module-level unpickler, so that is the one this
+    swaps for the duration of the call; newer torch versions' weights_only loader allows
+    floats and is used as it is."""
+    ser = torch.serialization
+    if int(torch.__version__.split(".")[0]) >= 2 or not hasattr(ser, "_weights_only_unpickler"):
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as e:
+            text = " ".join(str(e).split())
+            if "weights only" in text.lower():
+                raise Refused(text.split("WeightsUnpickler error:")[-1].strip().rstrip(".")) from None
+            raise
+    original = ser._weights_only_unpickler
+    ser._weights_only_unpickler = _restricted_pickle()
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    finally:
+        ser._weights_only_unpickler = original
+
+
 def load_checkpoint(path, trust=False):
     if not os.path.isfile(path):
         raise ConvertError("%s: no such file" % path)
     try:
         if trust:
             return torch.load(path, map_location="cpu", weights_only=False)
-        return torch.load(path, map_location="cpu", pickle_module=_restricted_pickle(), weights_only=False)
+        return _load_restricted(path)
     except Refused as e:
         raise ConvertError("%s: refused: %s, and loading it needs full unpickling, which can run code "
                            "from the file (pass --trust only if you trust where it came from)" % (path, e)) from None

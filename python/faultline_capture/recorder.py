@@ -64,6 +64,18 @@ def _flat_tensors(values):
     return out
 
 
+def _reduce_op_name(dist, op):
+    """"sum", "max", ...: torch 1.13's ReduceOp values print as objects, so compare."""
+    for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
+        value = getattr(dist.ReduceOp, name, None)
+        try:
+            if value is not None and op == value:
+                return name.lower()
+        except (TypeError, RuntimeError):
+            continue
+    return str(op).rsplit(".", 1)[-1].lower()
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, recorder):
         super().__init__()
@@ -194,7 +206,7 @@ class record:
                 original = dist.all_reduce
 
                 def all_reduce(tensor, op=dist.ReduceOp.SUM, *args, **kwargs):
-                    recorder._pending_reduce_op = str(op).rsplit(".", 1)[-1].lower()
+                    recorder._pending_reduce_op = _reduce_op_name(dist, op)
                     return original(tensor, op, *args, **kwargs)
 
                 self._patches.append((dist, "all_reduce", original))
@@ -363,9 +375,12 @@ class record:
         if dist.is_initialized():
             gathered = []
             for t in tensors:
-                parts = [torch.empty_like(t) for _ in range(world)]
-                dist.all_gather(parts, t.detach().clone())
-                gathered.append(parts)
+                # Gathered as bytes: every backend moves them (gloo has no bfloat16 or int16
+                # all_gather), and the bits are kept.
+                mine = t.detach().contiguous().reshape(-1).view(torch.uint8).clone()
+                parts = [torch.empty_like(mine) for _ in range(world)]
+                dist.all_gather(parts, mine)
+                gathered.append([p.view(t.dtype).reshape(t.shape) for p in parts])
         result = func(*args, **kwargs)
         try:
             result[1].wait()

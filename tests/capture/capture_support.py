@@ -170,15 +170,15 @@ class FlipBits(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         if func is self.func:
             if self.calls == self.nth:
-                flip(out, self.bit, self.count)
+                flip(out[0] if isinstance(out, (tuple, list)) else out, self.bit, self.count)
                 self.flipped = True
             self.calls += 1
         return out
 
 
 def flip(t, bit=None, count=8):
-    """Flips an exponent bit (default: bit 27 of float32, bit 11 of bfloat16: x 2^16 or
-    2^-16) of `count` elements, in place."""
+    """Flips bit `bit` of the `count` largest elements, in place; by default an exponent bit
+    (bit 27 of float32, bit 11 of bfloat16: x 2^16 or 2^-16)."""
     with torch.no_grad():
         int_type = {torch.float32: torch.int32, torch.bfloat16: torch.int16, torch.float16: torch.int16}[t.dtype]
         if bit is None:

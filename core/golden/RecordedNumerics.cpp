@@ -1,0 +1,62 @@
+#include "RecordedNumerics.h"
+
+namespace faultline::golden {
+
+namespace {
+
+bool flag(const OpParams& params, const char* name)
+{
+    const auto it = params.find(name);
+    if (it == params.end()) return false;
+    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
+    if (const auto* d = std::get_if<double>(&it->second)) return *d != 0.0;
+    if (const auto* s = std::get_if<std::string>(&it->second)) return *s == "1" || *s == "true";
+    return false;
+}
+
+}  // namespace
+
+RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params, GoldenInputs inputs)
+{
+    RecordedJudgement j;
+    const auto device = params.find("device_type");
+    if (device == params.end() || inputs.empty()) return j;
+    const auto* deviceName = std::get_if<std::string>(&device->second);
+    const bool cuda = deviceName && *deviceName == "cuda";
+    const DType dtype = inputs[0].dtype;
+    const bool narrow = dtype == DType::BFloat16 || dtype == DType::Float16;
+    const double un = narrow ? unitRoundoff(dtype) : 0.0;
+    const std::string type(dtypeName(dtype));
+    const bool product = op == "gemm" || op == "attention";
+    if (product && dtype == DType::Float32 && cuda && flag(params, "allow_tf32")) {
+        j.options.tf32 = true;
+        j.model = "TF32 operands (allow_tf32=1)";
+    }
+    if (!narrow) return j;
+    if (product) {
+        const bool narrowSum = !cuda || flag(params, "reduced_precision_reduction");
+        if (narrowSum) {
+            j.options.accumulationUnitRoundoff = un;
+            j.loose = true;
+            j.model = type + " accumulation (" +
+                      std::string(cuda ? "reduced_precision_reduction=1" : "PyTorch CPU kernels") +
+                      "): k u_" + type + " of sum |a||b|, loose";
+        }
+        if (op == "attention") {
+            j.options.operandUnitRoundoff = un;  // scaled q and the probabilities in the narrow type
+            j.options.intermediateUnitRoundoff = un;
+            j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+            if (j.model.empty()) j.model = type + " scores and probabilities";
+        }
+    } else if (op == "all_reduce") {
+        j.options.accumulationUnitRoundoff = un;
+        j.model = type + " sums";
+    } else if (op != "add") {
+        j.options.intermediateUnitRoundoff = un;
+        j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+        j.model = type + " intermediates";
+    }
+    return j;
+}
+
+}  // namespace faultline::golden
