@@ -27,6 +27,7 @@ int run(int argc, char** argv)
     runners["replay"] = addReplayCommand(app);
     runners["bisect"] = addBisectCommand(app);
     runners["devices"] = addDevicesCommand(app);
+    runners["health"] = addHealthCommand(app);
     runners["demo"] = addDemoCommand(app, argc, argv);
     app.require_subcommand(0, 1);
 

@@ -14,6 +14,7 @@ CommandRunner addReplayCommand(CLI::App& app);
 CommandRunner addBisectCommand(CLI::App& app);
 CommandRunner addCompareCommand(CLI::App& app);
 CommandRunner addDevicesCommand(CLI::App& app);
+CommandRunner addHealthCommand(CLI::App& app);
 CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv);
 
 }  // namespace faultline::cli
