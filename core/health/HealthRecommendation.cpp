@@ -132,6 +132,21 @@ void recommendHealth(GpuHealthRecord& r, const XidCatalog& catalog)
                     add(a, seen + ": the driver asks for \"" + lastAction + "\"");
                 continue;
             }
+            case 94:
+            case 95: {
+                // The message says whether the GPU needs a reset (RST) or a drain and reset (D-RST).
+                bool reset = false, drain = false;
+                for (const XidEvent& x : r.events) {
+                    if (x.kind != XidEvent::Kind::Xid || x.code != e->code) continue;
+                    reset = reset || decodedValue(x.decoded, "reset_required") == "yes";
+                    drain = drain || decodedValue(x.decoded, "drain_and_reset_recommended") == "yes";
+                }
+                if (drain)
+                    add(HealthAction::Drain, seen + ": the driver recommends a drain and reset (D-RST: Yes)");
+                else if (reset && e->code == 94)
+                    add(HealthAction::Reset, seen + ": the driver requires a GPU reset (RST: Yes)");
+                break;
+            }
             default:
                 break;
         }
