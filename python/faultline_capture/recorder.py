@@ -311,8 +311,10 @@ class record:
                 params["call"] = json.dumps(call)
             except (TypeError, ValueError):
                 pass
-        self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
-                          outputs={self.label: outputs})
+        paths = self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
+                                  outputs={self.label: outputs})
+        for t, path in zip(outputs, paths.get(self.label, [])):
+            self._remember(t, "@" + path)  # a later op reading it links to these bytes
         self._next_index += 1
         counter[op] += 1
 
@@ -337,28 +339,36 @@ class record:
         return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype, t.device, t._version)
 
     def _find_tensor(self, t):
+        """The id (or "@path" of an op output) the tensor was written under, while the tensor
+        it came from is alive and unchanged."""
         entry = self._tensor_ids.get(self._key(t))
         if entry is None:
             return None
         base_ref, tensor_id = entry
         return tensor_id if base_ref() is not None else None
 
-    def _tensor_id(self, t):
+    def _remember(self, t, tensor_id):
         import weakref
-        found = self._find_tensor(t)
-        if found is not None:
-            return found
         base = t._base if t._base is not None else t
-        tensor_id = "t%06d" % self._next_tensor
-        self._next_tensor += 1
-        param = self._params.get(id(base))
-        self._file.add_tensor(tensor_id, t, kind="weight" if param else None)
         try:
             self._tensor_ids[self._key(t)] = (weakref.ref(base), tensor_id)
         except TypeError:
-            pass
+            return
         if len(self._tensor_ids) % 4096 == 0:  # forget tensors that are gone
             self._tensor_ids = {k: v for k, v in self._tensor_ids.items() if v[0]() is not None}
+
+    def _tensor_id(self, t):
+        found = self._find_tensor(t)
+        if found is not None and not found.startswith("@"):
+            return found
+        tensor_id = "t%06d" % self._next_tensor
+        self._next_tensor += 1
+        if found is not None:
+            self._file.link_tensor(tensor_id, found[1:])
+        else:
+            base = t._base if t._base is not None else t
+            self._file.add_tensor(tensor_id, t, kind="weight" if self._params.get(id(base)) else None)
+        self._remember(t, tensor_id)
         return tensor_id
 
     # ---- c10d all_reduce --------------------------------------------------------------------

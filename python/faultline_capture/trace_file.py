@@ -14,7 +14,7 @@ import numpy as np
 from .dtypes import write_dataset
 
 _RESERVED = ("op", "inputs", "name", "phase")
-_TRIM_EVERY = 64 << 20  # bytes written between returns of freed heap memory to the system
+_TRIM_EVERY = 16 << 20  # bytes written between returns of freed heap memory to the system
 
 
 def _malloc_trim():
@@ -90,6 +90,11 @@ class TraceFile:
     def add_tensor(self, tensor_id, tensor, kind=None):
         self.bytes_written += write_dataset(self._tensors, tensor_id, tensor, kind)
 
+    def link_tensor(self, tensor_id, path):
+        """/tensors/<id> as a hard link to the dataset at `path` (an op output written
+        earlier): the same bytes under both names, stored once."""
+        self._tensors[tensor_id] = self._file[path]
+
     def add_op(self, index, op, inputs, name="", phase="", params=None, outputs=None):
         """/ops/<NNNNNN>: `inputs` are ids already added; `outputs` maps label -> tensors."""
         group = self._ops.create_group("%06d" % index)
@@ -105,16 +110,19 @@ class TraceFile:
                 raise ValueError("op parameter %r is reserved" % key)
             if value is not None:
                 group.attrs[key] = _attr_value(value)
+        paths = {}
         if outputs:
             out = group.create_group("outputs")
             for label, tensors in outputs.items():
                 lg = out.create_group(label)
                 for k, t in enumerate(tensors):
                     self.bytes_written += write_dataset(lg, str(k), t)
+                    paths.setdefault(label, []).append("ops/%06d/outputs/%s/%d" % (index, label, k))
         self._file.flush()
         if self.bytes_written - self._trimmed_at >= _TRIM_EVERY:
             self._trimmed_at = self.bytes_written
             _malloc_trim()
+        return paths
 
     def close(self, complete, attrs=None):
         """Writes `complete` (0/1) and `attrs`, closes, and renames PATH.tmp to PATH."""

@@ -1,6 +1,8 @@
 """What the recorder leaves on disk: max_bytes and an exception inside the block leave valid
 traces `faultline inspect` opens (complete=0); {rank} in the path; op and module filters; no
 .tmp left behind; rerun on the CPU reproduces the recording bit for bit."""
+import contextlib
+import io
 import json
 import os
 import sys
@@ -31,8 +33,13 @@ def root(path):
 # ---- a complete recording: metadata, names, phases -------------------------------------------
 model, x = cs.make("block", torch.float32)
 path = os.path.join(work, "full-{rank}.h5")
-with faultline_capture.record(path, "gpu{rank}", model=model) as rec:
-    cs.step(model, x)
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    with faultline_capture.record(path, "gpu{rank}", model=model) as rec:
+        cs.step(model, x)
+summary = err.getvalue().strip().splitlines()
+cs.check(len(summary) == 1 and "kept %d op(s)" % sum(rec.kept.values()) in summary[0] and "gemm" in summary[0]
+         and "skipped" in summary[0], "summary line: %r" % summary)
 full = os.path.join(work, "full-0.h5")
 cs.check(os.path.exists(full) and not os.path.exists(full + ".tmp"), "{rank} not replaced or .tmp left")
 attrs, full_ops = root(full)
