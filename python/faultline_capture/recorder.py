@@ -235,7 +235,7 @@ class record:
 
     def _dispatch(self, func, args, kwargs):
         if self.stopped is not None:
-            self.skipped["after max_bytes"] += 1
+            self.skipped["after recording stopped"] += 1
             if func._schema.name == "c10d::allreduce_":
                 return self._all_reduce(func, args, kwargs, record_it=False)
             return func(*args, **kwargs)
@@ -260,7 +260,13 @@ class record:
             seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args)
             seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
         out = func(*args, **kwargs)
-        self._record(func, seen_args, seen_kwargs, out, name)
+        try:
+            self._record(func, seen_args, seen_kwargs, out, name)
+        except Exception as e:  # the training step must not fail because recording did
+            self.stopped = "recording failed at op %d (%s): %s: %s" % (
+                self._next_index, aten_name(func), type(e).__name__, e)
+            warnings.warn("faultline_capture: %s: %s; the trace keeps the ops before" % (self.path, self.stopped),
+                          RuntimeWarning, stacklevel=3)
         return out
 
     def _record(self, func, args, kwargs, out, name):

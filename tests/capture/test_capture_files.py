@@ -111,6 +111,36 @@ rc, bis = cs.bisect(broken, "cpu0")
 cs.check(rc == 0, "bisect of the exception trace flagged ops")
 print("exception: complete=0, %d ops kept, trace opens" % broken_ops)
 
+# ---- a write error stops the recording, not the training step -------------------------------
+import faultline_capture.trace_file as trace_file  # noqa: E402
+
+real_add_op = trace_file.TraceFile.add_op
+calls = []
+
+
+def failing_add_op(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 4:
+        raise OSError("No space left on device")
+    return real_add_op(self, *args, **kwargs)
+
+
+trace_file.TraceFile.add_op = failing_add_op
+model, x = cs.make("block", torch.float32)
+full_disk = os.path.join(work, "full-disk.h5")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with faultline_capture.record(full_disk, "cpu0", model=model):
+        loss = cs.step(model, x)
+trace_file.TraceFile.add_op = real_add_op
+cs.check(torch.isfinite(loss) and x.grad is not None, "the training step did not complete")
+cs.check(any("No space left" in str(w.message) for w in caught), "no warning for the write error")
+attrs, disk_ops = root(full_disk)
+cs.check(attrs["complete"] == 0 and "No space left" in attrs["stop_reason"] and disk_ops == 3,
+         "write-error trace: %s, %d ops" % (attrs, disk_ops))
+inspect(full_disk)
+print("write error: warning, complete=0, %d ops kept, the step completed" % disk_ops)
+
 # ---- rerun on the CPU reproduces the recording bit for bit --------------------------------------
 for dtype in (torch.float32, torch.bfloat16):
     model, x = cs.make("block", dtype)
