@@ -8,7 +8,7 @@ import h5py
 import torch
 
 from . import environment
-from .dtypes import read_dataset, torch_dtype
+from .dtypes import read_dataset, torch_dtype, write_dataset
 from .trace_file import set_attrs
 
 
@@ -73,15 +73,17 @@ def _outputs(result, spec):
 def rerun(path, label, device, role="reference"):
     """Re-runs every op of trace `path` that records how it was called, on torch device
     `device`, and writes the results as /ops/<NNNNNN>/outputs/<label>/<k>; adds
-    /devices/<label>. Returns (re-run count, skipped count)."""
+    /devices/<label>. An op whose call fails here is skipped and counted. Returns (re-run
+    count, skipped count)."""
     device = str(device)
     try:
         f = h5py.File(path, "r+")
     except OSError as e:
         raise TraceError("%s: cannot open for writing: %s" % (path, e)) from None
     done = skipped = 0
+    failed = []
     with f:
-        if _text(f.attrs.get("faultline_format", b"")) != "trace":
+        if _text(f.attrs.get("faultline_format", b"")) != "trace" or "ops" not in f or "tensors" not in f:
             raise TraceError("%s: not a Faultline trace (no faultline_format='trace')" % path)
         if label in f.get("devices", {}):
             raise TraceError("%s: device label '%s' is already in the trace" % (path, label))
@@ -92,21 +94,25 @@ def rerun(path, label, device, role="reference"):
                 if "call" not in group.attrs:
                     skipped += 1
                     continue
-                spec = json.loads(_text(group.attrs["call"]))
-                ids = group.attrs["inputs"]
-                ids = [_text(ids)] if isinstance(ids, (str, bytes)) else [_text(i) for i in ids]
-                inputs = [read_dataset(tensors[i], device) for i in ids]
-                func = _func(spec["func"])
-                args = [_resolve(r, inputs, device) for r in spec["args"]]
-                kwargs = {k: _resolve(r, inputs, device) for k, r in spec["kwargs"].items()}
-                result = func(*args, **kwargs)
+                try:
+                    spec = json.loads(_text(group.attrs["call"]))
+                    ids = group.attrs["inputs"]
+                    ids = [_text(ids)] if isinstance(ids, (str, bytes)) else [_text(i) for i in ids]
+                    inputs = [read_dataset(tensors[i], device) for i in ids]
+                    func = _func(spec["func"])
+                    args = [_resolve(r, inputs, device) for r in spec["args"]]
+                    kwargs = {k: _resolve(r, inputs, device) for k, r in spec["kwargs"].items()}
+                    results = _outputs(func(*args, **kwargs), spec)
+                except Exception as e:  # a call this torch cannot make, a malformed entry
+                    failed.append("ops/%s: %s: %s" % (index, type(e).__name__, e))
+                    continue
                 outputs = group.require_group("outputs").create_group(label)
-                for k, t in enumerate(_outputs(result, spec)):
-                    from .dtypes import write_dataset
+                for k, t in enumerate(results):
                     write_dataset(outputs, str(k), t)
                 done += 1
         dev = f.require_group("devices").create_group(label)
         set_attrs(dev, environment.device_identity(device, role))
-    print("faultline_capture: %s: re-ran %d op(s) on %s as '%s', skipped %d without a recorded call"
-          % (path, done, device, label, skipped), file=sys.stderr)
-    return done, skipped
+    print("faultline_capture: %s: re-ran %d op(s) on %s as '%s', skipped %d without a recorded call%s"
+          % (path, done, device, label, skipped,
+             ", %d failed (first: %s)" % (len(failed), failed[0]) if failed else ""), file=sys.stderr)
+    return done, skipped + len(failed)
