@@ -78,6 +78,18 @@ for dt in (torch.float32, torch.bfloat16):
     total += len(report["ops"])
     alarms += len(bad)
     cs.check(not bad and rc == 0, "%s: flagged: %s" % (dt, cs.describe(report, bad)))
+    # How each op was judged follows what was recorded: strict bounds in float32; bf16 GEMMs
+    # and attention from PyTorch's CPU kernels with the (loose) narrow-accumulation bound, said
+    # so per op and counted in a warning; other bf16 ops with narrow intermediates.
+    for o in report["ops"]:
+        if dt == torch.float32:
+            cs.check(o["bound_model"] is None and not o["bound_loose"], "float32 op %d judged as %s" % (o["index"], o["bound_model"]))
+        elif o["op"] in ("gemm", "attention"):
+            cs.check(o["bound_loose"] and "accumulation" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
+        elif o["op"] != "add":
+            cs.check(not o["bound_loose"] and "intermediates" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
+    loose = sum(o["bound_loose"] for o in report["ops"])
+    cs.check((loose == 0) == (not any("loose bound" in w for w in report["warnings"])), "loose-bound warning")
     rc, out, err = cs.run_faultline("inspect", path, "--json")
     cs.check(rc == 0, "inspect %s: %d %s" % (path, rc, err))
     inspected = json.loads(out)
