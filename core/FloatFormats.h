@@ -31,6 +31,24 @@
 
 namespace faultline {
 
+// ---- NaN, infinity, finiteness by bits: the one definition ---------------------------------
+// For an IEEE-style binary format whose bits (sign bit dropped) are `bits & mag`, with `exp` the
+// all-ones exponent field. `fn`: OCP E4M3FN rules (no infinities; only S.1111.111 is NaN). Used by
+// the compare scan (per dtype, with constant masks), the golden-exact judgement (per DType at run
+// time) and the golden order's float NaN test.
+FL_HD constexpr bool floatBitsAreNan(uint64_t bits, uint64_t mag, uint64_t exp, bool fn)
+{
+    return fn ? (bits & mag) == mag : (bits & mag) > exp;
+}
+FL_HD constexpr bool floatBitsAreInf(uint64_t bits, uint64_t mag, uint64_t exp, bool fn)
+{
+    return !fn && (bits & mag) == exp;
+}
+FL_HD constexpr bool floatBitsAreNonFinite(uint64_t bits, uint64_t mag, uint64_t exp, bool fn)
+{
+    return fn ? (bits & mag) == mag : (bits & exp) == exp;
+}
+
 FL_HD uint32_t floatBits(float f)
 {
 #if defined(__CUDA_ARCH__)

@@ -31,7 +31,7 @@ Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path, cons
 {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status)) return fileError(path, "no such file");
+    if (ec || !std::filesystem::exists(status)) return fileError(path, "no such file", ErrorCode::Io);
     if (std::filesystem::is_directory(status)) return fileError(path, "is a directory, not a tensor file");
     if (!std::filesystem::is_regular_file(status)) return fileError(path, "not a regular file");
     if (isHdf5File(path)) return openHdf5TensorFile(path, options);

@@ -442,6 +442,7 @@ private:
                     const std::vector<float*>& dIn, float* dOut, View2d view, int32_t* dSm, DeviceBuffer& extra)
     {
         if (op == "add") return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm, m_stream);
+        if (op == "mul") return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm, m_stream);
         if (op == "silu") return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm, m_stream);
         if (op == "gelu") {
             const auto approx = golden::paramString(op, p, "approximate", std::string("none"));

@@ -1,5 +1,5 @@
 #pragma once
-// The one thread that owns a CUDA device's context (STYLE.md: one owner per GPU context). Every
+// The one thread that owns a CUDA device's context (docs/architecture.md, "Processes and threads"). Every
 // CUDA call for the device runs on it: callers hand it work with runOnDeviceThread and wait.
 #include <condition_variable>
 #include <deque>

@@ -123,7 +123,8 @@ __global__ void smIdBoundKernel(int32_t* out)
 __device__ __forceinline__ float applyElementwise(ElementwiseKind kind, float x, float y)
 {
     switch (kind) {
-    case ElementwiseKind::Add: return x + y;
+    case ElementwiseKind::Add: return __fadd_rn(x, y);
+    case ElementwiseKind::Mul: return __fmul_rn(x, y);
     case ElementwiseKind::GeluErf: return golden::geluErfGolden(x);
     case ElementwiseKind::GeluTanh: return golden::geluTanhGolden(x);
     case ElementwiseKind::Silu: return golden::siluGolden(x);

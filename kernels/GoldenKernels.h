@@ -40,9 +40,9 @@ int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream);
 // exceed the multiprocessor count); -1 when it cannot be read.
 int queryTileSmBound();
 
-enum class ElementwiseKind { Add, GeluErf, GeluTanh, Silu };
+enum class ElementwiseKind { Add, Mul, GeluErf, GeluTanh, Silu };
 
-// out = f(x) (or x + y for Add) over rows x cols; tileSm has tileGrid(v, kSmallTile) entries.
+// out = f(x) (or x + y for Add, x * y for Mul) over rows x cols; tileSm has tileGrid(v, kSmallTile) entries.
 int launchGoldenElementwise(ElementwiseKind kind, const float* x, const float* y, float* out, View2d v,
                             int32_t* tileSm, cudaStream_t stream);
 

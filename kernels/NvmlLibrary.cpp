@@ -92,13 +92,13 @@ std::string NvmlLibrary::driverVersion() const
     return buf;
 }
 
-std::optional<GpuNvmlInfo> NvmlLibrary::query(const std::string& pciBusId) const
+std::optional<GpuHealth> NvmlLibrary::query(const std::string& pciBusId) const
 {
     if (!m_ok) return std::nullopt;
     const Api& a = *m_api;
     nvmlDevice_t dev = nullptr;
     if (a.getHandleByPciBusId(pciBusId.c_str(), &dev) != kNvmlSuccess) return std::nullopt;
-    GpuNvmlInfo info;
+    GpuHealth info;
     auto note = [&](const char* what, nvmlReturn_t rc) {
         if (rc != kNvmlSuccess) info.errors.push_back(std::string(what) + ": " + a.errorString(rc));
         return rc == kNvmlSuccess;

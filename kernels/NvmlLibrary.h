@@ -20,7 +20,7 @@ public:
     const std::string& error() const { return m_error; }
     std::string driverVersion() const;
     // The device with this PCI bus id ("0000:17:00.0"); nullopt when NVML does not know it.
-    std::optional<GpuNvmlInfo> query(const std::string& pciBusId) const;
+    std::optional<GpuHealth> query(const std::string& pciBusId) const;
 
 private:
     struct Api;

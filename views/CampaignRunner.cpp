@@ -50,17 +50,8 @@ quint64 CampaignRunner::startOnWorker(CampaignOptions options, std::vector<size_
     m_running = true;
     auto state = m_state;
     auto work = [options = std::move(options), ops = std::move(ops), state](QPromise<CampaignOutcome>& promise) {
-        if (options.resume && !ops.empty()) {
-            std::vector<std::string> warnings, labels;
-            for (const TargetSpec& t : options.targets) labels.push_back(t.text);
-            const auto journaled = readCampaignJournal(Campaign::journalPath(options.outPath), warnings);
-            Status fits = checkJournalFits(journaled, labels, ops, options.reps);
-            if (!fits) {
-                promise.addResult(CampaignOutcome{
-                    nullptr, QObject::tr("cannot resume: %1").arg(QString::fromStdString(fits.message()))});
-                return;
-            }
-        }
+        // Resuming: Campaign::run checks that the journal belongs to this trace, targets, ops,
+        // repetitions and seed, and refuses otherwise.
         Campaign campaign(options);
         campaign.setCancelFlag(&state->cancel);
         campaign.setProgress([state](uint64_t done, uint64_t total, const std::string& what) {

@@ -74,7 +74,7 @@ Result<ElementValues> ElementValueLoader::load(const Incident& incident, int ent
         if (!op || !golden::findGoldenOp(op->op)) return Error{"the golden model has no '" + e->opKind.toStdString() + "' op"};
         auto recorded = loadTensor(*trace.file, e->suspectTensor);
         if (!recorded) return recorded.error();
-        if (cancel && cancel->load()) return Error{"cancelled"};
+        if (cancel && cancel->load()) return cancelledError("cancelled");
         auto inputs = loadOpInputs(trace, *op);
         if (!inputs) return inputs.error();
         auto gold = golden::runGolden(op->op, *inputs, op->params);
@@ -93,7 +93,7 @@ Result<ElementValues> ElementValueLoader::load(const Incident& incident, int ent
         if (!s || !r) return Error{"a lone file has nothing to compare with"};
         auto sb = readWhole(*s, e->suspectTensor);
         if (!sb) return sb.error();
-        if (cancel && cancel->load()) return Error{"cancelled"};
+        if (cancel && cancel->load()) return cancelledError("cancelled");
         auto rb = readWhole(*r, e->referenceTensor);
         if (!rb) return rb.error();
         if (sb->size() != rb->size() || sb->size() != size_t(v.elements()) * dtypeSize(v.dtype))

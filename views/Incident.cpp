@@ -25,13 +25,6 @@ QString tensorVerdict(const Divergence& d)
 
 }  // namespace
 
-std::string suspectDeviceLabel(const Trace& trace)
-{
-    for (const TraceDevice& d : trace.devices)
-        if (d.role == "suspect") return d.label;
-    return trace.devices.empty() ? std::string() : trace.devices.back().label;
-}
-
 QString Incident::title() const
 {
     QStringList parts;
@@ -48,7 +41,7 @@ QString Incident::summary() const
     if (bisect) {
         int divergent = 0;
         for (const BisectOp& b : bisect->ops)
-            if (b.verdict == "divergent") ++divergent;
+            if (b.verdict == BisectVerdict::Divergent) ++divergent;
         QString s = QStringLiteral("%1 ops bisected on %2, %3 divergent").arg(bisect->ops.size()).arg(suspectLabel).arg(divergent);
         if (bisect->firstDivergentOp) s += QStringLiteral(", first: op %1").arg(*bisect->firstDivergentOp);
         parts << s;
@@ -104,7 +97,7 @@ void Incident::buildEntries()
             e.name = qs(b.name.empty() ? b.op + " " + std::to_string(b.index) : b.name);
             e.opKind = qs(b.op);
             e.opIndex = b.index;
-            e.verdict = qs(b.verdict);
+            e.verdict = qs(nameOf(b.verdict));
             e.detail = qs(b.detail);
             if (b.divergence) {
                 e.divergence = &*b.divergence;

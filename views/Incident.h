@@ -14,6 +14,7 @@
 
 #include "core/TensorFile.h"
 #include "core/compare/CompareRun.h"
+#include "core/incident/OpenIncident.h"
 #include "core/replay/Bisect.h"
 #include "core/replay/TileSmMap.h"
 #include "core/trace/Trace.h"
@@ -101,8 +102,5 @@ struct Incident {
     // reports are in their final place (entries point into them).
     void buildEntries();
 };
-
-// The trace's suspect device: role "suspect", else the last device, else "".
-std::string suspectDeviceLabel(const Trace& trace);
 
 }  // namespace faultline::views

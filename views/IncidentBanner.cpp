@@ -65,7 +65,7 @@ QString IncidentBanner::story(const Incident& inc)
     if (inc.bisect) {
         int divergent = 0;
         for (const BisectOp& b : inc.bisect->ops)
-            if (b.verdict == "divergent") ++divergent;
+            if (b.verdict == BisectVerdict::Divergent) ++divergent;
         const IncidentEntry* first = inc.firstDivergentEntry ? inc.entry(*inc.firstDivergentEntry) : nullptr;
         if (first && first->divergence) {
             const Divergence& d = *first->divergence;

@@ -1,8 +1,7 @@
 #include "IncidentLoader.h"
 
-#include <QFileInfo>
-
 #include "WorkerJob.h"
+#include "core/incident/OpenIncident.h"
 
 namespace faultline::views {
 namespace {
@@ -67,88 +66,27 @@ IncidentLoader::Outcome IncidentLoader::load(const QStringList& paths,
                                              const std::function<void(double, const QString&)>& progress,
                                              const std::atomic<bool>* cancel, const Tolerance& tolerance)
 {
-    auto report = [&](double f, const QString& what) {
-        if (progress) progress(f, what);
-    };
+    std::vector<std::string> files;
+    for (const QString& p : paths) files.push_back(p.toStdString());
+    auto opened = openIncident(
+        files, [&](double f, const std::string& what) { if (progress) progress(f, qs(what)); }, cancel, tolerance);
+    if (!opened) {
+        if (opened.code() == ErrorCode::Cancelled) return {nullptr, {}, true};
+        return {nullptr, qs(opened.message())};
+    }
     auto incident = std::make_shared<Incident>();
     incident->paths = paths;
-    std::vector<std::shared_ptr<const TensorFile>> snapshots;
-    for (const QString& path : paths) {
-        report(0.0, tr("Opening %1").arg(QFileInfo(path).fileName()));
-        const std::string p = path.toStdString();
-        auto file = openTensorFile(p);
-        if (!file) return {nullptr, qs(file.message())};
-        if ((*file)->format() != FileFormat::Trace) {
-            for (const std::string& w : (*file)->warnings()) incident->warnings << qs(p + ": " + w);
-            snapshots.push_back(std::shared_ptr<const TensorFile>(std::move(file).value()));
-            continue;
-        }
-        if (incident->trace)
-            return {nullptr, qs(fileError(p, "a second trace; open one trace (with at most a suspect and a "
-                                              "reference snapshot) at a time")
-                                    .message)};
-        auto trace = readTrace(p);
-        if (!trace) return {nullptr, qs(trace.message())};
-        incident->trace = std::make_shared<const Trace>(std::move(trace).value());
-        incident->tracePath = path;
-    }
-    if (snapshots.size() > 2) {
-        QStringList ignored;
-        for (size_t i = 2; i < snapshots.size(); ++i) ignored << qs(snapshots[i]->path());
-        incident->warnings << tr("compared the first two snapshots (suspect, reference); ignored %1")
-                                  .arg(ignored.join(QStringLiteral(", ")));
-        snapshots.resize(2);
-    }
-    if (!incident->trace && snapshots.empty()) return {nullptr, tr("nothing to open")};
-
-    const bool both = incident->trace && snapshots.size() == 2;
-    const double traceShare = both ? 0.5 : 1.0;
-    if (incident->trace) {
-        const Trace& trace = *incident->trace;
-        const std::string suspect = suspectDeviceLabel(trace);
-        if (suspect.empty()) return {nullptr, qs(fileError(trace.file->path(), "the trace records no device").message)};
-        incident->suspectLabel = qs(suspect);
-        for (const TraceDevice& d : trace.devices)
-            if (d.label == suspect)
-                if (auto it = d.extra.find("simulated_defect"); it != d.extra.end())
-                    incident->simulatedDefect = qs(it->second);
-        auto bisect = bisectTrace(
-            trace, suspect,
-            [&](size_t done, size_t total, const std::string& what) {
-                report(traceShare * (total ? double(done) / double(total) : 1.0),
-                       tr("Bisecting: %1").arg(qs(what)));
-            },
-            cancel);
-        if (!bisect) return {nullptr, qs(bisect.message())};
-        if (bisect->cancelled) return {nullptr, {}, true};
-        for (const std::string& w : bisect->warnings) incident->warnings << qs(trace.file->path() + ": " + w);
-        incident->bisect = std::move(bisect).value();
-    }
-    if (snapshots.size() == 2) {
-        incident->suspectFile = snapshots[0];
-        incident->referenceFile = snapshots[1];
-        CompareRunOptions options;
-        options.compare.tolerance = tolerance;
-        CompareRun run(options);
-        run.setCancelFlag(cancel);
-        const double base = both ? 0.5 : 0.0;
-        const double share = both ? 0.5 : 1.0;
-        run.setProgress([&](double f, const std::string& what) {
-            report(base + share * f, tr("Comparing: %1").arg(qs(what)));
-            return !(cancel && cancel->load());
-        });
-        auto compared = run.run(*snapshots[0], *snapshots[1]);
-        if (!compared) {
-            if (compared.message() == kCompareCancelled) return {nullptr, {}, true};
-            return {nullptr, qs(compared.message())};
-        }
-        incident->compare = std::move(compared).value();
-    } else if (snapshots.size() == 1) {
-        incident->singleFile = snapshots[0];
-    }
-    if (cancel && cancel->load()) return {nullptr, {}, true};
+    incident->trace = std::move(opened->trace);
+    incident->tracePath = qs(opened->tracePath);
+    incident->suspectLabel = qs(opened->suspectLabel);
+    incident->simulatedDefect = qs(opened->simulatedDefect);
+    incident->bisect = std::move(opened->bisect);
+    incident->suspectFile = std::move(opened->suspectFile);
+    incident->referenceFile = std::move(opened->referenceFile);
+    incident->compare = std::move(opened->compare);
+    incident->singleFile = std::move(opened->singleFile);
+    for (const std::string& w : opened->warnings) incident->warnings << qs(w);
     incident->buildEntries();
-    report(1.0, tr("Loaded"));
     return {incident, {}};
 }
 

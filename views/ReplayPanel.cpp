@@ -638,7 +638,9 @@ void ReplayPanel::onRunFinishedOnUi(quint64 job, quint64 done, quint64 total, co
     // "TARGET op N rep R: OUTCOME"
     const int opAt = what.indexOf(QStringLiteral(" op "));
     const int colon = what.lastIndexOf(QStringLiteral(": "));
-    if (opAt > 0 && colon > opAt) m_results->recordRun(what.left(opAt), what.mid(colon + 2));
+    if (opAt > 0 && colon > opAt)
+        if (const auto outcome = parseRunOutcome(what.mid(colon + 2).toStdString()))
+            m_results->recordRun(what.left(opAt), *outcome);
     m_progress->setValue(int(std::min<quint64>(done, 1u << 30)));
     if (!m_runner->isCancelling()) setState(tr("Running: %1 of %2 runs — last: %3").arg(done).arg(total).arg(what));
 }

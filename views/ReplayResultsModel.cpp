@@ -41,15 +41,15 @@ void ReplayResultsModel::begin(const QStringList& targets, quint64 runsPerTarget
     endResetModel();
 }
 
-void ReplayResultsModel::recordRun(const QString& target, const QString& outcome)
+void ReplayResultsModel::recordRun(const QString& target, RunOutcome outcome)
 {
     const int row = rowOf(target);
     if (row < 0) return;
     Row& r = m_rows[size_t(row)];
     ++r.runs;
-    if (outcome != QLatin1String("ok")) ++r.failures;
-    if (outcome == QLatin1String("hang")) ++r.hangs;
-    if (outcome == QLatin1String("crash")) ++r.crashes;
+    if (outcome != RunOutcome::Ok) ++r.failures;
+    if (outcome == RunOutcome::Hang) ++r.hangs;
+    if (outcome == RunOutcome::Crash) ++r.crashes;
     r.rate = wilsonInterval(r.failures, r.runs);
     r.verdict = QStringLiteral("running");
     QStringList d;
@@ -79,7 +79,7 @@ void ReplayResultsModel::finish(const CampaignReport& report)
         r.rate = t.rate;
         r.summarised = true;
         r.partial = report.cancelled;
-        r.verdict = t.runs ? QString::fromStdString(t.verdict) : QStringLiteral("no runs");
+        r.verdict = t.runs ? QString::fromStdString(nameOf(t.verdict)) : QStringLiteral("no runs");
         r.details = QString::fromStdString(t.explanation);
         if (report.cancelled) r.details = tr("cancelled: %1 of %2 runs done; ").arg(t.runs).arg(r.planned) + r.details;
     }

@@ -22,7 +22,7 @@ public:
     // Starts a campaign's rows: every target queued with `runsPerTarget` runs to go.
     void begin(const QStringList& targets, quint64 runsPerTarget);
     // One finished run of `target` with its outcome (ok | mismatch | hang | crash | error).
-    void recordRun(const QString& target, const QString& outcome);
+    void recordRun(const QString& target, RunOutcome outcome);
     // The campaign's summary replaces the live counts; `cancelled` marks verdicts as partial.
     void finish(const CampaignReport& report);
     // The campaign could not run: every row says why.

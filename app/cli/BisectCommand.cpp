@@ -21,8 +21,7 @@ int runBisect(const BisectOptions& o)
     open.allowExternal = o.allowExternal;
     auto trace = readTrace(o.trace, open);
     if (!trace) {
-        std::cerr << "error: " << trace.message() << "\n";
-        return kExitError;
+        return failWith(trace.error());
     }
     const auto* cancel = installInterruptFlag();
     auto report = bisectTrace(
@@ -33,8 +32,7 @@ int runBisect(const BisectOptions& o)
         cancel);
     endProgress();
     if (!report) {
-        std::cerr << "error: " << report.message() << "\n";
-        return kExitError;
+        return failWith(report.error());
     }
     if (o.json)
         std::cout << bisectJson(*report).dump(2) << "\n";
@@ -42,6 +40,10 @@ int runBisect(const BisectOptions& o)
         std::cout << bisectText(*report);
     if (report->cancelled) {
         std::cerr << "bisect cancelled\n";
+        return kExitError;
+    }
+    if (report->checkedOps == 0 && !report->firstDivergentOp) {
+        std::cerr << "error: " << o.trace << ": no op could be checked against the golden model (see the ops' details)\n";
         return kExitError;
     }
     return report->firstDivergentOp ? kExitDiverged : kExitOk;

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+
+#include "Cli.h"
 
 namespace faultline::cli {
 namespace {
@@ -57,6 +60,16 @@ void endProgress()
 {
     if (g_progressShown) std::fprintf(stderr, "\r\033[K");
     g_progressShown = false;
+}
+
+}  // namespace faultline::cli
+
+namespace faultline::cli {
+
+int failWith(const Error& e)
+{
+    std::cerr << "error: " << e.message << "\n";
+    return exitCodeFor(e.code);
 }
 
 }  // namespace faultline::cli

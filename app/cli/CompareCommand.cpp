@@ -1,6 +1,7 @@
 // faultline compare SUSPECT REFERENCE [--tolerance T] [--json] [--out RESULT.h5]
 //   exit 0: nothing beyond tolerance; 1: something is; 2: error.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -28,25 +29,30 @@ int runCompare(const CompareCliOptions& o)
 {
     auto tolerance = parseTolerance(o.tolerance);
     if (!tolerance) {
-        std::cerr << "error: " << tolerance.message() << "\n";
-        return kExitError;
+        return failWith(tolerance.error());
     }
     if (tolerance->kind == ToleranceKind::Bound) {
         std::cerr << "error: --tolerance bound needs per-element bounds from the op that produced the tensor; "
                      "it is used by replay and bisect, not by compare\n";
         return kExitError;
     }
+    if (!o.out.empty()) {
+        // Evidence is never overwritten by the command that reads it.
+        std::error_code ec;
+        for (const std::string& input : {o.suspect, o.reference})
+            if (std::filesystem::equivalent(o.out, input, ec))
+                return failWith(fileError(o.out, "is an input of this comparison; write the results elsewhere",
+                                          ErrorCode::Usage));
+    }
     OpenOptions open;
     open.allowExternal = o.allowExternal;
     auto suspect = openTensorFile(o.suspect, open);
     if (!suspect) {
-        std::cerr << "error: " << suspect.message() << "\n";
-        return kExitError;
+        return failWith(suspect.error());
     }
     auto reference = openTensorFile(o.reference, open);
     if (!reference) {
-        std::cerr << "error: " << reference.message() << "\n";
-        return kExitError;
+        return failWith(reference.error());
     }
     CompareRunOptions options;
     options.compare.tolerance = *tolerance;
@@ -63,8 +69,7 @@ int runCompare(const CompareCliOptions& o)
     if (!o.out.empty()) {
         auto w = CompareResultsWriter::create(o.out);
         if (!w) {
-            std::cerr << "error: " << w.message() << "\n";
-            return kExitError;
+            return failWith(w.error());
         }
         results.emplace(std::move(*w));
     }
@@ -80,14 +85,12 @@ int runCompare(const CompareCliOptions& o)
     auto report = run.run(**suspect, **reference);
     endProgress();
     if (!report) {
-        std::cerr << "error: " << report.message() << "\n";
-        return kExitError;
+        return failWith(report.error());
     }
     if (results) {
         Status st = results->finish(*report);
         if (!st) {
-            std::cerr << "error: " << st.message() << "\n";
-            return kExitError;
+            return failWith(st.error());
         }
     }
     if (o.json)
@@ -96,7 +99,16 @@ int runCompare(const CompareCliOptions& o)
         std::cout << compareText(*report);
     bool beyond = false;
     for (const Divergence& d : report->tensors) beyond = beyond || d.beyondTolerance > 0;
-    if (!report->errors.empty()) return kExitError;
+    if (!report->errors.empty()) {
+        for (const PairError& e : report->errors)
+            std::cerr << "error: " << o.suspect << " vs " << o.reference << ": " << e.name << ": " << e.message << "\n";
+        return kExitError;
+    }
+    if (report->tensors.empty()) {
+        std::cerr << "error: " << o.suspect << " and " << o.reference
+                  << ": no tensor of one pairs with a tensor of the other: nothing was compared\n";
+        return kExitError;
+    }
     return beyond ? kExitDiverged : kExitOk;
 }
 

@@ -41,18 +41,16 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
     std::printf("\n1. Bisect the captured step against the golden model (suspect %s)\n", d.suspectLabel.c_str());
     auto trace = readTrace(d.tracePath);
     if (!trace) {
-        std::cerr << "error: " << trace.message() << "\n";
-        return kExitError;
+        return failWith(trace.error());
     }
     auto bisect = bisectTrace(*trace, d.suspectLabel);
     if (!bisect) {
-        std::cerr << "error: " << bisect.message() << "\n";
-        return kExitError;
+        return failWith(bisect.error());
     }
     size_t divergent = 0;
     std::string divergentOps;
     for (const BisectOp& b : bisect->ops)
-        if (b.verdict == "divergent") {
+        if (b.verdict == BisectVerdict::Divergent) {
             ++divergent;
             divergentOps += (divergentOps.empty() ? "" : ",") + std::to_string(b.index);
         }
@@ -93,12 +91,11 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
     Campaign campaign(c);
     auto replay = campaign.run();
     if (!replay) {
-        std::cerr << "error: " << replay.message() << "\n";
-        return kExitError;
+        return failWith(replay.error());
     }
     for (const TargetSummary& t : replay->targets)
         std::printf("  %-48s %-16s %llu/%llu runs failed, rate %.0f%% [95%% CI %.0f%%, %.0f%%]\n", t.target.c_str(),
-                    t.verdict.c_str(), static_cast<unsigned long long>(t.failures),
+                    nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
                     static_cast<unsigned long long>(t.runs), 100 * t.rate.rate, 100 * t.rate.low, 100 * t.rate.high);
 
     std::printf("\n3. What it did to the weights: incident vs healthy checkpoints after the last step\n");
@@ -113,8 +110,7 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
     co.compare.tolerance = Tolerance::exact();
     auto cmp = CompareRun(co).run(**a, **b);
     if (!cmp) {
-        std::cerr << "error: " << cmp.message() << "\n";
-        return kExitError;
+        return failWith(cmp.error());
     }
     for (const Divergence& dv : cmp->tensors)
         std::printf("  %-40s %8llu of %8llu elements differ, max %llu ulp\n", dv.name.c_str(),
@@ -123,7 +119,7 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
 
     std::string verdict = "unknown";
     for (const TargetSummary& t : replay->targets)
-        if (t.target != "cpu") verdict = t.verdict;
+        if (t.target != "cpu") verdict = nameOf(t.verdict);
     std::printf("\nVerdict: %s is %s — corruption enters at op %zu and reproduces on replay; the golden model "
                 "is clean.\n",
                 d.suspectLabel.c_str(), verdict.c_str(), *bisect->firstDivergentOp);
@@ -142,8 +138,7 @@ int runDemo(const DemoCliOptions& o, int argc, char** argv)
     std::fflush(stdout);
     auto incident = buildDemoIncident(options);
     if (!incident) {
-        std::cerr << "error: " << incident.message() << "\n";
-        return kExitError;
+        return failWith(incident.error());
     }
     std::printf("  wrote %s (%zu ops) and %zu checkpoints under %s/checkpoints\n", incident->tracePath.c_str(),
                 incident->opsRecorded, incident->healthyCheckpoints.size() + incident->incidentCheckpoints.size(),

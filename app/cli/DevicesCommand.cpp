@@ -83,8 +83,7 @@ int runDevices(const DevicesOptions& o)
     const std::string worker = workerProgramPath();
     WorkerProcess proc;
     if (Status s = proc.start(worker, {"--devices-json"}); !s) {
-        std::cerr << "error: " << s.message() << "\n";
-        return kExitError;
+        return failWith(s.error());
     }
     std::string line;
     const auto outcome = proc.readLine(line, std::chrono::seconds(60));
@@ -99,8 +98,7 @@ int runDevices(const DevicesOptions& o)
     }
     auto report = parseDeviceReport(line, worker);
     if (!report) {
-        std::cerr << "error: " << report.message() << "\n";
-        return kExitError;
+        return failWith(report.error());
     }
     if (o.json)
         std::cout << nlohmann::json::parse(line).dump(2) << "\n";

@@ -1,5 +1,6 @@
 // faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
 //                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET] [--copy-all]
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -21,10 +22,15 @@ struct ReplayOptions {
 
 int runReplay(const ReplayOptions& o)
 {
+    // A run longer than this is a hang; NaN, infinities and absurd values would make every run one.
+    constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+    if (!std::isfinite(o.timeoutSeconds) || o.timeoutSeconds < 0.001 || o.timeoutSeconds > kMaxTimeoutSeconds)
+        return failWith(Error{"--timeout " + std::to_string(o.timeoutSeconds) +
+                                  ": must be a number of seconds between 0.001 and 604800",
+                              ErrorCode::Usage});
     auto targets = parseTargetList(o.targets);
     if (!targets) {
-        std::cerr << "error: " << targets.message() << "\n";
-        return kExitError;
+        return failWith(targets.error());
     }
     CampaignOptions c;
     c.tracePath = o.trace;
@@ -55,8 +61,7 @@ int runReplay(const ReplayOptions& o)
     auto report = campaign.run();
     endProgress();
     if (!report) {
-        std::cerr << "error: " << report.message() << "\n";
-        return kExitError;
+        return failWith(report.error());
     }
     if (o.json)
         std::cout << campaignJson(*report).dump(2) << "\n";
@@ -67,7 +72,7 @@ int runReplay(const ReplayOptions& o)
         return kExitError;
     }
     for (const TargetSummary& t : report->targets)
-        if (t.verdict != "healthy") return kExitDiverged;
+        if (t.verdict != Verdict::Healthy && t.verdict != Verdict::NoVerdict) return kExitDiverged;
     return kExitOk;
 }
 

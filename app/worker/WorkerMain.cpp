@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/devices/DeviceReport.h"
 #include "core/replay/Target.h"
 #include "core/replay/TargetSpec.h"
 #include "core/replay/WorkerProtocol.h"
@@ -22,21 +23,13 @@ namespace {
 int printDevicesJson()
 {
 #ifdef FAULTLINE_HAVE_CUDA
-    std::cout << faultline::cuda::inventoryToJson(faultline::cuda::collectDeviceInventory()).dump() << std::endl;
+    const faultline::DeviceReport report = faultline::cuda::collectDeviceInventory();
 #else
-    std::cout << R"({"cuda_built":false,"cuda_available":false,)"
-                 R"("cuda_error":"this faultline-worker was built without the CUDA target","gpus":[]})"
-              << std::endl;
+    faultline::DeviceReport report;
+    report.cudaError = "this faultline-worker was built without the CUDA target";
 #endif
+    std::cout << faultline::deviceReportJson(report).dump() << std::endl;
     return 0;
-}
-
-faultline::Result<std::unique_ptr<faultline::Target>> makeTarget(const faultline::TargetSpec& spec)
-{
-#ifdef FAULTLINE_HAVE_CUDA
-    if (spec.kind == "cuda") return faultline::cuda::createCudaTarget(spec);
-#endif
-    return faultline::createTarget(spec);
 }
 
 }  // namespace
@@ -66,7 +59,10 @@ int main(int argc, char** argv)
         std::cerr << "faultline-worker: " << spec.message() << "\n";
         return 2;
     }
-    auto target = makeTarget(*spec);
+#ifdef FAULTLINE_HAVE_CUDA
+    faultline::registerTargetFactory("cuda", &faultline::cuda::createCudaTarget);
+#endif
+    auto target = faultline::createTarget(*spec);
     if (!target) {
         std::cerr << "faultline-worker: " << target.message() << "\n";
         return 2;

@@ -30,27 +30,9 @@ struct FloatTraits {
     static constexpr B kMag = B(kSign - 1);
     static constexpr B kExp = B(((B(1) << E) - 1) << M);
 
-    static bool nonFinite(B b)
-    {
-        if constexpr (Fn)
-            return B(b & kMag) == kMag;
-        else
-            return B(b & kExp) == kExp;
-    }
-    static bool isNan(B b)
-    {
-        if constexpr (Fn)
-            return B(b & kMag) == kMag;
-        else
-            return B(b & kMag) > kExp;
-    }
-    static bool isInf(B b)
-    {
-        if constexpr (Fn)
-            return false;
-        else
-            return B(b & kMag) == kExp;
-    }
+    static bool nonFinite(B b) { return floatBitsAreNonFinite(b, kMag, kExp, Fn); }
+    static bool isNan(B b) { return floatBitsAreNan(b, kMag, kExp, Fn); }
+    static bool isInf(B b) { return floatBitsAreInf(b, kMag, kExp, Fn); }
     static double toDouble(B b) { return ToDouble(b); }
     // Distance of the sign-magnitude patterns mapped onto a monotonic integer line (±0 -> 0).
     static uint64_t ulp(B a, B b)

@@ -37,7 +37,7 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
 
     const auto buffers = std::make_shared<ChunkBufferPool>();
     for (const TensorPair& p : pairing.pairs) {
-        if (m_cancel != nullptr && m_cancel->load()) return Error{kCompareCancelled};
+        if (m_cancel != nullptr && m_cancel->load()) return cancelledError(kCompareCancelled);
         const double pairElements = double(suspect.tensors()[p.suspectIndex].elementCount());
         TensorComparer comparer(m_options.compare);
         comparer.setCancelFlag(m_cancel);
@@ -57,7 +57,7 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
         }
         Result<Divergence> d = comparer.compare(suspect, p.suspectIndex, reference, p.referenceIndex);
         if (!d) {
-            if (d.message() == kCompareCancelled) return d.error();
+            if (d.code() == ErrorCode::Cancelled) return d.error();
             report.errors.push_back({p.key, d.message()});
         } else {
             d->name = p.key;
@@ -69,7 +69,7 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
         }
         doneElements += pairElements;
         if (m_progress && !m_progress(totalElements > 0 ? doneElements / totalElements : 1.0, p.key))
-            return Error{kCompareCancelled};
+            return cancelledError(kCompareCancelled);
     }
     std::stable_sort(report.tensors.begin(), report.tensors.end(), moreSevere);
     return report;

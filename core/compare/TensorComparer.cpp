@@ -327,7 +327,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     }
 
     if (st.errorChunk) return st.error;
-    if (st.cancelled || st.chunksDone != chunks) return Error{kCompareCancelled};
+    if (st.cancelled || st.chunksDone != chunks) return cancelledError(kCompareCancelled);
 
     // ---- finalize ----
     const ChunkAccumulator& t = st.total;

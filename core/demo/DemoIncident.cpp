@@ -315,7 +315,7 @@ Result<DemoIncident> buildDemoIncident(const DemoOptions& options)
 {
     std::error_code ec;
     std::filesystem::create_directories(options.outDir, ec);
-    if (ec) return fileError(options.outDir, "cannot create directory: " + ec.message());
+    if (ec) return fileError(options.outDir, "cannot create directory: " + ec.message(), ErrorCode::Io);
     auto cpuSpec = parseTargetSpec("cpu");
     auto defectSpec = parseTargetSpec(options.suspectDefect);
     if (!defectSpec) return defectSpec.error();

@@ -115,6 +115,66 @@ std::string DeviceReport::noDevicesReason() const
     return cudaBuilt ? "the CUDA runtime reports none" : "faultline-worker has no CUDA target";
 }
 
+namespace {
+
+template <class T>
+void putOptional(json& j, const char* key, const std::optional<T>& v)
+{
+    if (v) j[key] = *v;
+}
+
+}  // namespace
+
+nlohmann::json deviceReportJson(const DeviceReport& r)
+{
+    json j;
+    j["cuda_built"] = r.cudaBuilt;
+    j["cuda_available"] = r.cudaAvailable;
+    if (!r.cudaError.empty()) j["cuda_error"] = r.cudaError;
+    if (r.cudaBuilt) {
+        j["cuda_driver_version"] = r.cudaDriverVersion;
+        j["cuda_runtime_version"] = r.cudaRuntimeVersion;
+        j["nvml_available"] = r.nvmlAvailable;
+    }
+    if (!r.nvmlError.empty()) j["nvml_error"] = r.nvmlError;
+    if (!r.driverVersion.empty()) j["driver_version"] = r.driverVersion;
+    j["gpus"] = json::array();
+    for (const LocalGpu& g : r.gpus) {
+        json d{{"index", g.index},
+               {"name", g.name},
+               {"uuid", g.uuid},
+               {"pci_bus_id", g.pciBusId},
+               {"compute_capability", g.computeCapability},
+               {"sm_count", g.smCount},
+               {"memory_bytes", g.memoryBytes},
+               {"clock_khz", g.clockKHz},
+               {"memory_clock_khz", g.memoryClockKHz},
+               {"ecc_enabled", g.eccEnabled},
+               {"peer_key", g.peerKey}};
+        if (g.health) {
+            const GpuHealth& n = *g.health;
+            json m{{"serial", n.serial},
+                   {"board_part_number", n.boardPartNumber},
+                   {"vbios_version", n.vbiosVersion},
+                   {"inforom_image_version", n.inforomImageVersion}};
+            putOptional(m, "ecc_corrected_volatile", n.eccCorrectedVolatile);
+            putOptional(m, "ecc_uncorrected_volatile", n.eccUncorrectedVolatile);
+            putOptional(m, "ecc_corrected_aggregate", n.eccCorrectedAggregate);
+            putOptional(m, "ecc_uncorrected_aggregate", n.eccUncorrectedAggregate);
+            putOptional(m, "remapped_rows_correctable", n.remappedRowsCorrectable);
+            putOptional(m, "remapped_rows_uncorrectable", n.remappedRowsUncorrectable);
+            putOptional(m, "remap_pending", n.remapPending);
+            putOptional(m, "remap_failure", n.remapFailure);
+            putOptional(m, "temperature_c", n.temperatureC);
+            putOptional(m, "power_w", n.powerW);
+            if (!n.errors.empty()) m["errors"] = n.errors;
+            d["nvml"] = std::move(m);
+        }
+        j["gpus"].push_back(std::move(d));
+    }
+    return j;
+}
+
 Result<DeviceReport> parseDeviceReport(std::string_view text, const std::string& source)
 {
     const json j = json::parse(text, nullptr, false);

@@ -3,8 +3,10 @@
 // cuda_built, cuda_available, cuda_error, cuda_driver_version, cuda_runtime_version,
 // nvml_available, nvml_error, driver_version, gpus[] with peer_key and an optional nvml object each), read
 // back into plain values for `faultline devices` and the GUI's devices panel. The worker is the
-// only process that loads CUDA; everything else reads this document.
+// only process that loads CUDA; everything else reads this document. One schema: the worker
+// writes it with deviceReportJson from the DeviceReport that kernels/ fills.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +61,10 @@ struct DeviceReport {
     // key with at least two GPUs, in index order.
     std::vector<std::vector<int>> peerGroups() const;
 };
+
+// The worker's document for `report`: the one JSON mapping of the inventory (parseDeviceReport
+// reads what this writes). kernels/ fills a DeviceReport from the CUDA runtime and NVML.
+nlohmann::json deviceReportJson(const DeviceReport& report);
 
 // Parses the worker's document. `source` names where it came from (the worker's path) in the
 // error of a document that is not JSON, not an object, or holds a field of the wrong type.

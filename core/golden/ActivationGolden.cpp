@@ -24,4 +24,9 @@ void addGolden(const float* x, const float* y, float* out, int64_t count)
     for (int64_t i = 0; i < count; ++i) out[i] = x[i] + y[i];
 }
 
+void mulGolden(const float* x, const float* y, float* out, int64_t count)
+{
+    for (int64_t i = 0; i < count; ++i) out[i] = x[i] * y[i];
+}
+
 }  // namespace faultline::golden

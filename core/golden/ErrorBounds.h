@@ -34,7 +34,7 @@
 //                then out error sum_j p_j e_pj |v_jc| + (gamma_sk + u_op terms) sum_j p_j |v_jc|.
 //     gelu/silu  argument error through the derivative, 4u per special function, u per
 //                rounding (see ErrorBounds.cpp).
-//     add        2u |x + y| + ulp_out.   all_reduce sum: (gamma_{R-1}(u) + gamma_{R-1}(u_acc))
+//     add        2u |x + y| + ulp_out.   mul  2u |x y| + ulp_out (one rounding each side).   all_reduce sum: (gamma_{R-1}(u) + gamma_{R-1}(u_acc))
 //                sum_r |x_r| + ulp_out; max/min: 0 (exact in any order).
 // Non-finite results: where the golden value is NaN or ±inf the bound is +inf and
 // checkWithinBound requires the same class (NaN for NaN, the same infinity).
@@ -130,6 +130,9 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
                                          std::span<const double> golden, DType out,
                                          const BoundOptions& options = {});
 std::vector<double> addErrorBound(const float* x, const float* y, int64_t count,
+                                  std::span<const double> golden, DType out,
+                                  const BoundOptions& options = {});
+std::vector<double> mulErrorBound(const float* x, const float* y, int64_t count,
                                   std::span<const double> golden, DType out,
                                   const BoundOptions& options = {});
 std::vector<double> attentionErrorBound(const float* q, const float* k, const float* v,

@@ -101,7 +101,7 @@ FL_HD float sqrtRn(float a)
 
 FL_HD bool isNanF(float x)
 {
-    return (floatBits(x) & 0x7FFFFFFFu) > 0x7F800000u;
+    return floatBitsAreNan(floatBits(x), 0x7FFFFFFFu, 0x7F800000u, false);
 }
 
 // The golden contract's equality of two results (see NaN above): identical bits, or both NaN.

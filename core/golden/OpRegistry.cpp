@@ -29,6 +29,7 @@ const std::vector<GoldenOp>& registry()
         {"gelu", "gelu(x)", {"approximate"}, ops::inferGelu, ops::runGelu, ops::boundGelu},
         {"silu", "silu(x)", {}, ops::inferSilu, ops::runSilu, ops::boundSilu},
         {"add", "add(x, y)", {}, ops::inferAdd, ops::runAdd, ops::boundAdd},
+        {"mul", "mul(x, y)", {}, ops::inferMul, ops::runMul, ops::boundMul},
         {"attention",
          "attention(q, k, v)",
          {"causal", "scale"},

@@ -320,7 +320,7 @@ Result<OpenedFile> openForReading(const std::string& path)
     do {
         fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return fileError(path, "cannot open: " + errnoText(errno));
+    if (fd < 0) return fileError(path, "cannot open: " + errnoText(errno), ErrorCode::Io);
     f.fd = UniqueFd(fd);
     struct stat st {};
     if (::fstat(fd, &st) != 0) return fileError(path, "cannot stat: " + errnoText(errno));

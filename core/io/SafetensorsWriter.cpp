@@ -43,7 +43,7 @@ Status writeAll(int fd, const void* data, uint64_t size, const std::string& path
         const ssize_t w = ::write(fd, p, chunk);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return fileError(path, "write failed: " + errnoText(errno));
+            return fileError(path, "write failed: " + errnoText(errno), ErrorCode::Io);
         }
         p += w;
         size -= uint64_t(w);
@@ -115,15 +115,15 @@ Status writeSafetensors(const std::string& path, const std::vector<SafetensorsEn
     do {
         fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return fileError(path, "cannot create " + tmp + ": " + errnoText(errno));
+    if (fd < 0) return fileError(path, "cannot create " + tmp + ": " + errnoText(errno), ErrorCode::Io);
 
     Status status = writeAll(fd, header->data(), header->size(), path);
     for (size_t i = 0; status.ok() && i < entries.size(); ++i)
         status = writeAll(fd, entries[i].data, *entryBytes(entries[i]), path);
-    if (status.ok() && ::fsync(fd) != 0) status = fileError(path, "fsync failed: " + errnoText(errno));
-    if (::close(fd) != 0 && status.ok()) status = fileError(path, "close failed: " + errnoText(errno));
+    if (status.ok() && ::fsync(fd) != 0) status = fileError(path, "fsync failed: " + errnoText(errno), ErrorCode::Io);
+    if (::close(fd) != 0 && status.ok()) status = fileError(path, "close failed: " + errnoText(errno), ErrorCode::Io);
     if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-        status = fileError(path, "cannot rename " + tmp + " to it: " + errnoText(errno));
+        status = fileError(path, "cannot rename " + tmp + " to it: " + errnoText(errno), ErrorCode::Io);
     if (!status.ok()) ::unlink(tmp.c_str());
     return status;
 }

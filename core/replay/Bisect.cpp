@@ -39,10 +39,10 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
         b.name = op.name;
         auto outs = op.outputs.find(suspect);
         if (!golden::findGoldenOp(op.op)) {
-            b.verdict = "skipped";
+            b.verdict = BisectVerdict::Skipped;
             b.detail = "the golden model has no '" + op.op + "' op";
         } else if (outs == op.outputs.end() || outs->second.empty()) {
-            b.verdict = "skipped";
+            b.verdict = BisectVerdict::Skipped;
             b.detail = suspect + " recorded no output for this op";
         } else {
             auto inputs = loadOpInputs(trace, op);
@@ -55,32 +55,34 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
                               : Result<std::vector<double>>(gold.error());
             if (!bound) {
-                b.verdict = "error";
+                b.verdict = BisectVerdict::Error;
                 b.detail = bound.message();
             } else if (recorded->dtype != gold->dtype || recorded->shape != gold->shape) {
-                b.verdict = "divergent";
+                b.verdict = BisectVerdict::Divergent;
                 b.detail = "recorded output is " + std::string(dtypeName(recorded->dtype)) + " " +
                            shapeToString(recorded->shape) + ", the op produces " +
                            std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
             } else {
                 auto d = compareWithinBound(*recorded, *gold, *bound, 1.0, outs->second.front());
                 if (!d) {
-                    b.verdict = "error";
+                    b.verdict = BisectVerdict::Error;
                     b.detail = d.message();
                 } else {
-                    b.verdict = d->beyondTolerance > 0 ? "divergent" : "ok";
+                    b.verdict = d->beyondTolerance > 0 ? BisectVerdict::Divergent : BisectVerdict::Ok;
                     b.detail = d->signature.detail;
                     b.divergence = std::move(d).value();
                 }
             }
         }
-        if (b.verdict == "divergent" && !report.firstDivergentOp) report.firstDivergentOp = b.index;
+        if (b.verdict == BisectVerdict::Divergent && !report.firstDivergentOp) report.firstDivergentOp = b.index;
+        if (b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok) ++report.checkedOps;
         report.ops.push_back(std::move(b));
     }
     size_t loose = 0;
     std::string firstLoose;
     for (const BisectOp& b : report.ops)
-        if (b.boundLoose && (b.verdict == "ok" || b.verdict == "divergent") && loose++ == 0)
+        if (b.boundLoose && (b.verdict == BisectVerdict::Ok || b.verdict == BisectVerdict::Divergent) &&
+            loose++ == 0)
             firstLoose = "op " + std::to_string(b.index) + " " + b.op + ": " + b.boundModel;
     if (loose)
         report.warnings.push_back(std::to_string(loose) + " op(s) judged with a loose bound from their recorded "
@@ -94,7 +96,7 @@ nlohmann::json bisectJson(const BisectReport& report)
 {
     nlohmann::json ops = nlohmann::json::array();
     for (const BisectOp& b : report.ops) {
-        nlohmann::json j = {{"index", b.index}, {"op", b.op}, {"name", b.name}, {"verdict", b.verdict},
+        nlohmann::json j = {{"index", b.index}, {"op", b.op}, {"name", b.name}, {"verdict", nameOf(b.verdict)},
                             {"detail", b.detail}, {"bound_loose", b.boundLoose}};
         j["bound_model"] = b.boundModel.empty() ? nlohmann::json() : nlohmann::json(b.boundModel);
         if (b.divergence) {
@@ -122,6 +124,7 @@ nlohmann::json bisectJson(const BisectReport& report)
     return {{"trace", report.trace},
             {"suspect", report.suspect},
             {"first_divergent_op", report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
+            {"checked_ops", report.checkedOps},
             {"ops", ops},
             {"warnings", report.warnings},
             {"cancelled", report.cancelled}};
@@ -133,18 +136,21 @@ std::string bisectText(const BisectReport& report)
     out << "bisect " << report.trace << " against the golden model, suspect " << report.suspect << "\n";
     size_t divergent = 0;
     for (const BisectOp& b : report.ops) {
-        if (b.verdict == "divergent") ++divergent;
-        out << (b.verdict == "divergent" ? "  ✗ " : b.verdict == "ok" ? "  ✓ " : "  - ") << "op " << b.index << " "
-            << b.op << " " << b.name << ": " << b.verdict;
+        if (b.verdict == BisectVerdict::Divergent) ++divergent;
+        out << (b.verdict == BisectVerdict::Divergent ? "  ✗ " : b.verdict == BisectVerdict::Ok ? "  ✓ " : "  - ") << "op " << b.index << " "
+            << b.op << " " << b.name << ": " << bisectVerdictName(b.verdict);
         if (b.divergence && b.divergence->mismatches)
             out << " (" << b.divergence->beyondTolerance << " of " << b.divergence->elements
                 << " beyond bound, max " << b.divergence->maxUlp << " ulp, "
                 << signatureKindName(b.divergence->signature.kind) << ")";
-        if (b.verdict != "ok" && !b.detail.empty()) out << " — " << b.detail;
+        if (b.verdict != BisectVerdict::Ok && !b.detail.empty()) out << " — " << b.detail;
         out << "\n";
     }
+    out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s)\n";
     if (report.firstDivergentOp)
         out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent << " divergent op(s) in all)\n";
+    else if (report.checkedOps == 0)
+        out << "no op could be checked: no verdict\n";
     else
         out << "no op left its error bound\n";
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";

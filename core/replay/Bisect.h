@@ -13,13 +13,14 @@
 #include "../Result.h"
 #include "../compare/Divergence.h"
 #include "../trace/Trace.h"
+#include "ReplayVocabulary.h"
 
 namespace faultline {
 
 struct BisectOp {
     size_t index = 0;
     std::string op, name;
-    std::string verdict;  // ok | divergent | skipped (no golden op / no recorded output) | error
+    BisectVerdict verdict = BisectVerdict::Error;  // JSON: ok | divergent | skipped | error
     std::string detail;
     std::optional<Divergence> divergence;  // ok / divergent
     // How the bound was chosen from the op's recorded settings (golden/RecordedNumerics.h):
@@ -32,6 +33,9 @@ struct BisectReport {
     std::string trace, suspect;
     std::optional<size_t> firstDivergentOp;  // trace op index
     std::vector<BisectOp> ops;
+    // Ops whose recorded output was judged (verdict ok or divergent). Zero means the trace gave
+    // nothing to judge: no verdict, and `bisect` exits 2.
+    size_t checkedOps = 0;
     std::vector<std::string> warnings;
     bool cancelled = false;
 };
@@ -42,7 +46,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                                  const std::function<void(size_t, size_t, const std::string&)>& progress = {},
                                  const std::atomic<bool>* cancel = nullptr);
 
-// {"trace","suspect","first_divergent_op": index|null, "ops":[{"index","op","name","elements",
+// {"trace","suspect","first_divergent_op": index|null, "checked_ops": N, "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
 //  bit_histogram, bound_model (null: strict), bound_loose per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);

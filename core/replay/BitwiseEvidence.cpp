@@ -31,8 +31,7 @@ void judgePeers(CampaignReport& report)
     for (const RunRecord& r : report.runs)
         if (peerJudged(r)) groups[{r.opIndex, r.peerKey}][r.target].insert(r.digest);
 
-    std::map<std::pair<size_t, std::string>, std::pair<std::string, std::string>>
-        decided;                                           // -> basis, digest
+    std::map<std::pair<size_t, std::string>, std::pair<PeerBasis, std::string>> decided;  // -> basis, digest
     std::map<std::string, std::vector<size_t>> undecided;  // peers -> the ops nothing decided
     for (const auto& [key, byTarget] : groups) {
         if (byTarget.size() < 2) continue;
@@ -43,7 +42,7 @@ void judgePeers(CampaignReport& report)
         const auto ref = byTarget.find(report.reference);
         if (ref != byTarget.end()) {
             if (ref->second.size() == 1) {
-                g.basis = "reference";
+                g.basis = PeerBasis::Reference;
                 g.digest = *ref->second.begin();
             } else {
                 report.warnings.push_back("op " + std::to_string(g.opIndex) + ": the reference " +
@@ -67,18 +66,17 @@ void judgePeers(CampaignReport& report)
                 }
             }
             if (bestCount == 1 && 2 * best > byTarget.size()) {
-                g.basis = "majority";
+                g.basis = PeerBasis::Majority;
                 g.digest = bestDigest;
             }
         }
-        if (g.basis.empty()) g.basis = "none";
         // With nothing to decide, every peer is among the differing (they cannot all agree: a
         // single digest would have been the majority's).
         for (const auto& [target, digests] : byTarget) {
-            const bool agrees = g.basis != "none" && digests.size() == 1 && *digests.begin() == g.digest;
+            const bool agrees = g.basis != PeerBasis::None && digests.size() == 1 && *digests.begin() == g.digest;
             (agrees ? g.agreeing : g.differing).push_back(target);
         }
-        if (g.basis == "none") undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
+        if (g.basis == PeerBasis::None) undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
         decided[key] = {g.basis, g.digest};
         report.peers.push_back(std::move(g));
     }
@@ -94,8 +92,8 @@ void judgePeers(CampaignReport& report)
         const auto d = decided.find({r.opIndex, r.peerKey});
         if (d == decided.end()) continue;
         const auto& byTarget = groups[{r.opIndex, r.peerKey}];
-        r.vsPeers = {{"basis", d->second.first}, {"peers", byTarget.size()}};
-        if (d->second.first != "none") r.vsPeers["equal"] = r.digest == d->second.second;
+        r.vsPeers = {{"basis", nameOf(d->second.first)}, {"peers", byTarget.size()}};
+        if (d->second.first != PeerBasis::None) r.vsPeers["equal"] = r.digest == d->second.second;
     }
 }
 

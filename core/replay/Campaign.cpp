@@ -5,10 +5,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
-#include "../golden/OpRegistry.h"
 #include "CampaignJournal.h"
 #include "TargetRunner.h"
 
@@ -28,62 +28,6 @@ std::string makeScratchDir(const std::string& wanted)
 
 }  // namespace
 
-Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
-                                      std::vector<std::string>& warnings)
-{
-    std::set<size_t> chosen;
-    std::set<size_t> indices;
-    for (const TraceOp& op : trace.ops) indices.insert(op.index);
-    if (selection.empty()) {
-        chosen = indices;
-    } else {
-        size_t pos = 0;
-        while (pos <= selection.size()) {
-            size_t next = selection.find(',', pos);
-            if (next == std::string::npos) next = selection.size();
-            const std::string piece = selection.substr(pos, next - pos);
-            pos = next + 1;
-            if (piece.empty()) continue;
-            if (piece.find_first_not_of("0123456789-") == std::string::npos) {
-                const size_t dash = piece.find('-');
-                try {
-                    const size_t lo = std::stoull(piece.substr(0, dash));
-                    const size_t hi = dash == std::string::npos ? lo : std::stoull(piece.substr(dash + 1));
-                    if (hi < lo) return Error{"op selection '" + piece + "': range ends before it starts"};
-                    bool any = false;
-                    for (size_t i : indices)
-                        if (i >= lo && i <= hi) any = chosen.insert(i).second || true;
-                    if (!any) return Error{"op selection '" + piece + "': no such op in the trace"};
-                } catch (...) {
-                    return Error{"op selection '" + piece + "' is not an index or range"};
-                }
-            } else {
-                bool any = false;
-                for (const TraceOp& op : trace.ops)
-                    if (op.op == piece) any = chosen.insert(op.index).second || true;
-                if (!any) return Error{"op selection '" + piece + "': the trace has no op of that kind"};
-            }
-        }
-    }
-    std::vector<size_t> out;
-    std::map<std::string, uint64_t> skipped;
-    for (size_t i : chosen) {
-        const TraceOp* op = nullptr;
-        for (const TraceOp& o : trace.ops)
-            if (o.index == i) op = &o;
-        if (!golden::findGoldenOp(op->op)) {
-            ++skipped[op->op];
-            continue;
-        }
-        out.push_back(i);
-    }
-    for (const auto& [name, n] : skipped)
-        warnings.push_back("skipped " + std::to_string(n) + " '" + name +
-                           "' op(s): the golden model cannot run them");
-    if (out.empty()) return Error{"no replayable ops selected"};
-    return out;
-}
-
 Result<CampaignReport> Campaign::run()
 {
     if (m_options.targets.empty()) return Error{"no targets given"};
@@ -97,6 +41,14 @@ Result<CampaignReport> Campaign::run()
         if (!m_options.reference.empty() && !seen.count(m_options.reference))
             return Error{"reference '" + m_options.reference + "' is not one of the targets"};
     }
+    if (!m_options.outPath.empty()) {
+        // Evidence is never overwritten by the command that reads it.
+        std::error_code ec;
+        for (const std::string& out : {m_options.outPath, journalPath(m_options.outPath)})
+            if (std::filesystem::equivalent(out, m_options.tracePath, ec))
+                return fileError(out, "is the trace this campaign replays; write the results elsewhere",
+                                 ErrorCode::Usage);
+    }
     OpenOptions open;
     open.allowExternal = m_options.allowExternal;
     auto traceResult = readTrace(m_options.tracePath, open);
@@ -107,22 +59,34 @@ Result<CampaignReport> Campaign::run()
     auto ops = selectOps(trace, m_options.ops, warnings);
     if (!ops) return ops.error();
 
+    JournalHeader header;
+    header.targets.reserve(m_options.targets.size());
+    for (const TargetSpec& t : m_options.targets) header.targets.push_back(t.text);
+    header.ops = *ops;
+    header.reps = m_options.reps;
+    header.seed = m_options.seed;
     std::vector<RunRecord> runs;
     std::set<std::tuple<std::string, size_t, uint32_t>> done;
     CampaignJournal journal;
     if (!m_options.outPath.empty()) {
+        auto digest = traceContentDigest(m_options.tracePath);
+        if (!digest) return digest.error();
+        header.traceDigest = *digest;
         const std::string jp = journalPath(m_options.outPath);
         if (m_options.resume) {
-            for (RunRecord& r : readCampaignJournal(jp, warnings)) {
-                done.insert({r.target, r.opIndex, r.rep});
-                runs.push_back(std::move(r));
+            if (std::filesystem::exists(jp)) {
+                JournalContents journaled = readCampaignJournalContents(jp, warnings);
+                if (Status st = checkJournalBelongs(jp, journaled, header, warnings); !st) return st.error();
+                for (RunRecord& r : journaled.runs) {
+                    done.insert({r.target, r.opIndex, r.rep});
+                    runs.push_back(std::move(r));
+                }
             }
         } else if (std::filesystem::exists(jp)) {
             return fileError(
-                jp, "a journal from an earlier campaign exists: use --resume to continue it, or remove it");
+                jp, "a journal from an earlier campaign exists: use --resume to continue it, or remove it",
+                ErrorCode::Usage);
         }
-        Status st = journal.open(jp);
-        if (!st) return st.error();
     }
 
     const std::string scratch = makeScratchDir(m_options.scratchDir);
@@ -131,22 +95,49 @@ Result<CampaignReport> Campaign::run()
     uint64_t total = uint64_t(ops->size()) * m_options.reps * m_options.targets.size();
     uint64_t finished = done.size();
     std::mutex recordMutex;
+    std::atomic<bool> stop{false};
+    std::optional<Error> failure;
     std::map<std::string, TargetInfo> info;
     ReferenceCache refs(trace, m_options.targets.size());
 
+    const TargetRunnerShared shared{.options = m_options,
+                                    .trace = trace,
+                                    .ops = *ops,
+                                    .refs = refs,
+                                    .journal = journal,
+                                    .done = done,
+                                    .record =
+                                        [&](RunRecord r) {
+                                            std::lock_guard lock(recordMutex);
+                                            ++finished;
+                                            const std::string what = r.target + " op " + std::to_string(r.opIndex) +
+                                                                     " rep " + std::to_string(r.rep) + ": " +
+                                                                     nameOf(r.outcome);
+                                            runs.push_back(std::move(r));
+                                            if (m_progress) m_progress(finished, total, what);
+                                        },
+                                    .fail =
+                                        [&](const Error& e) {
+                                            std::lock_guard lock(recordMutex);
+                                            if (!failure) failure = e;
+                                            stop = true;
+                                        },
+                                    .stop = stop,
+                                    .cancel = m_cancel};
     std::vector<std::unique_ptr<TargetRunner>> runners;
-    for (size_t i = 0; i < m_options.targets.size(); ++i) {
-        runners.push_back(std::unique_ptr<TargetRunner>(
-            new TargetRunner{m_options, trace, *ops, m_options.targets[i], i, refs, journal, done,
-                             [&](RunRecord r) {
-                                 std::lock_guard lock(recordMutex);
-                                 ++finished;
-                                 const std::string what = r.target + " op " + std::to_string(r.opIndex) +
-                                                          " rep " + std::to_string(r.rep) + ": " + r.outcome;
-                                 runs.push_back(std::move(r));
-                                 if (m_progress) m_progress(finished, total, what);
-                             },
-                             m_cancel}));
+    for (const TargetSpec& spec : m_options.targets) runners.push_back(std::make_unique<TargetRunner>(shared, spec));
+    // Every target starts before anything is journaled: one that cannot start is a setup error
+    // (exit 2), never a run that counts against it.
+    for (const auto& runner : runners) {
+        if (Status st = runner->start(); !st) {
+            std::error_code ec;
+            if (m_options.scratchDir.empty()) std::filesystem::remove_all(scratch, ec);
+            return st.error();
+        }
+    }
+    if (!m_options.outPath.empty()) {
+        Status st = journal.open(journalPath(m_options.outPath), header);
+        if (!st) return st.error();
     }
     std::vector<std::thread> threads;
     for (size_t i = 0; i < runners.size(); ++i) {
@@ -157,11 +148,31 @@ Result<CampaignReport> Campaign::run()
     std::error_code ec;
     if (m_options.scratchDir.empty()) std::filesystem::remove_all(scratch, ec);
 
+    if (failure) {
+        return Error{failure->message + " (the campaign stopped; every run journaled before it is kept: --resume "
+                                        "continues once there is room)",
+                     failure->code};
+    }
     std::vector<std::string> labels;
     for (const auto& r : runners) {
-        labels.push_back(r->spec.text);
-        info[r->spec.text] = {r->description.empty() ? r->spec.text : r->description, r->bitwiseStable,
-                              r->peerKey};
+        labels.push_back(r->spec().text);
+        info[r->spec().text] = r->info();
+    }
+    // Ops that cannot be replayed at all (a malformed trace) are errors of the trace, not of any
+    // target: said once per op, and a campaign with nothing else to judge has no verdict.
+    std::map<size_t, std::string> unreplayable;
+    size_t executed = 0;
+    for (const RunRecord& r : runs) {
+        if (r.setupError)
+            unreplayable.emplace(r.opIndex, r.error);
+        else
+            ++executed;
+    }
+    for (const auto& [op, why] : unreplayable) warnings.push_back(why);
+    if (executed == 0 && !unreplayable.empty() && !(m_cancel && m_cancel->load())) {
+        // The journal holds nothing but these: a fixed trace starts afresh.
+        if (!m_options.resume && !m_options.outPath.empty()) std::filesystem::remove(journalPath(m_options.outPath), ec);
+        return fileError(m_options.tracePath, "no selected op can be replayed: " + unreplayable.begin()->second);
     }
     CampaignReport report = summarizeCampaign(runs, labels, info, m_options.reference);
     report.trace = m_options.tracePath;

@@ -1,57 +1,202 @@
 #include "CampaignJournal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <tuple>
+
+#include "JsonFields.h"
 
 namespace faultline {
+namespace {
 
-Status CampaignJournal::open(const std::string& path)
+std::string errnoText() { return std::strerror(errno); }
+
+// The length of the file up to and including its last '\n' (0 when it has none).
+off_t completeLength(int fd, off_t size)
 {
-    m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (m_fd < 0) return fileError(path, std::string("cannot open journal: ") + std::strerror(errno));
+    char buf[4096];
+    off_t end = size;
+    while (end > 0) {
+        const off_t start = end > off_t(sizeof buf) ? end - off_t(sizeof buf) : 0;
+        const ssize_t n = ::pread(fd, buf, size_t(end - start), start);
+        if (n <= 0) return 0;
+        for (ssize_t i = n - 1; i >= 0; --i)
+            if (buf[i] == '\n') return start + i + 1;
+        end = start;
+    }
+    return 0;
+}
+
+}  // namespace
+
+nlohmann::json JournalHeader::toJson() const
+{
+    return {{"journal", "faultline-campaign"}, {"version", version}, {"trace_digest", traceDigest},
+            {"targets", targets},              {"ops", ops},         {"reps", reps},
+            {"seed", seed}};
+}
+
+std::optional<JournalHeader> JournalHeader::fromJson(const nlohmann::json& j)
+{
+    if (!j.is_object() || j.value("journal", std::string()) != "faultline-campaign") return std::nullopt;
+    try {
+        JournalHeader h;
+        if (!j.contains("version") || !isJsonInt32(j["version"])) return std::nullopt;
+        h.version = j["version"].get<int>();
+        h.traceDigest = j.value("trace_digest", std::string());
+        h.targets = j.value("targets", std::vector<std::string>());
+        for (const auto& op : j.value("ops", nlohmann::json::array())) {
+            if (!isJsonCount(op)) return std::nullopt;
+            h.ops.push_back(op.get<size_t>());
+        }
+        if (j.contains("reps") && (!isJsonCount(j["reps"]) || j["reps"].get<uint64_t>() > UINT32_MAX))
+            return std::nullopt;
+        h.reps = j.value("reps", uint32_t(0));
+        if (j.contains("seed") && !isJsonCount(j["seed"])) return std::nullopt;
+        h.seed = j.value("seed", uint64_t(0));
+        return h;
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+}
+
+Status CampaignJournal::open(const std::string& path, const JournalHeader& header)
+{
+    // The lock lives in PATH.lock (an open-file-description lock: it holds against other
+    // processes and other opens in this one, and dies with its holder), which names the holder.
+    const std::string lockPath = path + ".lock";
+    const int lockFd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lockFd < 0) return fileError(lockPath, "cannot open the journal's lock file: " + errnoText(), ErrorCode::Io);
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    if (::fcntl(lockFd, F_OFD_SETLK, &lock) != 0) {
+        char pid[32] = {};
+        const ssize_t n = ::pread(lockFd, pid, sizeof pid - 1, 0);
+        ::close(lockFd);
+        std::string holder = n > 0 ? std::string(pid, size_t(n)) : std::string();
+        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+        return fileError(path,
+                         "the journal is in use by another campaign" +
+                             (holder.empty() ? std::string() : " (pid " + holder + ")") +
+                             "; one campaign writes a results file at a time",
+                         ErrorCode::Usage);
+    }
+    const std::string me = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(lockFd, 0) != 0 || ::pwrite(lockFd, me.data(), me.size(), 0) != ssize_t(me.size())) {
+        ::close(lockFd);
+        return fileError(lockPath, "cannot write the journal's lock file: " + errnoText(), ErrorCode::Io);
+    }
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ::close(lockFd);
+        return fileError(path, "cannot open journal: " + errnoText(), ErrorCode::Io);
+    }
+    m_lockFd = lockFd;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        ::close(fd);
+        return fileError(path, "cannot read journal: " + errnoText(), ErrorCode::Io);
+    }
+    // A torn last line (the writer was killed mid-line) is cut off, so the next run starts a line.
+    const off_t complete = completeLength(fd, st.st_size);
+    if (complete != st.st_size && ::ftruncate(fd, complete) != 0) {
+        ::close(fd);
+        return fileError(path, "cannot cut the torn last line of the journal: " + errnoText(), ErrorCode::Io);
+    }
+    if (::lseek(fd, 0, SEEK_END) < 0) {
+        ::close(fd);
+        return fileError(path, "cannot seek in journal: " + errnoText(), ErrorCode::Io);
+    }
+    m_fd = fd;
     m_path = path;
+    if (complete == 0) return writeLine(header.toJson().dump() + "\n");
     return {};
 }
 
 CampaignJournal::~CampaignJournal()
 {
     if (m_fd >= 0) ::close(m_fd);
+    if (m_lockFd >= 0) ::close(m_lockFd);  // releases the lock
+}
+
+Status CampaignJournal::writeLine(const std::string& line)
+{
+    const off_t before = ::lseek(m_fd, 0, SEEK_END);
+    size_t written = 0;
+    while (written < line.size()) {
+        const ssize_t n = ::write(m_fd, line.data() + written, line.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const std::string why = n < 0 ? errnoText() : "nothing written";
+            // Undo the partial line: the journal stays whole up to the last complete run.
+            if (before >= 0 && ::ftruncate(m_fd, before) == 0) ::lseek(m_fd, before, SEEK_SET);
+            return fileError(m_path, "cannot append to journal: " + why, ErrorCode::Io);
+        }
+        written += size_t(n);
+    }
+    if (::fdatasync(m_fd) != 0) {
+        const std::string why = errnoText();
+        if (before >= 0 && ::ftruncate(m_fd, before) == 0) ::lseek(m_fd, before, SEEK_SET);
+        return fileError(m_path, "cannot flush journal to disk: " + why, ErrorCode::Io);
+    }
+    return {};
 }
 
 Status CampaignJournal::append(const RunRecord& r)
 {
     if (m_fd < 0) return {};
     std::lock_guard lock(m_mutex);
-    const std::string line = r.toJson().dump() + "\n";
-    if (::write(m_fd, line.data(), line.size()) != ssize_t(line.size()))
-        return fileError(m_path, std::string("cannot append to journal: ") + std::strerror(errno));
-    ::fdatasync(m_fd);
-    return {};
+    return writeLine(r.toJson().dump() + "\n");
 }
 
-// Reads a journal; a torn last line (the orchestrator was killed while writing) is skipped.
-std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<std::string>& warnings)
+JournalContents readCampaignJournalContents(const std::string& path, std::vector<std::string>& warnings)
 {
-    std::vector<RunRecord> runs;
+    JournalContents out;
     std::ifstream in(path);
     std::string line;
-    uint64_t bad = 0;
+    uint64_t bad = 0, repeated = 0;
+    bool first = true;
+    std::set<std::tuple<std::string, size_t, uint32_t>> seen;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         auto j = nlohmann::json::parse(line, nullptr, false);
+        if (first) {
+            first = false;
+            if (auto h = JournalHeader::fromJson(j)) {
+                out.header = std::move(h);
+                continue;
+            }
+        }
         auto r = j.is_discarded() ? Result<RunRecord>(Error{"bad"}) : RunRecord::fromJson(j);
-        if (r)
-            runs.push_back(std::move(r).value());
-        else
+        if (!r) {
             ++bad;
+            continue;
+        }
+        if (!seen.insert({r->target, r->opIndex, r->rep}).second) {
+            ++repeated;
+            continue;
+        }
+        out.runs.push_back(std::move(r).value());
     }
     if (bad) warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
-    return runs;
+    if (repeated)
+        warnings.push_back(path + ": skipped " + std::to_string(repeated) +
+                           " repeated run(s) (the same target, op and repetition journaled twice); the first counts");
+    return out;
+}
+
+std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<std::string>& warnings)
+{
+    return readCampaignJournalContents(path, warnings).runs;
 }
 
 Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
@@ -62,12 +207,57 @@ Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<st
     for (const RunRecord& r : runs) {
         const std::string what = "the journal holds a run of op " + std::to_string(r.opIndex) + " rep " +
                                  std::to_string(r.rep) + " on " + r.target + ", ";
-        if (!targetSet.count(r.target)) return Error{what + "a target this campaign does not run"};
-        if (!opSet.count(r.opIndex)) return Error{what + "an op this campaign does not run"};
+        if (!targetSet.count(r.target)) return Error{what + "a target this campaign does not run", ErrorCode::Usage};
+        if (!opSet.count(r.opIndex)) return Error{what + "an op this campaign does not run", ErrorCode::Usage};
         if (r.rep >= reps)
-            return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions"};
+            return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions", ErrorCode::Usage};
     }
     return {};
+}
+
+Status checkJournalBelongs(const std::string& path, const JournalContents& journal, const JournalHeader& campaign,
+                           std::vector<std::string>& warnings)
+{
+    auto refuse = [&](const std::string& why) {
+        return fileError(path, "cannot resume: " + why + "; resume with the same trace and settings, or remove it",
+                         ErrorCode::Usage);
+    };
+    if (journal.header) {
+        const JournalHeader& h = *journal.header;
+        if (h.version > kJournalFormatVersion)
+            return refuse("written by a newer Faultline (journal version " + std::to_string(h.version) + ")");
+        if (h.traceDigest != campaign.traceDigest)
+            return refuse("it belongs to another trace (content digest " + h.traceDigest + ", this trace " +
+                          campaign.traceDigest + ")");
+        if (h.seed != campaign.seed)
+            return refuse("it was run with --seed " + std::to_string(h.seed) + ", not " + std::to_string(campaign.seed));
+    } else {
+        warnings.push_back(path + ": the journal has no header (written by an older Faultline): which trace it "
+                                  "belongs to cannot be checked");
+    }
+    if (Status fits = checkJournalFits(journal.runs, campaign.targets, campaign.ops, campaign.reps); !fits)
+        return refuse(fits.message());
+    return {};
+}
+
+Result<std::string> traceContentDigest(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return fileError(path, "cannot read: " + errnoText(), ErrorCode::Io);
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    std::vector<char> buf(size_t(1) << 20);
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) XXH3_128bits_update(state, buf.data(), n);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    const XXH128_hash_t h = XXH3_128bits_digest(state);
+    XXH3_freeState(state);
+    if (failed) return fileError(path, "read failed while hashing", ErrorCode::Io);
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return std::string(hex);
 }
 
 }  // namespace faultline

@@ -1,14 +1,39 @@
 #pragma once
-// The campaign journal (RESULTS.h5.journal.jsonl): one run record per line, appended and
-// flushed to disk (fdatasync) before the next run starts, so a killed orchestrator loses at most
-// the run in flight. readCampaignJournal and checkJournalFits (Campaign.h) read it back.
+// The campaign journal (RESULTS.h5.journal.jsonl): a header line saying which campaign it
+// belongs to, then one run record per line, appended and flushed to disk (fdatasync) before the
+// next run starts, so a killed orchestrator loses at most the run in flight.
+//
+// One writer at a time: while a campaign has the journal open it holds a write lock on
+// PATH.lock (which holds the holder's pid), and a second campaign (or a resume while one runs)
+// is refused with that pid. A torn last
+// line (a killed writer) is cut off before anything is appended. A write that fails (a full
+// disk) is undone, so the journal stays intact up to the last complete run, and reported.
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "../Result.h"
-#include "Campaign.h"
+#include "RunRecord.h"
 
 namespace faultline {
+
+inline constexpr int kJournalFormatVersion = 1;
+
+// The journal's first line: {"journal":"faultline-campaign","version":1,"trace_digest","targets",
+// "ops","reps","seed"}. A journal of an older Faultline has none.
+struct JournalHeader {
+    int version = kJournalFormatVersion;
+    std::string traceDigest;  // traceContentDigest of the trace the campaign replays
+    std::vector<std::string> targets;
+    std::vector<size_t> ops;
+    uint32_t reps = 0;
+    uint64_t seed = 0;
+
+    nlohmann::json toJson() const;
+    static std::optional<JournalHeader> fromJson(const nlohmann::json& j);
+};
 
 class CampaignJournal {
 public:
@@ -16,15 +41,41 @@ public:
     CampaignJournal(const CampaignJournal&) = delete;
     CampaignJournal& operator=(const CampaignJournal&) = delete;
     ~CampaignJournal();
-    // Opens `path` for appending (created if missing). Errors name the file.
-    Status open(const std::string& path);
+    // Opens `path` for appending (created if missing), takes its lock, cuts a torn last line and
+    // writes `header` when the file is empty. Errors name the file (a held lock names the pid).
+    Status open(const std::string& path, const JournalHeader& header);
     // Appends one record and flushes it; without an open file it does nothing. Thread-safe.
     Status append(const RunRecord& r);
 
 private:
+    Status writeLine(const std::string& line);
+
     int m_fd = -1;
+    int m_lockFd = -1;  // PATH.lock, write-locked while open
     std::string m_path;
     std::mutex m_mutex;
 };
+
+// What a journal holds: its header (if any) and its runs. Torn, unreadable and unknown lines and
+// repeated runs (the same target, op and repetition twice) are skipped and counted in warnings.
+struct JournalContents {
+    std::optional<JournalHeader> header;
+    std::vector<RunRecord> runs;
+};
+JournalContents readCampaignJournalContents(const std::string& path, std::vector<std::string>& warnings);
+// The runs alone (readCampaignJournalContents().runs).
+std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<std::string>& warnings);
+
+// Whether journaled runs belong to a campaign of these targets (labels), ops and repetitions,
+// so that resuming it with them continues the same campaign; the error names the first that does not.
+Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                        const std::vector<size_t>& ops, uint32_t reps);
+// The same for a whole journal: its header must name this trace (digest) and seed, and every run
+// must fit. A journal without a header (older Faultline) is checked by its runs, with a warning.
+Status checkJournalBelongs(const std::string& path, const JournalContents& journal, const JournalHeader& campaign,
+                           std::vector<std::string>& warnings);
+
+// A digest (XXH3 128-bit, hex) of a file's bytes: which trace a journal belongs to.
+Result<std::string> traceContentDigest(const std::string& path);
 
 }  // namespace faultline

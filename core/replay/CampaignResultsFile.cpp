@@ -1,7 +1,7 @@
 // The campaign results file (RESULTS.h5, docs/formats.md): written when a campaign ends, read
 // back by the GUI.
 #include "../io/SnapshotWriter.h"
-#include "Campaign.h"
+#include "CampaignResultsFile.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -25,7 +25,7 @@ Status writeCampaignResults(const std::string& path, const CampaignReport& repor
         const std::string g = "targets/" + std::to_string(i);
         check(writer.setGroupAttribute(g, "target", t.target));
         check(writer.setGroupAttribute(g, "description", t.description));
-        check(writer.setGroupAttribute(g, "verdict", t.verdict));
+        check(writer.setGroupAttribute(g, "verdict", nameOf(t.verdict)));
         check(writer.setGroupAttribute(g, "explanation", t.explanation));
         check(writer.setGroupAttribute(g, "runs", int64_t(t.runs)));
         check(writer.setGroupAttribute(g, "failures", int64_t(t.failures)));

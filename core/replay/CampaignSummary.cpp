@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "BitwiseEvidence.h"
-#include "Campaign.h"
+#include "CampaignSummary.h"
 
 namespace faultline {
 namespace {
@@ -57,7 +57,13 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
     std::map<std::pair<size_t, std::string>, std::set<std::string>> digests;
     std::map<std::pair<size_t, std::string>, std::map<std::string, uint64_t>> signatures;
     std::map<std::pair<size_t, std::string>, std::string> firstDigest;
+    std::map<std::string, uint64_t> setupErrors;
     for (const RunRecord& r : report.runs) {
+        if (r.setupError) {
+            // Not the target's: the op cannot be replayed (Campaign::run says why, once per op).
+            ++setupErrors[r.target];
+            continue;
+        }
         OpTargetStats& s = stats[{r.opIndex, r.target}];
         s.opIndex = r.opIndex;
         s.op = r.op;
@@ -66,15 +72,15 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         ++s.runs;
         if (r.failedOrPeerMismatch()) ++s.failures;
         if (!r.failed() && r.failedOrPeerMismatch()) ++s.peerMismatches;
-        if (r.outcome == "mismatch") {
+        if (r.outcome == RunOutcome::Mismatch) {
             ++s.mismatches;
             if (r.vsGolden.is_object() && r.vsGolden.contains("signature"))
                 ++signatures[{r.opIndex, r.target}][r.vsGolden.value("signature", std::string())];
         }
-        if (r.outcome == "hang") ++s.hangs;
-        if (r.outcome == "crash") ++s.crashes;
-        if (r.outcome == "error") ++s.errors;
-        if (r.outcome == "error" && r.deviceFault) ++s.deviceFaults;
+        if (r.outcome == RunOutcome::Hang) ++s.hangs;
+        if (r.outcome == RunOutcome::Crash) ++s.crashes;
+        if (r.outcome == RunOutcome::Error) ++s.errors;
+        if (r.outcome == RunOutcome::Error && r.deviceFault) ++s.deviceFaults;
         if (!r.digest.empty()) {
             digests[{r.opIndex, r.target}].insert(r.digest);
             firstDigest.emplace(std::make_pair(r.opIndex, r.target), r.digest);
@@ -120,7 +126,7 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         }
         if (auto k = peerKeys.find(label); k != peerKeys.end()) t.peerKey = k->second;
         for (const PeerGroup& g : report.peers)
-            if (g.basis == "none" && std::count(g.targets.begin(), g.targets.end(), label))
+            if (g.basis == PeerBasis::None && std::count(g.targets.begin(), g.targets.end(), label))
                 t.peerSplitOps.push_back(g.opIndex);
         uint64_t peerMismatches = 0, deviceFaults = 0;
         for (const OpTargetStats& s : report.stats) {
@@ -134,8 +140,12 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
             if (s.failures >= 2) t.reproducingOps.push_back(s.opIndex);
         }
         t.rate = wilsonInterval(t.failures, t.runs);
-        if (t.failures == 0) {
-            t.verdict = "healthy";
+        t.notReplayable = setupErrors[label];
+        if (t.runs == 0) {
+            t.verdict = Verdict::NoVerdict;
+            t.explanation = "no run executed on this target: nothing to judge it by";
+        } else if (t.failures == 0) {
+            t.verdict = Verdict::Healthy;
             uint64_t exact = 0;
             for (const RunRecord& r : report.runs)
                 if (r.target == label && r.goldenExact) ++exact;
@@ -145,7 +155,7 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                              : "all " + std::to_string(t.runs) + " runs within the golden model's bounds (" +
                                    std::to_string(exact) + " bit-identical to it)";
         } else if (t.reproducingOps.empty()) {
-            t.verdict = "transient";
+            t.verdict = Verdict::Transient;
             t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + joinOps(t.failingOps) +
                             ", none reproduced on the same op";
         } else {
@@ -155,7 +165,7 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                     std::count(t.reproducingOps.begin(), t.reproducingOps.end(), s.opIndex))
                     othersFail = true;
             const bool alone = targets.size() > 1 && !othersFail;
-            t.verdict = alone ? "device-specific" : "persistent";
+            t.verdict = alone ? Verdict::DeviceSpecific : Verdict::Persistent;
             t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" +
                             std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs failed)" +
                             (alone ? "; no other target fails them" : "");
@@ -185,9 +195,11 @@ nlohmann::json campaignJson(const CampaignReport& report)
         nlohmann::json j = {
             {"target", t.target},
             {"description", t.description},
-            {"verdict", t.verdict},
+            {"verdict", nameOf(t.verdict)},
             {"explanation", t.explanation},
             {"runs", t.runs},
+            {"executed_runs", t.runs},
+            {"not_replayable_runs", t.notReplayable},
             {"failures", t.failures},
             {"failing_ops", t.failingOps},
             {"reproducing_ops", t.reproducingOps},
@@ -227,7 +239,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
         if (!byOp.count(g.opIndex)) continue;
         nlohmann::json p = {{"peer_key", g.peerKey},
                             {"targets", g.targets},
-                            {"basis", g.basis},
+                            {"basis", nameOf(g.basis)},
                             {"agreeing", g.agreeing},
                             {"differing", g.differing}};
         if (!g.digest.empty()) p["digest"] = g.digest;
@@ -261,7 +273,7 @@ std::string campaignText(const CampaignReport& report)
         const std::string rate =
             percent(t.rate.rate) + " [" + percent(t.rate.low) + ", " + percent(t.rate.high) + "]";
         std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(),
-                      t.verdict.c_str(), static_cast<unsigned long long>(t.failures),
+                      nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
                       static_cast<unsigned long long>(t.runs), rate.c_str(), t.deterministic ? "yes" : "no");
         out << line;
         out << "      " << t.explanation << "\n";
@@ -284,13 +296,13 @@ std::string campaignText(const CampaignReport& report)
     std::map<std::string, std::vector<size_t>> peerLines;
     for (const PeerGroup& g : report.peers) {
         std::string what = "peers (" + g.peerKey + "): ";
-        if (g.basis == "none") {
+        if (g.basis == PeerBasis::None) {
             what += "undecided between";
             for (size_t i = 0; i < g.targets.size(); ++i) what += (i ? ", " : " ") + g.targets[i];
         } else if (g.differing.empty()) {
             what += "all bitwise identical";
         } else {
-            what += "by " + g.basis + ", bitwise different:";
+            what += "by " + nameOf(g.basis) + ", bitwise different:";
             for (size_t i = 0; i < g.differing.size(); ++i) what += (i ? ", " : " ") + g.differing[i];
         }
         peerLines[what].push_back(g.opIndex);

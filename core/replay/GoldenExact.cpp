@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "../FloatFormats.h"
+
 namespace faultline {
 
 namespace {
@@ -24,16 +26,14 @@ bool isNanBits(DType t, uint64_t bits)
 {
     if (!isFloatingPoint(t)) return false;
     const FloatMasks m = floatMasks(t);
-    if (t == DType::Float8E4M3FN) return (bits & m.mag) == m.mag;
-    return (bits & m.mag) > m.exp;
+    return floatBitsAreNan(bits, m.mag, m.exp, t == DType::Float8E4M3FN);
 }
 
 bool isFiniteBits(DType t, uint64_t bits)
 {
     if (!isFloatingPoint(t)) return true;
     const FloatMasks m = floatMasks(t);
-    if (t == DType::Float8E4M3FN) return (bits & m.mag) != m.mag;
-    return (bits & m.exp) != m.exp;
+    return !floatBitsAreNonFinite(bits, m.mag, m.exp, t == DType::Float8E4M3FN);
 }
 
 uint64_t goldenDifferingElements(const HostTensor& candidate, const HostTensor& golden)

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "BitwiseEvidence.h"
-#include "Campaign.h"
+#include "RunRecord.h"
 #include "JsonFields.h"
 
 namespace faultline {
@@ -11,7 +11,7 @@ namespace faultline {
 nlohmann::json RunRecord::toJson() const
 {
     nlohmann::json j = {{"target", target},     {"op_index", opIndex},        {"op", op}, {"name", name},
-                        {"rep", rep},           {"outcome", outcome},         {"ms", ms}, {"digest", digest},
+                        {"rep", rep},           {"outcome", nameOf(outcome)},         {"ms", ms}, {"digest", digest},
                         {"injected", injected}, {"golden_exact", goldenExact}};
     if (!peerKey.empty()) j["peer_key"] = peerKey;
     if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
@@ -21,6 +21,7 @@ nlohmann::json RunRecord::toJson() const
     if (!vsPeers.is_null()) j["vs_peers"] = vsPeers;
     if (!error.empty()) j["error"] = error;
     if (deviceFault) j["device_fault"] = true;
+    if (setupError) j["setup_error"] = true;
     if (!stderrTail.empty()) j["stderr"] = stderrTail;
     if (smMap.valid()) j["tile_sm"] = smMap.toJson();
     return j;
@@ -52,7 +53,9 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.op = j.value("op", std::string());
         r.name = j.value("name", std::string());
         r.rep = j.at("rep").get<uint32_t>();
-        r.outcome = j.at("outcome").get<std::string>();
+        const auto outcome = parseRunOutcome(j.at("outcome").get<std::string>());
+        if (!outcome) return Error{"bad run record: unknown outcome '" + j.at("outcome").get<std::string>() + "'"};
+        r.outcome = *outcome;
         r.ms = j.value("ms", 0.0);
         r.digest = j.value("digest", std::string());
         r.injected = j.value("injected", uint64_t(0));
@@ -69,6 +72,7 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
         r.error = j.value("error", std::string());
         r.deviceFault = j.value("device_fault", false);
+        r.setupError = j.value("setup_error", false);
         r.stderrTail = j.value("stderr", std::string());
         if (j.contains("tile_sm")) {
             auto map = TileSmMap::fromJson(j["tile_sm"]);

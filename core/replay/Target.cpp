@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "../golden/OpRegistry.h"
@@ -103,6 +105,18 @@ private:
     HostRepeatCheck m_repeats;
 };
 
+std::map<std::string, TargetFactory>& factories()
+{
+    static std::map<std::string, TargetFactory> registered;
+    return registered;
+}
+
+std::mutex& factoryMutex()
+{
+    static std::mutex m;
+    return m;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
@@ -115,9 +129,21 @@ Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
         if (!library) return library.error();
         return std::unique_ptr<Target>(std::make_unique<SimTarget>(spec, std::move(model).value(), *library));
     }
+    {
+        std::lock_guard lock(factoryMutex());
+        const auto it = factories().find(spec.kind);
+        if (it != factories().end()) return it->second(spec);
+    }
     if (spec.kind == "cuda")
-        return Error{"target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target"};
-    return Error{"target '" + spec.text + "': unknown kind"};
+        return Error{"target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target",
+                     ErrorCode::Usage};
+    return Error{"target '" + spec.text + "': unknown kind", ErrorCode::Usage};
+}
+
+void registerTargetFactory(const std::string& kind, TargetFactory factory)
+{
+    std::lock_guard lock(factoryMutex());
+    factories()[kind] = factory;
 }
 
 }  // namespace faultline

@@ -1,8 +1,9 @@
 #pragma once
 // A replay target: somewhere an op can run again. `cpu` (the golden model), `sim:<model>` (the
 // golden model with a simulated defect) and `cuda:<index>` implement this one interface; views
-// and the campaign never see a concrete target. Targets are registered in one place
-// (Target.cpp, createTarget).
+// and the campaign never see a concrete target. Every target is created in one place,
+// createTarget (Target.cpp): `cpu` and `sim:` directly, kinds built outside core (`cuda:` in
+// kernels/) through the factory their executable registers (registerTargetFactory).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -91,8 +92,14 @@ public:
     virtual bool fatalError() const { return false; }
 };
 
-// Creates the target `spec` names. cuda targets exist only in builds with the CUDA target and
-// are created by the worker (kernels/); here they are an error saying so.
+// Creates the target `spec` names. A kind with no factory registered (cuda in a process that
+// did not register kernels/' factory, or a build without the CUDA target) is an error saying so.
 Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec);
+
+// Makes targets of one kind that lives outside core.
+using TargetFactory = Result<std::unique_ptr<Target>> (*)(const TargetSpec& spec);
+// From now on createTarget makes targets of `kind` ("cuda") with `factory`. faultline-worker
+// registers kernels/' createCudaTarget at start; thread-safe.
+void registerTargetFactory(const std::string& kind, TargetFactory factory);
 
 }  // namespace faultline

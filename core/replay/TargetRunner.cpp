@@ -82,143 +82,155 @@ std::shared_ptr<OpReference> ReferenceCache::build(const TraceOp& op)
 
 bool TargetRunner::startWorker()
 {
-    std::vector<std::string> args = {"--target", spec.text, "--trace", options.tracePath};
+    const CampaignOptions& options = m_shared.options;
+    std::vector<std::string> args = {"--target", m_spec.text, "--trace", options.tracePath};
     if (options.allowExternal) args.push_back("--allow-external");
-    Status st = worker.start(options.workerProgram, args);
+    Status st = m_worker.start(options.workerProgram, args);
     if (!st) {
-        startError = st.message();
+        m_startError = st.message();
         return false;
     }
     std::string line;
-    const auto outcome = worker.readLine(line, std::chrono::milliseconds(30000));
-    auto hello = outcome == WorkerProcess::ReadOutcome::Line ? nlohmann::json::parse(line, nullptr, false)
-                                                             : nlohmann::json();
-    if (!hello.is_object() || !hello.contains("hello")) {
-        worker.kill();
-        startError = "worker for " + spec.text + " did not start (" + worker.describeExit() +
-                     "): " + tail(worker.stderrText(), 1000);
+    const auto outcome = m_worker.readLine(line, std::chrono::milliseconds(30000));
+    auto parsed = outcome == WorkerProcess::ReadOutcome::Line ? parseProtocolLine(line)
+                                                              : Result<nlohmann::json>(Error{"no hello"});
+    auto hello = parsed ? WorkerHello::fromJson(*parsed) : Result<WorkerHello>(parsed.error());
+    if (!hello) {
+        m_worker.kill();
+        std::string why = tail(m_worker.stderrText(), 1000);
+        while (!why.empty() && (why.back() == '\n' || why.back() == '\r' || why.back() == ' ')) why.pop_back();
+        m_startError = "worker for " + m_spec.text + " did not start (" + m_worker.describeExit() + "): " + why;
         return false;
     }
-    description = hello.value("description", spec.text);
-    bitwiseStable = hello.value("bitwise_stable", true);
-    peerKey = hello.value("peer_key", std::string());
+    if (hello->protocol != kWorkerProtocolVersion) {
+        m_worker.kill();
+        m_startError = options.workerProgram + " speaks worker protocol " + std::to_string(hello->protocol) +
+                       ", this faultline speaks " + std::to_string(kWorkerProtocolVersion) +
+                       ": install faultline and faultline-worker of the same version";
+        return false;
+    }
+    m_description = hello->description.empty() ? m_spec.text : hello->description;
+    m_bitwiseStable = hello->bitwiseStable;
+    m_peerKey = hello->peerKey;
     return true;
+}
+
+Status TargetRunner::start()
+{
+    if (startWorker()) return {};
+    return Error{"target " + m_spec.text + ": " + m_startError, ErrorCode::Device};
 }
 
 void TargetRunner::runAll(const std::string& outputPath)
 {
     uint64_t requestId = 0;
-    for (size_t opIndex : ops) {
+    for (size_t opIndex : m_shared.ops) {
         const TraceOp* op = nullptr;
-        for (const TraceOp& o : trace.ops)
+        for (const TraceOp& o : m_shared.trace.ops)
             if (o.index == opIndex) op = &o;
-        for (uint32_t rep = 0; rep < options.reps; ++rep) {
-            if (cancel && cancel->load()) return;
-            if (done.count({spec.text, opIndex, rep})) continue;
+        for (uint32_t rep = 0; rep < m_shared.options.reps; ++rep) {
+            if ((m_shared.cancel && m_shared.cancel->load()) || m_shared.stop.load()) break;
+            if (m_shared.done.count({m_spec.text, opIndex, rep})) continue;
             RunRecord r;
-            r.target = spec.text;
+            r.target = m_spec.text;
             r.opIndex = opIndex;
             r.op = op->op;
             r.name = op->name;
             r.rep = rep;
-            try {
-                runOne(*op, r, ++requestId, outputPath);
-            } catch (const nlohmann::json::exception& e) {
-                // A reply or hello whose fields have the wrong types.
-                worker.kill();
-                r.outcome = "error";
-                r.error = std::string("worker answered out of protocol: ") + e.what();
+            if (!runOne(*op, r, ++requestId, outputPath)) break;
+            if (Status st = m_shared.journal.append(r); !st) {
+                m_shared.fail(st.error());
+                break;
             }
-            journal.append(r);
-            record(std::move(r));
+            m_shared.record(std::move(r));
         }
-        refs.release(opIndex);
+        m_shared.refs.release(opIndex);
+        if ((m_shared.cancel && m_shared.cancel->load()) || m_shared.stop.load()) break;
     }
-    worker.finish(std::chrono::milliseconds(2000));
+    m_worker.finish(std::chrono::milliseconds(2000));
 }
 
-void TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const std::string& outputPath)
+void TargetRunner::outOfProtocol(RunRecord& r, const std::string& why)
 {
-    if (!worker.running()) {
-        if (restarts > options.maxRestartsPerTarget) {
-            r.outcome = "error";
+    m_worker.kill();
+    r.outcome = RunOutcome::Error;
+    r.error = "worker answered out of protocol: " + why;
+}
+
+bool TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const std::string& outputPath)
+{
+    const CampaignOptions& options = m_shared.options;
+    // An op the golden model cannot run (a malformed trace) says nothing about the target.
+    if (auto ref = m_shared.refs.get(op); !ref->error.empty()) {
+        r.outcome = RunOutcome::Error;
+        r.setupError = true;
+        r.error = "op " + std::to_string(op.index) + " cannot be replayed: " + ref->error;
+        return true;
+    }
+    if (!m_worker.running()) {
+        if (m_restarts > options.maxRestartsPerTarget) {
+            r.outcome = RunOutcome::Error;
             r.error = "worker restarted too often; giving up on this target";
-            return;
+            return true;
         }
-        if (worker.state() != WorkerProcess::State::NotStarted) ++restarts;
-        judged.clear();  // a new process keeps no repetition
+        if (m_worker.state() != WorkerProcess::State::NotStarted) ++m_restarts;
+        m_judged.clear();  // a new process keeps no repetition
         if (!startWorker()) {
-            r.outcome = "error";
-            r.error = startError;
-            return;
+            r.outcome = RunOutcome::Error;
+            r.error = m_startError;
+            return true;
         }
     }
     std::filesystem::remove(outputPath);
-    nlohmann::json req = {
-        {"id", id}, {"op", op.index}, {"rep", r.rep}, {"seed", options.seed}, {"out", outputPath}};
-    const auto reference = judged.find(op.index);
-    if (!options.copyAll && reference != judged.end()) req["skip_if_identical_to"] = reference->second.rep;
+    WorkerRequest req;
+    req.id = id;
+    req.op = op.index;
+    req.rep = r.rep;
+    req.seed = options.seed;
+    req.out = outputPath;
+    const auto reference = m_judged.find(op.index);
+    if (!options.copyAll && reference != m_judged.end()) req.skipIfIdenticalTo = reference->second.rep;
     const auto started = std::chrono::steady_clock::now();
-    Status st = worker.send(req.dump());
+    Status st = m_worker.send(req.toJson().dump());
     std::string line;
-    auto outcome = st ? worker.readLine(line, options.timeout) : WorkerProcess::ReadOutcome::Closed;
+    auto outcome = st ? m_worker.readLine(line, options.timeout, m_shared.cancel) : WorkerProcess::ReadOutcome::Closed;
+    if (outcome == WorkerProcess::ReadOutcome::Cancelled) {
+        m_worker.kill();  // Ctrl-C stops within the poll interval, not after the run's timeout
+        return false;
+    }
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     if (outcome == WorkerProcess::ReadOutcome::Timeout) {
-        worker.kill();
-        r.outcome = "hang";
+        m_worker.kill();
+        r.outcome = RunOutcome::Hang;
         r.error = "no answer within " + std::to_string(options.timeout.count()) + " ms; worker killed";
-        r.stderrTail = tail(worker.stderrText());
-        return;
+        r.stderrTail = tail(m_worker.stderrText());
+        return true;
     }
     if (outcome == WorkerProcess::ReadOutcome::Closed) {
-        worker.finish(std::chrono::milliseconds(2000));
-        r.outcome = "crash";
-        r.error = "worker " + worker.describeExit();
-        r.stderrTail = tail(worker.stderrText());
-        return;
+        m_worker.finish(std::chrono::milliseconds(2000));
+        r.outcome = RunOutcome::Crash;
+        r.error = "worker " + m_worker.describeExit();
+        r.stderrTail = tail(m_worker.stderrText());
+        return true;
     }
-    auto reply = nlohmann::json::parse(line, nullptr, false);
-    if (!reply.is_object() || !reply.contains("id") || !isJsonCount(reply["id"]) ||
-        reply["id"].get<uint64_t>() != id ||
-        (reply.contains("injected") && !isJsonCount(reply["injected"]))) {
-        worker.kill();
-        r.outcome = "error";
-        r.error = "worker answered out of protocol: " + tail(line, 200);
-        return;
-    }
-    if (!reply.value("ok", false)) {
-        r.outcome = "error";
-        r.error = reply.value("error", std::string("worker error"));
-        if (reply.value("fatal", false)) {
+    WorkerReply reply;
+    if (!acceptReply(req, line, r, reply)) return true;
+    if (!reply.ok) {
+        r.outcome = RunOutcome::Error;
+        r.error = reply.error;
+        if (reply.fatal) {
             // A sticky device error (illegal address, uncorrectable ECC, a contained fault): the
             // worker exits and the next run starts a new one. Evidence of a device fault.
             r.deviceFault = true;
-            worker.finish(std::chrono::milliseconds(2000));
+            m_worker.finish(std::chrono::milliseconds(2000));
         }
-        return;
+        return true;
     }
-    r.injected = reply.value("injected", uint64_t(0));
-    r.goldenExact = reply.value("golden_exact", false);
-    r.peerKey = peerKey;
-    if (reply.contains("vs_rep")) {
-        if (!isRepeatCheckJson(reply["vs_rep"])) {
-            worker.kill();
-            r.outcome = "error";
-            r.error = "worker answered out of protocol: vs_rep is not a repetition check";
-            return;
-        }
-        r.vsRep = reply["vs_rep"];
-    }
-    if (reply.contains("identical_to_rep")) {
-        if (reference == judged.end() || !req.contains("skip_if_identical_to") ||
-            reply["identical_to_rep"] != req["skip_if_identical_to"]) {
-            worker.kill();
-            r.outcome = "error";
-            r.error =
-                "worker answered out of protocol: identical_to_rep names a repetition the orchestrator "
-                "did not offer";
-            return;
-        }
+    r.injected = reply.injected;
+    r.goldenExact = reply.goldenExact;
+    r.peerKey = m_peerKey;
+    if (reply.vsRep) r.vsRep = repeatCheckJson(*reply.vsRep);
+    if (reply.identicalToRep) {
         // Bitwise identical to a judged run: its digest and judgement hold for this one.
         const RunRecord& same = reference->second;
         r.hostCopy = false;
@@ -227,17 +239,40 @@ void TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const st
         r.error = same.error;
         r.vsGolden = same.vsGolden;
         r.vsRecorded = same.vsRecorded;
-        return;
+        return true;
     }
-    judge(op, r, outputPath, reply.value("outputs", size_t(1)));
-    if (!r.digest.empty() && (r.outcome == "ok" || r.outcome == "mismatch")) judged.emplace(op.index, r);
+    judge(op, r, outputPath, reply.outputs);
+    if (!r.digest.empty() && (r.outcome == RunOutcome::Ok || r.outcome == RunOutcome::Mismatch))
+        m_judged.emplace(op.index, r);
+    return true;
+}
+
+bool TargetRunner::acceptReply(const WorkerRequest& request, const std::string& line, RunRecord& r,
+                               WorkerReply& reply)
+{
+    auto parsed = parseProtocolLine(line);
+    auto typed = parsed ? WorkerReply::fromJson(*parsed) : Result<WorkerReply>(parsed.error());
+    if (!typed) {
+        outOfProtocol(r, typed.message() + " (" + tail(line, 200) + ")");
+        return false;
+    }
+    if (typed->id != request.id) {
+        outOfProtocol(r, "a reply to another request (" + tail(line, 200) + ")");
+        return false;
+    }
+    if (typed->identicalToRep && (!request.skipIfIdenticalTo || *typed->identicalToRep != *request.skipIfIdenticalTo)) {
+        outOfProtocol(r, "identical_to_rep names a repetition the orchestrator did not offer");
+        return false;
+    }
+    reply = std::move(typed).value();
+    return true;
 }
 
 void TargetRunner::judge(const TraceOp& op, RunRecord& r, const std::string& outputPath, size_t outputCount)
 {
     auto file = openSafetensors(outputPath);
     if (!file) {
-        r.outcome = "error";
+        r.outcome = RunOutcome::Error;
         r.error = file.message();
         return;
     }
@@ -245,32 +280,32 @@ void TargetRunner::judge(const TraceOp& op, RunRecord& r, const std::string& out
     for (size_t i = 0; i < outputCount; ++i) {
         auto t = loadTensor(**file, "output/" + std::to_string(i));
         if (!t) {
-            r.outcome = "error";
+            r.outcome = RunOutcome::Error;
             r.error = t.message();
             return;
         }
         outputs.push_back(std::move(t).value());
     }
     r.digest = outputDigest(outputs);
-    if (!mappedOps.count(op.index) && !outputs.empty()) {
+    if (!m_mappedOps.count(op.index) && !outputs.empty()) {
         r.smMap = readTileSmMap(**file, outputs[0]);
-        if (r.smMap.valid()) mappedOps.insert(op.index);
+        if (r.smMap.valid()) m_mappedOps.insert(op.index);
     }
-    auto ref = refs.get(op);
+    auto ref = m_shared.refs.get(op);
     if (!ref->error.empty()) {
-        r.outcome = "error";
+        r.outcome = RunOutcome::Error;
         r.error = ref->error;
         return;
     }
     if (outputs.empty()) {
-        r.outcome = "error";
+        r.outcome = RunOutcome::Error;
         r.error = "worker returned no output";
         return;
     }
-    const std::string what = "op " + std::to_string(op.index) + " (" + op.op + ") on " + spec.text;
+    const std::string what = "op " + std::to_string(op.index) + " (" + op.op + ") on " + m_spec.text;
     auto vsGolden = compareWithinBound(outputs[0], ref->golden, ref->bound, 1.0, what, 1, 4);
     if (!vsGolden) {
-        r.outcome = "mismatch";
+        r.outcome = RunOutcome::Mismatch;
         r.error = vsGolden.message();
         r.vsGolden = {{"error", vsGolden.message()}};
     } else if (r.goldenExact) {
@@ -279,11 +314,11 @@ void TargetRunner::judge(const TraceOp& op, RunRecord& r, const std::string& out
         r.vsGolden = divergenceSummary(*vsGolden);
         r.vsGolden["judged"] = "bitwise";
         r.vsGolden["differing"] = differing;
-        r.outcome = differing > 0 ? "mismatch" : "ok";
+        r.outcome = differing > 0 ? RunOutcome::Mismatch : RunOutcome::Ok;
     } else {
         r.vsGolden = divergenceSummary(*vsGolden);
         r.vsGolden["judged"] = "bound";
-        r.outcome = vsGolden->beyondTolerance > 0 ? "mismatch" : "ok";
+        r.outcome = vsGolden->beyondTolerance > 0 ? RunOutcome::Mismatch : RunOutcome::Ok;
     }
     r.vsRecorded = nlohmann::json::object();
     for (const auto& [label, recorded] : ref->recorded) {

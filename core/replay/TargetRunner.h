@@ -18,6 +18,7 @@
 #include "../HostTensor.h"
 #include "Campaign.h"
 #include "CampaignJournal.h"
+#include "WorkerMessages.h"
 #include "WorkerProcess.h"
 
 namespace faultline {
@@ -62,38 +63,64 @@ private:
     std::map<size_t, size_t> m_released;
 };
 
-// One target's runs. The references are Campaign::run's and outlive the runner; `record` is
-// called for each finished run (already journaled), serialised by the campaign.
-struct TargetRunner {
+// What every target's runner in one campaign shares. The references are Campaign::run's and
+// outlive the runners; `record` is called for each finished run (already journaled), serialised
+// by the campaign.
+struct TargetRunnerShared {
     const CampaignOptions& options;
     const Trace& trace;
-    const std::vector<size_t>& ops;
-    const TargetSpec& spec;
-    size_t targetIndex;
+    const std::vector<size_t>& ops;  // the selected ops, in order
     ReferenceCache& refs;
     CampaignJournal& journal;
-    const std::set<std::tuple<std::string, size_t, uint32_t>>& done;
+    const std::set<std::tuple<std::string, size_t, uint32_t>>& done;  // (target, op, rep) already journaled
     std::function<void(RunRecord)> record;
-    const std::atomic<bool>* cancel;
+    // A run that cannot be journaled (a full disk) ends the campaign: `fail` keeps the first
+    // error and sets `stop`, which every runner checks between runs (as it checks `cancel`).
+    std::function<void(const Error&)> fail;
+    const std::atomic<bool>& stop;
+    const std::atomic<bool>* cancel = nullptr;
+};
 
-    std::string description{};
-    bool bitwiseStable = true;
-    std::string peerKey{};
-    WorkerProcess worker{};
-    unsigned restarts = 0;
-    std::string startError{};
-    std::set<size_t> mappedOps{};  // ops whose tile->SM map a run of this campaign kept
-    // Per op, the first run this worker process completed and the host judged: the repetition
-    // the worker keeps for its repetition check, so one found identical to it need not be copied.
-    std::map<size_t, RunRecord> judged{};
+// One target's runs, on the thread that calls runAll.
+class TargetRunner {
+public:
+    TargetRunner(const TargetRunnerShared& shared, const TargetSpec& spec) : m_shared(shared), m_spec(spec) {}
+    TargetRunner(const TargetRunner&) = delete;
+    TargetRunner& operator=(const TargetRunner&) = delete;
 
+    // Starts the worker and reads its hello: a target that cannot start (unknown kind or
+    // parameter, no driver, a worker of another protocol version) is a setup error, reported
+    // before any run (code Device, naming the target).
+    Status start();
     // Every op and repetition not in `done`, in order; worker outputs go to `outputPath`.
     void runAll(const std::string& outputPath);
 
+    const TargetSpec& spec() const { return m_spec; }
+    // What the worker's hello said of the target (its spec as description before any hello).
+    TargetInfo info() const { return {m_description.empty() ? m_spec.text : m_description, m_bitwiseStable, m_peerKey}; }
+
 private:
     bool startWorker();
-    void runOne(const TraceOp& op, RunRecord& r, uint64_t id, const std::string& outputPath);
+    // False when the campaign was cancelled during the run: the worker was killed and the run is
+    // not evidence (not journaled).
+    bool runOne(const TraceOp& op, RunRecord& r, uint64_t id, const std::string& outputPath);
+    // Takes the reply apart into `r`; false when it breaks the protocol (the worker is killed).
+    bool acceptReply(const WorkerRequest& request, const std::string& line, RunRecord& r, WorkerReply& reply);
     void judge(const TraceOp& op, RunRecord& r, const std::string& outputPath, size_t outputCount);
+    void outOfProtocol(RunRecord& r, const std::string& why);
+
+    const TargetRunnerShared& m_shared;
+    const TargetSpec& m_spec;
+    std::string m_description;
+    bool m_bitwiseStable = true;
+    std::string m_peerKey;
+    WorkerProcess m_worker;
+    unsigned m_restarts = 0;
+    std::string m_startError;
+    std::set<size_t> m_mappedOps;  // ops whose tile->SM map a run of this campaign kept
+    // Per op, the first run this worker process completed and the host judged: the repetition
+    // the worker keeps for its repetition check, so one found identical to it need not be copied.
+    std::map<size_t, RunRecord> m_judged;
 };
 
 }  // namespace faultline

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ Status WorkerProcess::start(const std::string& program, const std::vector<std::s
     for (std::string& a : argvStore) argv.push_back(a.data());
     argv.push_back(nullptr);
 
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
@@ -62,6 +64,10 @@ Status WorkerProcess::start(const std::string& program, const std::vector<std::s
         ::dup2(err[1], 2);
         for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
         ::setpgid(0, 0);
+        // The worker dies with the thread that started it, also when the orchestrator is killed
+        // (kill -9 included): a hung worker must not keep its GPU. (The parent may be gone already.)
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
         ::execv(program.c_str(), argv.data());
         const char msg[] = "faultline: cannot execute worker\n";
         ssize_t ignored = ::write(2, msg, sizeof msg - 1);
@@ -115,7 +121,8 @@ void WorkerProcess::drainStderr(int timeoutMs)
     }
 }
 
-WorkerProcess::ReadOutcome WorkerProcess::readLine(std::string& line, std::chrono::milliseconds timeout)
+WorkerProcess::ReadOutcome WorkerProcess::readLine(std::string& line, std::chrono::milliseconds timeout,
+                                                   const std::atomic<bool>* cancel)
 {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
@@ -128,8 +135,9 @@ WorkerProcess::ReadOutcome WorkerProcess::readLine(std::string& line, std::chron
         if (m_out < 0) return ReadOutcome::Closed;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return ReadOutcome::Timeout;
+        if (cancel && cancel->load()) return ReadOutcome::Cancelled;
         pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
-        const int rc = ::poll(fds, m_err >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), 1000)));
+        const int rc = ::poll(fds, m_err >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), cancel ? 100 : 1000)));
         if (rc < 0 && errno != EINTR) return ReadOutcome::Closed;
         if (m_err >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drainStderr(0);
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -3,6 +3,7 @@
 // orchestrator side of `faultline-worker`. POSIX only (fork/exec, pipes, poll).
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -26,9 +27,11 @@ public:
     // Sends one line (a newline is appended).
     Status send(const std::string& line);
 
-    enum class ReadOutcome { Line, Timeout, Closed };
-    // Waits up to `timeout` for one line from the child's stdout.
-    ReadOutcome readLine(std::string& line, std::chrono::milliseconds timeout);
+    enum class ReadOutcome { Line, Timeout, Closed, Cancelled };
+    // Waits up to `timeout` for one line from the child's stdout; `cancel` (checked at least
+    // every 100 ms) ends the wait early with Cancelled.
+    ReadOutcome readLine(std::string& line, std::chrono::milliseconds timeout,
+                         const std::atomic<bool>* cancel = nullptr);
 
     // Kills the child (SIGKILL) and reaps it.
     void kill();

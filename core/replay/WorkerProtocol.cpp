@@ -1,7 +1,6 @@
 #include "WorkerProtocol.h"
 
 #include <chrono>
-#include <cmath>
 #include <istream>
 #include <map>
 #include <optional>
@@ -9,7 +8,9 @@
 #include <ostream>
 
 #include "../io/SafetensorsWriter.h"
+#include "JsonFields.h"
 #include "TensorLoad.h"
+#include "WorkerMessages.h"
 
 namespace faultline {
 namespace {
@@ -40,13 +41,12 @@ Status writeOutputs(const std::string& path, const ReplayOutput& r)
 
 int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, const Trace& trace)
 {
-    nlohmann::json hello = {{"hello", "faultline-worker"},
-                            {"protocol", kWorkerProtocolVersion},
-                            {"target", target.label()},
-                            {"description", target.describe()},
-                            {"bitwise_stable", target.bitwiseStable()}};
-    if (const std::string key = target.peerKey(); !key.empty()) hello["peer_key"] = key;
-    reply(out, hello);
+    WorkerHello hello;
+    hello.target = target.label();
+    hello.description = target.describe();
+    hello.bitwiseStable = target.bitwiseStable();
+    hello.peerKey = target.peerKey();
+    reply(out, hello.toJson());
     std::map<size_t, const TraceOp*> ops;
     for (const TraceOp& op : trace.ops) ops[op.index] = &op;
     uint64_t opsRun = 0;
@@ -56,78 +56,70 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
     std::string line;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
-        nlohmann::json req = nlohmann::json::parse(line, nullptr, false);
-        if (req.is_discarded() || !req.is_object() || !req.contains("id")) {
-            reply(out, {{"id", nullptr}, {"ok", false}, {"error", "malformed request"}, {"fatal", false}});
+        auto parsed = parseProtocolLine(line);
+        auto req = parsed ? WorkerRequest::fromJson(*parsed) : Result<WorkerRequest>(parsed.error());
+        if (!req) {
+            std::optional<uint64_t> id;
+            if (parsed && parsed->contains("id") && isJsonCount((*parsed)["id"])) id = (*parsed)["id"].get<uint64_t>();
+            reply(out, WorkerReply::failure(id, "malformed request: " + req.message()).toJson());
             continue;
         }
-        const auto id = req.value("id", int64_t(-1));
-        const size_t opIndex = req.value("op", size_t(0));
-        auto it = ops.find(opIndex);
+        const uint64_t id = req->id;
+        auto it = ops.find(req->op);
         if (it == ops.end()) {
-            reply(out, {{"id", id}, {"ok", false}, {"error", "no op " + std::to_string(opIndex)}, {"fatal", false}});
+            reply(out, WorkerReply::failure(id, "no op " + std::to_string(req->op)).toJson());
             continue;
         }
         const auto started = std::chrono::steady_clock::now();
         ReplayRequest request;
         request.op = it->second;
-        request.repetition = req.value("rep", uint32_t(0));
-        request.seed = req.value("seed", uint64_t(0));
-        if (req.contains("skip_if_identical_to") && req["skip_if_identical_to"].is_number_unsigned())
-            request.skipIfIdenticalTo = req["skip_if_identical_to"].get<uint32_t>();
+        request.repetition = req->rep;
+        request.seed = req->seed;
+        request.skipIfIdenticalTo = req->skipIfIdenticalTo;
         // The inputs of the op last run stay loaded: a campaign runs an op's repetitions in a row.
-        if (!cached || cachedOp != opIndex) {
+        if (!cached || cachedOp != req->op) {
             cached = false;
             cachedInputs.clear();
             auto inputs = loadOpInputs(trace, *it->second);
             if (!inputs) {
-                reply(out, {{"id", id}, {"ok", false}, {"error", inputs.message()}, {"fatal", false}});
+                reply(out, WorkerReply::failure(id, inputs.message()).toJson());
                 continue;
             }
             cachedInputs = std::move(inputs).value();
-            cachedOp = opIndex;
+            cachedOp = req->op;
             cached = true;
         }
         request.inputs = cachedInputs;
         auto result = target.run(request, opsRun++);
         if (!result) {
             const bool fatal = target.fatalError();
-            reply(out, {{"id", id}, {"ok", false}, {"error", result.message()}, {"fatal", fatal}});
+            reply(out, WorkerReply::failure(id, result.message(), fatal).toJson());
             if (fatal) return 3;
             continue;
         }
         if (result->outputOmitted) {
             // The target left out an output identical to the repetition the orchestrator holds.
             if (!mayOmitOutput(request, result->repeatCheck, result->outputs.size())) {
-                reply(out, {{"id", id}, {"ok", false}, {"error", "the target omitted an output it had to return"},
-                            {"fatal", false}});
+                reply(out, WorkerReply::failure(id, "the target omitted an output it had to return").toJson());
                 continue;
             }
         } else {
-            Status st = writeOutputs(req.value("out", std::string()), *result);
+            Status st = writeOutputs(req->out, *result);
             if (!st) {
-                reply(out, {{"id", id}, {"ok", false}, {"error", st.message()}, {"fatal", false}});
+                reply(out, WorkerReply::failure(id, st.message()).toJson());
                 continue;
             }
         }
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-        nlohmann::json ok = {{"id", id},
-                             {"ok", true},
-                             {"outputs", result->outputs.size()},
-                             {"injected", result->injected},
-                             {"golden_exact", result->goldenExact},
-                             {"ms", ms}};
-        if (result->outputOmitted) ok["identical_to_rep"] = result->repeatCheck->againstRep;
-        if (const auto& rc = result->repeatCheck) {
-            ok["vs_rep"] = {{"rep", rc->againstRep},
-                            {"mismatched", rc->mismatched},
-                            {"flipped_bits", rc->flippedBits},
-                            {"worst_tile", rc->worstTile},
-                            {"tile", rc->tile}};
-            // JSON has no infinity: a NaN difference is written as null.
-            ok["vs_rep"]["max_abs_error"] = std::isfinite(rc->maxAbsError) ? nlohmann::json(rc->maxAbsError) : nlohmann::json();
-        }
-        reply(out, ok);
+        WorkerReply ok;
+        ok.id = id;
+        ok.ok = true;
+        ok.outputs = result->outputs.size();
+        ok.injected = result->injected;
+        ok.goldenExact = result->goldenExact;
+        ok.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        if (result->outputOmitted) ok.identicalToRep = result->repeatCheck->againstRep;
+        ok.vsRep = result->repeatCheck;
+        reply(out, ok.toJson());
     }
     return 0;
 }

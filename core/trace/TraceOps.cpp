@@ -20,6 +20,7 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& opTable
         {"gelu", {"approximate"}},
         {"silu", {}},
         {"add", {}},
+        {"mul", {}},
         {"attention", {"causal", "scale"}},
         {"all_reduce", {"reduce_op", "ranks"}},
     };

@@ -141,11 +141,13 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = f.readAll().split('\n');
         f.close();
-        QCOMPARE(lines.size(), 4 * 2 * 2 + 1);  // 16 runs + the empty tail
+        QCOMPARE(lines.size(), 1 + 4 * 2 * 2 + 1);  // the header, 16 runs, the empty tail
+        QVERIFY(lines[0].contains("\"journal\":\"faultline-campaign\""));
+        QVERIFY(lines[0].contains("\"trace_digest\""));
         // As if the orchestrator was killed after 6 runs, in the middle of writing the 7th.
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        for (int i = 0; i < 6; ++i) f.write(lines[i] + '\n');
-        f.write(lines[6].left(lines[6].size() / 2));
+        for (int i = 0; i <= 6; ++i) f.write(lines[i] + '\n');
+        f.write(lines[7].left(lines[7].size() / 2));
         f.close();
         QFile::remove(out);
 
@@ -160,7 +162,7 @@ private slots:
         QCOMPARE(runs.size(), 16);
         // The six journaled runs were kept as they were, not run again.
         int kept = 0;
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 1; i <= 6; ++i) {
             const QJsonObject before = QJsonDocument::fromJson(lines[i]).object();
             for (const QJsonValue& v : runs)
                 if (v.toObject() == before) ++kept;

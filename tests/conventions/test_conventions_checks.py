@@ -71,8 +71,28 @@ def formatting():
         expect("2 file(s) checked, 1 not formatted" in out, "format counts", out)
 
 
+def gpu_skips():
+    """tests/gpu/run_gpu_test.py: a skip never hides a failure of another test function."""
+    wrapper = os.path.join(SOURCE_ROOT, "tests", "gpu", "run_gpu_test.py")
+    cases = {
+        "all skipped": ("PASS   : T::initTestCase()\nSKIP   : T::a() no CUDA device\nSKIP   : T::b() no CUDA device\n", 0, 77),
+        "init skipped": ("SKIP   : T::initTestCase() no CUDA device: 35\nPASS   : T::cleanupTestCase()\n", 0, 77),
+        "one skipped, one failed": ("SKIP   : T::a() needs 2 GPUs\nFAIL!  : T::b() Compared values are not the same\n", 1, 1),
+        "one skipped, one passed": ("SKIP   : T::a() needs 2 GPUs\nPASS   : T::b()\n", 0, 0),
+        "all passed": ("PASS   : T::initTestCase()\nPASS   : T::a()\nPASS   : T::cleanupTestCase()\n", 0, 0),
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for name, (output, rc, expected) in cases.items():
+            fake = os.path.join(root, name.replace(" ", "_").replace(",", "") + ".sh")
+            write(root, os.path.basename(fake), "#!/bin/sh\nprintf '%s'\nexit %d\n" % (output, rc))
+            os.chmod(fake, 0o755)
+            p = subprocess.run([sys.executable, wrapper, fake], capture_output=True, text=True)
+            expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})", p.stdout + p.stderr)
+
+
 if __name__ == "__main__":
     layering()
+    gpu_skips()
     if shutil.which("clang-format"):
         formatting()
     else:

@@ -21,7 +21,7 @@ RunRecord peerRun(const std::string& target, uint32_t rep, const std::string& di
     r.opIndex = 0;
     r.op = "gemm";
     r.rep = rep;
-    r.outcome = "ok";
+    r.outcome = RunOutcome::Ok;
     r.digest = digest;
     r.peerKey = key;
     return r;
@@ -72,16 +72,16 @@ private slots:
         const CampaignReport r = summarizeCampaign(runs, {"cuda:0", "cuda:1", "cuda:2"}, {});
         QCOMPARE(r.peers.size(), size_t(1));
         const PeerGroup& g = r.peers[0];
-        QCOMPARE(g.basis, std::string("majority"));
+        QCOMPARE(g.basis, PeerBasis::Majority);
         QCOMPARE(g.digest, std::string("d0"));
         QCOMPARE(g.agreeing, (std::vector<std::string>{"cuda:0", "cuda:1"}));
         QCOMPARE(g.differing, (std::vector<std::string>{"cuda:2"}));
         QCOMPARE(statsOf(r, "cuda:2").peerMismatches, uint64_t(1));
         QCOMPARE(statsOf(r, "cuda:2").failures, uint64_t(1));
         QCOMPARE(statsOf(r, "cuda:0").failures, uint64_t(0));
-        QCOMPARE(summaryOf(r, "cuda:2").verdict, std::string("transient"));
+        QCOMPARE(summaryOf(r, "cuda:2").verdict, Verdict::Transient);
         QVERIFY(summaryOf(r, "cuda:2").explanation.find("bitwise different from its peers") != std::string::npos);
-        QCOMPARE(summaryOf(r, "cuda:0").verdict, std::string("healthy"));
+        QCOMPARE(summaryOf(r, "cuda:0").verdict, Verdict::Healthy);
         QCOMPARE(summaryOf(r, "cuda:0").peerKey, kKey);
         QCOMPARE(summaryOf(r, "cuda:0").explanation, std::string("all 3 runs within the golden model's bounds"));
         // The run that differs carries the judgement; the others are equal.
@@ -101,7 +101,7 @@ private slots:
         for (RunRecord& run : runs)
             if (run.target == "cuda:2") run.digest = "d1";
         const CampaignReport all = summarizeCampaign(runs, {"cuda:0", "cuda:1", "cuda:2"}, {});
-        QCOMPARE(summaryOf(all, "cuda:2").verdict, std::string("device-specific"));
+        QCOMPARE(summaryOf(all, "cuda:2").verdict, Verdict::DeviceSpecific);
         QCOMPARE(summaryOf(all, "cuda:2").failures, uint64_t(3));
         // Still a certified deterministic device: it is consistently wrong.
         QVERIFY(summaryOf(all, "cuda:2").deterministic);
@@ -117,23 +117,23 @@ private slots:
         // No majority between two: undecided, said plainly, and nobody is blamed.
         CampaignReport r = summarizeCampaign(runs, {"cuda:0", "cuda:1"}, {});
         QCOMPARE(r.peers.size(), size_t(1));
-        QCOMPARE(r.peers[0].basis, std::string("none"));
+        QCOMPARE(r.peers[0].basis, PeerBasis::None);
         QVERIFY(r.peers[0].agreeing.empty());
         QCOMPARE(r.peers[0].differing.size(), size_t(2));
         QVERIFY(warned(r, "--reference"));
         for (const std::string t : {"cuda:0", "cuda:1"}) {
-            QCOMPARE(summaryOf(r, t).verdict, std::string("healthy"));
+            QCOMPARE(summaryOf(r, t).verdict, Verdict::Healthy);
             QCOMPARE(summaryOf(r, t).peerSplitOps, std::vector<size_t>{0});
         }
         for (const RunRecord& run : r.runs) QVERIFY(!run.vsPeers.contains("equal"));
 
         // With cuda:0 as the reference, cuda:1 fails every run.
         r = summarizeCampaign(runs, {"cuda:0", "cuda:1"}, {}, "cuda:0");
-        QCOMPARE(r.peers[0].basis, std::string("reference"));
+        QCOMPARE(r.peers[0].basis, PeerBasis::Reference);
         QCOMPARE(r.peers[0].differing, std::vector<std::string>{"cuda:1"});
-        QCOMPARE(summaryOf(r, "cuda:1").verdict, std::string("device-specific"));
+        QCOMPARE(summaryOf(r, "cuda:1").verdict, Verdict::DeviceSpecific);
         QCOMPARE(summaryOf(r, "cuda:1").failures, uint64_t(2));
-        QCOMPARE(summaryOf(r, "cuda:0").verdict, std::string("healthy"));
+        QCOMPARE(summaryOf(r, "cuda:0").verdict, Verdict::Healthy);
         QVERIFY(summaryOf(r, "cuda:0").peerSplitOps.empty());
         // ... and the other way round.
         r = summarizeCampaign(runs, {"cuda:0", "cuda:1"}, {}, "cuda:1");
@@ -143,7 +143,7 @@ private slots:
         // A reference that does not reproduce its own bits decides nothing.
         runs.push_back(peerRun("cuda:0", 2, "d2"));
         r = summarizeCampaign(runs, {"cuda:0", "cuda:1"}, {}, "cuda:0");
-        QCOMPARE(r.peers[0].basis, std::string("none"));
+        QCOMPARE(r.peers[0].basis, PeerBasis::None);
         QVERIFY(warned(r, "the reference cuda:0 gave 2 different outputs"));
         QCOMPARE(summaryOf(r, "cuda:1").failures, uint64_t(0));
     }
@@ -167,7 +167,7 @@ private slots:
         runs.clear();
         runs.push_back(peerRun("cuda:0", 0, "d0"));
         runs.push_back(peerRun("cuda:1", 0, ""));
-        runs.back().outcome = "hang";
+        runs.back().outcome = RunOutcome::Hang;
         QVERIFY(summarizeCampaign(runs, {"cuda:0", "cuda:1"}, {}).peers.empty());
     }
 

@@ -76,7 +76,7 @@ private slots:
         // Every run reached a fresh worker (the last one exited) and was recorded as a device fault.
         QCOMPARE(report->runs.size(), size_t(4));
         for (const RunRecord& r : report->runs) {
-            QCOMPARE(r.outcome, std::string("error"));
+            QCOMPARE(r.outcome, RunOutcome::Error);
             QVERIFY(r.deviceFault);
             QVERIFY2(r.error.find("cudaErrorIllegalAddress") != std::string::npos, r.error.c_str());
         }
@@ -84,7 +84,7 @@ private slots:
         for (const OpTargetStats& s : report->stats) faults += s.deviceFaults;
         QCOMPARE(faults, uint64_t(4));
         QVERIFY(report->targets[0].explanation.find("4 device fault(s)") != std::string::npos);
-        QCOMPARE(report->targets[0].verdict, std::string("persistent"));
+        QCOMPARE(report->targets[0].verdict, Verdict::Persistent);
         // The journal keeps it.
         std::vector<std::string> warnings;
         const auto journaled = readCampaignJournal(Campaign::journalPath(o.outPath), warnings);
@@ -121,7 +121,7 @@ private slots:
         QVERIFY2(report, report ? "" : report.message().c_str());
         QCOMPARE(report->runs.size(), size_t(4));  // every run recorded: the campaign went on
         for (const RunRecord& r : report->runs) {
-            QCOMPARE(r.outcome, std::string("error"));
+            QCOMPARE(r.outcome, RunOutcome::Error);
             QVERIFY2(r.error.find(expected.toStdString()) != std::string::npos, r.error.c_str());
         }
         QCOMPARE(report->targets[0].failures, uint64_t(4));

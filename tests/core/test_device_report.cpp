@@ -60,6 +60,50 @@ private slots:
         QVERIFY(r->noDevicesReason().empty());
     }
 
+
+    void writesWhatItReads()
+    {
+        // deviceReportJson is the worker's side of the one schema: every field survives the trip.
+        DeviceReport r;
+        r.cudaBuilt = r.cudaAvailable = r.nvmlAvailable = true;
+        r.cudaDriverVersion = 13000;
+        r.cudaRuntimeVersion = 13000;
+        r.driverVersion = "580.65.06";
+        LocalGpu g;
+        g.index = 2;
+        g.name = "NVIDIA H200";
+        g.uuid = "GPU-abcd";
+        g.pciBusId = "00000000:19:00.0";
+        g.computeCapability = "9.0";
+        g.smCount = 132;
+        g.memoryBytes = 150754820096ull;
+        g.clockKHz = 1980000;
+        g.memoryClockKHz = 3201000;
+        g.eccEnabled = true;
+        g.peerKey = "H200, 132 SMs";
+        GpuHealth h;
+        h.serial = "1654123456789";
+        h.eccUncorrectedAggregate = 3;
+        h.remappedRowsUncorrectable = 1;
+        h.remapPending = true;
+        h.temperatureC = 44;
+        h.powerW = 120.25;
+        h.errors = {"nvmlDeviceGetPowerUsage: Not Supported"};
+        g.health = h;
+        r.gpus.push_back(g);
+        auto back = parseDeviceReport(deviceReportJson(r).dump(), "worker");
+        QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
+        QVERIFY(deviceReportJson(*back) == deviceReportJson(r));
+        QCOMPARE(back->gpus.at(0).memoryBytes, g.memoryBytes);
+        QCOMPARE(*back->gpus.at(0).health->remappedRowsUncorrectable, uint64_t(1));
+        QVERIFY(back->gpus.at(0).health->needsAttention());
+        DeviceReport notBuilt;
+        notBuilt.cudaError = "this faultline-worker was built without the CUDA target";
+        auto nb = parseDeviceReport(deviceReportJson(notBuilt).dump(), "worker");
+        QVERIFY(nb.ok());
+        QVERIFY(!nb->cudaBuilt);
+        QCOMPARE(nb->cudaError, notBuilt.cudaError);
+    }
     void peerGroupsShareAKey()
     {
         DeviceReport r;

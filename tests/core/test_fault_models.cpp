@@ -36,7 +36,7 @@ uint32_t bitsOf(const HostTensor& t, uint64_t i)
     return b;
 }
 
-RunRecord run(const std::string& target, size_t op, uint32_t rep, const std::string& outcome,
+RunRecord run(const std::string& target, size_t op, uint32_t rep, RunOutcome outcome,
               const std::string& digest = "d")
 {
     RunRecord r;
@@ -272,34 +272,34 @@ private slots:
     {
         std::vector<RunRecord> runs;
         for (uint32_t rep = 0; rep < 3; ++rep) {
-            runs.push_back(run("cpu", 0, rep, "ok"));
-            runs.push_back(run("cpu", 1, rep, "ok"));
-            runs.push_back(run("sim:bad", 0, rep, "mismatch", "x" + std::to_string(rep)));  // reproduces, alone
-            runs.push_back(run("sim:bad", 1, rep, "ok"));
-            runs.push_back(run("sim:flaky", 0, rep, rep == 1 ? "mismatch" : "ok"));  // once
-            runs.push_back(run("sim:flaky", 1, rep, "ok"));
+            runs.push_back(run("cpu", 0, rep, RunOutcome::Ok));
+            runs.push_back(run("cpu", 1, rep, RunOutcome::Ok));
+            runs.push_back(run("sim:bad", 0, rep, RunOutcome::Mismatch, "x" + std::to_string(rep)));  // reproduces, alone
+            runs.push_back(run("sim:bad", 1, rep, RunOutcome::Ok));
+            runs.push_back(run("sim:flaky", 0, rep, rep == 1 ? RunOutcome::Mismatch : RunOutcome::Ok));  // once
+            runs.push_back(run("sim:flaky", 1, rep, RunOutcome::Ok));
         }
         const std::vector<std::string> labels = {"cpu", "sim:bad", "sim:flaky"};
         CampaignReport r = summarizeCampaign(runs, labels, {{"cpu", {"golden", true, ""}}});
         QCOMPARE(r.targets.size(), size_t(3));
-        QCOMPARE(r.targets[0].verdict, std::string("healthy"));
+        QCOMPARE(r.targets[0].verdict, Verdict::Healthy);
         QVERIFY(r.targets[0].deterministic);
-        QCOMPARE(r.targets[1].verdict, std::string("persistent"));  // flaky also fails op 0
+        QCOMPARE(r.targets[1].verdict, Verdict::Persistent);  // flaky also fails op 0
         QCOMPARE(r.targets[1].failures, uint64_t(3));
         QVERIFY(!r.targets[1].deterministic);
-        QCOMPARE(r.targets[2].verdict, std::string("transient"));
+        QCOMPARE(r.targets[2].verdict, Verdict::Transient);
 
         // Without the flaky target failing op 0, the bad one is device-specific.
         for (RunRecord& rr : runs)
-            if (rr.target == "sim:flaky") rr.outcome = "ok";
+            if (rr.target == "sim:flaky") rr.outcome = RunOutcome::Ok;
         r = summarizeCampaign(runs, labels, {});
-        QCOMPARE(r.targets[1].verdict, std::string("device-specific"));
-        QCOMPARE(r.targets[2].verdict, std::string("healthy"));
+        QCOMPARE(r.targets[1].verdict, Verdict::DeviceSpecific);
+        QCOMPARE(r.targets[2].verdict, Verdict::Healthy);
         // Hangs and crashes count as failures and reproduce.
-        runs.push_back(run("sim:hang", 1, 0, "hang", ""));
-        runs.push_back(run("sim:hang", 1, 1, "hang", ""));
+        runs.push_back(run("sim:hang", 1, 0, RunOutcome::Hang, ""));
+        runs.push_back(run("sim:hang", 1, 1, RunOutcome::Hang, ""));
         r = summarizeCampaign(runs, {"cpu", "sim:hang"}, {});
-        QCOMPARE(r.targets[1].verdict, std::string("device-specific"));
+        QCOMPARE(r.targets[1].verdict, Verdict::DeviceSpecific);
         uint64_t hangs = 0;
         for (const OpTargetStats& st : r.stats)
             if (st.target == "sim:hang") hangs += st.hangs;
@@ -308,7 +308,7 @@ private slots:
 
     void runRecordsRoundTrip()
     {
-        RunRecord a = run("sim:x", 7, 2, "crash", "");
+        RunRecord a = run("sim:x", 7, 2, RunOutcome::Crash, "");
         a.error = "worker killed by signal 6";
         a.stderrTail = "simulated device fault";
         a.vsGolden = {{"max_ulp", 12}};

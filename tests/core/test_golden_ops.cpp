@@ -432,6 +432,26 @@ private slots:
         }
     }
 
+    void mul()
+    {
+        for (DType t : {DType::Float32, DType::BFloat16, DType::Float16}) {
+            const auto x = representable(t, randomValues(500, 5, Data::WideRange));
+            const auto y = representable(t, randomValues(500, 6, Data::WideRange));
+            const std::vector<HostTensor> in = {tensor(t, {5, 100}, x), tensor(t, {5, 100}, y)};
+            const HostTensor golden = run("mul", in);
+            const auto bound = boundOf("mul", in, {}, golden);
+            // The exact product, rounded once to the dtype (what PyTorch's CPU and CUDA kernels
+            // produce), is inside the bound; the golden value is the float product, rounded.
+            std::vector<double> d(x.size());
+            for (size_t i = 0; i < x.size(); ++i) d[i] = double(x[i]) * double(y[i]);
+            expectInside(roundedTo(t, d), golden, bound, "double");
+            const auto got = floats(golden);
+            for (size_t i = 0; i < x.size(); ++i)
+                QCOMPARE(floatBits(got[i]), floatBits(floats(tensor(t, {1}, {x[i] * y[i]}))[0]));
+            if (t == DType::Float32) expectCorruptionCaught(golden, bound);
+        }
+    }
+
     void attention_data()
     {
         QTest::addColumn<bool>("causal");

@@ -31,8 +31,8 @@ class TestGoldenRegistry : public QObject {
 private slots:
     void everyTraceOpIsRegistered()
     {
-        const char* ops[] = {"gemm", "layernorm", "rmsnorm",   "softmax",   "gelu",
-                             "silu", "add",       "attention", "all_reduce"};
+        const char* ops[] = {"gemm", "layernorm", "rmsnorm", "softmax",   "gelu",
+                             "silu", "add",       "mul",     "attention", "all_reduce"};
         QCOMPARE(goldenOps().size(), std::size(ops));
         for (const char* op : ops) {
             const GoldenOp* def = findGoldenOp(op);
@@ -88,6 +88,8 @@ private slots:
                               << int(DType::Float32) << QList<int>{7, 1};
         QTest::newRow("add") << "add" << std::vector<HostTensor>{f32({2, 2}), f32({2, 2})} << OpParams{}
                              << int(DType::Float32) << QList<int>{2, 2};
+        QTest::newRow("mul") << "mul" << std::vector<HostTensor>{zeros(DType::BFloat16, {3, 4}), zeros(DType::BFloat16, {3, 4})}
+                             << OpParams{} << int(DType::BFloat16) << QList<int>{3, 4};
         QTest::newRow("attention") << "attention"
                                    << std::vector<HostTensor>{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}),
                                                               f32({2, 4, 12, 8})}
@@ -160,6 +162,9 @@ private slots:
         QTest::newRow("bytes")
             << "add" << V{f32({4, 5}), shortBytes} << OpParams{}
             << "op add: inputs[1] has shape [4, 5] of float32 (80 bytes) but holds 10 bytes";
+        QTest::newRow("mul shape")
+            << "mul" << V{f32({4, 5}), f32({4, 4})} << OpParams{}
+            << "op mul: inputs[1] (y) has shape [4, 4] but needs the shape of inputs[0] [4, 5]";
         QTest::newRow("add shape")
             << "add" << V{f32({4, 5}), f32({5, 4})} << OpParams{}
             << "op add: inputs[1] (y) has shape [5, 4] but needs the shape of inputs[0] [4, 5]";

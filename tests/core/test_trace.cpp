@@ -64,7 +64,7 @@ private slots:
 
     void opVocabulary()
     {
-        for (const char* op : {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "attention", "all_reduce"})
+        for (const char* op : {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "mul", "attention", "all_reduce"})
             QVERIFY2(isKnownTraceOp(op), op);
         QVERIFY(!isKnownTraceOp("fused_magic"));
         QVERIFY(!isKnownTraceOp(""));

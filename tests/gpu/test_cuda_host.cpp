@@ -484,10 +484,16 @@ private slots:
 
     void inventoryWithoutNvml()
     {
-        const DeviceInventory inv = collectDeviceInventory("libfaultline-no-such-nvml.so.1");
+        const DeviceReport inv = collectDeviceInventory("libfaultline-no-such-nvml.so.1");
         QVERIFY(!inv.nvmlAvailable);
         QVERIFY2(inv.nvmlError.find("no NVML: dlopen libfaultline-no-such-nvml.so.1") == 0, inv.nvmlError.c_str());
-        const nlohmann::json j = inventoryToJson(inv);
+        const nlohmann::json j = deviceReportJson(inv);
+        // The one schema: what the worker prints reads back as what was collected.
+        auto back = parseDeviceReport(j.dump(), "inventory");
+        QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
+        QCOMPARE(back->gpus.size(), inv.gpus.size());
+        QCOMPARE(back->cudaError, inv.cudaError);
+        QCOMPARE(back->cudaBuilt, true);
         QCOMPARE(j["nvml_available"].get<bool>(), false);
         QCOMPARE(j["cuda_built"].get<bool>(), true);
         auto count = deviceCount();
@@ -503,11 +509,11 @@ private slots:
         } else {
             QVERIFY(inv.cudaAvailable);
             QCOMPARE(int(inv.gpus.size()), *count);
-            for (const GpuInfo& g : inv.gpus) {
+            for (const LocalGpu& g : inv.gpus) {
                 QVERIFY(g.smCount > 0);
                 QVERIFY(!g.name.empty());
                 QVERIFY2(g.uuid.rfind("GPU-", 0) == 0 && g.uuid.size() == 40, g.uuid.c_str());
-                QVERIFY(!g.nvml.has_value());
+                QVERIFY(!g.health.has_value());
             }
         }
     }

@@ -119,6 +119,8 @@ private slots:
                               {{"out_dtype", std::string("bfloat16")}}});
         add("add", {"add", {randomTensor(f32, {50, 70}, 20, 1, true), randomTensor(f32, {50, 70}, 21)}, {}});
         add("add bf16", {"add", {randomTensor(bf16, {3, 17, 5}, 22), randomTensor(bf16, {3, 17, 5}, 23)}, {}});
+        add("mul", {"mul", {randomTensor(f32, {50, 70}, 40, 1, true), randomTensor(f32, {50, 70}, 41)}, {}});
+        add("mul bf16", {"mul", {randomTensor(bf16, {3, 17, 5}, 42), randomTensor(bf16, {3, 17, 5}, 43)}, {}});
         add("gelu erf", {"gelu", {randomTensor(f32, {64, 129}, 24, 3, true)}, {}});
         add("gelu tanh", {"gelu", {randomTensor(f32, {64, 129}, 25, 3, true)}, {{"approximate", std::string("tanh")}}});
         add("silu", {"silu", {randomTensor(f32, {1000}, 26, 5, true)}, {}});

@@ -30,13 +30,14 @@ using namespace faultline::views;
 
 namespace {
 
+// The journal's run lines (its header line left out).
 QList<QByteArray> journalLines(const QString& resultsPath)
 {
     QFile f(QString::fromStdString(Campaign::journalPath(resultsPath.toStdString())));
     if (!f.open(QIODevice::ReadOnly)) return {};
     QList<QByteArray> lines;
     for (const QByteArray& line : f.readAll().split('\n'))
-        if (!line.isEmpty()) lines << line;
+        if (!line.isEmpty() && !line.contains("\"journal\":\"faultline-campaign\"")) lines << line;
     return lines;
 }
 

@@ -178,8 +178,8 @@ private slots:
         QVERIFY2(report, qPrintable(panel->lastError()));
         QVERIFY(report->reference.empty());
         QVERIFY(!report->peers.empty());
-        for (const PeerGroup& g : report->peers) QCOMPARE(g.basis, std::string("none"));
-        QCOMPARE(summary(*report, healthy).verdict, std::string("healthy"));
+        for (const PeerGroup& g : report->peers) QCOMPARE(g.basis, PeerBasis::None);
+        QCOMPARE(summary(*report, healthy).verdict, Verdict::Healthy);
         QVERIFY(!summary(*report, flip).peerSplitOps.empty());
         const int row = panel->resultsModel()->rowOf(flip);
         QVERIFY(panel->resultsModel()->data(panel->resultsModel()->index(row, ReplayResultsModel::Target),
@@ -190,8 +190,8 @@ private slots:
         report = runCampaign();
         QVERIFY2(report, qPrintable(panel->lastError()));
         QCOMPARE(report->reference, healthy.toStdString());
-        QCOMPARE(summary(*report, healthy).verdict, std::string("healthy"));
-        QCOMPARE(summary(*report, flip).verdict, std::string("device-specific"));
+        QCOMPARE(summary(*report, healthy).verdict, Verdict::Healthy);
+        QCOMPARE(summary(*report, flip).verdict, Verdict::DeviceSpecific);
         QCOMPARE(panel->resultsModel()->verdictOf(flip), QString("device-specific"));
         // Unchecking the reference falls back to the majority.
         QVERIFY(panel->setCheckedTargets({flip}));
@@ -203,11 +203,11 @@ private slots:
     {
         ReplayResultsModel m;
         m.begin({"cpu", "sim:flip"}, 4);
-        m.recordRun("cpu", "ok");
-        m.recordRun("cpu", "ok");
-        m.recordRun("sim:flip", "mismatch");
-        m.recordRun("sim:flip", "ok");
-        m.recordRun("sim:flip", "hang");
+        m.recordRun("cpu", RunOutcome::Ok);
+        m.recordRun("cpu", RunOutcome::Ok);
+        m.recordRun("sim:flip", RunOutcome::Mismatch);
+        m.recordRun("sim:flip", RunOutcome::Ok);
+        m.recordRun("sim:flip", RunOutcome::Hang);
         QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Rate)).toString(), QString("0/2 (0%)"));
         QCOMPARE(m.data(m.index(m.rowOf("sim:flip"), ReplayResultsModel::Rate)).toString(), QString("2/3 (67%)"));
         QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Progress)).toString(), QString("2 / 4"));

@@ -1,0 +1,98 @@
+#pragma once
+// What a campaign's runs add up to: per op and target statistics with Wilson intervals,
+// determinism certificates, peer judgements and a verdict per target; and the report's JSON and
+// text forms. Pure functions of the run records, so a resumed or merged campaign is summarised
+// the same way.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ReplayVocabulary.h"
+#include "RunRecord.h"
+#include "Statistics.h"
+
+namespace faultline {
+
+struct OpTargetStats {
+    size_t opIndex = 0;
+    std::string op, name, target;
+    uint64_t runs = 0, failures = 0, mismatches = 0, hangs = 0, crashes = 0, errors = 0;
+    uint64_t deviceFaults = 0;  // errors that were sticky device errors (RunRecord::deviceFault)
+    RateInterval rate;
+    uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
+    uint64_t maxUlp = 0;
+    std::string signature;         // most frequent signature kind among mismatches
+    uint64_t peerMismatches = 0;   // runs whose bits differ from the peers' reference (counted in failures)
+    uint64_t repDiffering = 0;     // runs the target's on-device check found different from an earlier rep
+    uint64_t repMaxFlippedBits = 0;
+    // Runs where the on-device repetition check and the host's digests disagree: the bits changed
+    // between the device and the host, or the device-side comparison is wrong.
+    uint64_t transferMismatches = 0;
+};
+
+struct TargetSummary {
+    std::string target, description;
+    bool bitwiseStable = true;
+    uint64_t runs = 0, failures = 0;
+    RateInterval rate;
+    // Runs of ops that cannot be replayed at all (RunRecord::setupError): not in runs/failures.
+    uint64_t notReplayable = 0;
+    // Determinism certificate: every op's completed runs on this target gave identical bits.
+    bool deterministic = true;
+    std::vector<size_t> failingOps, reproducingOps;
+    std::string peerKey;
+    std::vector<size_t> peerSplitOps;  // ops where it and its peers differ and nothing decides who is right
+    // How the runs add up (summarizeCampaign in CampaignSummary.cpp decides).
+    Verdict verdict = Verdict::Healthy;
+    std::string explanation;
+};
+
+// Targets with the same peer key that ran an op (not golden-exact runs: those are judged by
+// bits against the golden model already). Their outputs must be bitwise identical; the bits
+// they must reproduce are the reference target's when it is among them and deterministic, else
+// the digest a strict majority of them produced.
+struct PeerGroup {
+    size_t opIndex = 0;
+    std::string peerKey;
+    std::vector<std::string> targets;
+    PeerBasis basis = PeerBasis::None;
+    std::string digest;           // the reference bits' digest ("" with basis none)
+    std::vector<std::string> agreeing, differing;  // targets whose runs all match / do not all match
+};
+
+// What the campaign knows of a target from its worker's hello.
+struct TargetInfo {
+    std::string description;
+    bool bitwiseStable = true;
+    std::string peerKey;
+};
+
+struct CampaignReport {
+    std::string trace;
+    uint32_t reps = 0;
+    uint64_t seed = 0;
+    std::vector<size_t> ops;
+    std::vector<TargetSummary> targets;
+    std::vector<OpTargetStats> stats;
+    // Per op: groups of targets whose first completed runs gave identical bits.
+    std::vector<std::pair<size_t, std::vector<std::vector<std::string>>>> agreement;
+    std::vector<PeerGroup> peers;
+    std::string reference;
+    std::vector<RunRecord> runs;
+    std::vector<std::string> warnings;
+    bool cancelled = false;
+};
+
+// Builds statistics, certificates and verdicts from run records (pure; used after resume too).
+// `info` maps target labels to what their workers said of them; `reference` is
+// CampaignOptions::reference.
+CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
+                                 const std::map<std::string, TargetInfo>& info, const std::string& reference = {});
+
+nlohmann::json campaignJson(const CampaignReport& report);
+std::string campaignText(const CampaignReport& report);
+
+}  // namespace faultline

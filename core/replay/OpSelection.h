@@ -1,0 +1,16 @@
+#pragma once
+// Which ops of a trace a campaign replays (`replay --ops SEL`).
+#include <string>
+#include <vector>
+
+#include "../Result.h"
+#include "../trace/Trace.h"
+
+namespace faultline {
+
+// Resolves an op selection against the trace: indices and ranges ("0,3-5") and op kinds
+// ("gemm"); "" selects every op. Ops the golden model cannot run are left out with a warning.
+Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
+                                      std::vector<std::string>& warnings);
+
+}  // namespace faultline

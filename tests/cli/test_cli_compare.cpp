@@ -1,0 +1,101 @@
+// `faultline compare` through the built executable: exit codes (0 within tolerance, 1 beyond,
+// 2 error), errors on stderr naming the files, nothing compared is an error, and an --out that is
+// one of the inputs is refused before anything is written.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstring>
+
+#include "core/io/SafetensorsWriter.h"
+#include "support/TestSupport.h"
+
+using namespace faultline;
+
+namespace {
+
+test::ProcessResult faultlineRun(const QStringList& args)
+{
+    return test::runProcess(QStringLiteral(FAULTLINE_EXE), args, 60000);
+}
+
+// A snapshot with tensor `name` of `shape`, values from `seed`, and element 3 given a flipped
+// exponent bit when `corrupt`.
+QString writeSnapshot(const QString& path, const std::string& name, std::vector<uint64_t> shape, uint64_t seed,
+                      bool corrupt = false)
+{
+    HostTensor t = test::randomNormalTensor(shape, seed);
+    if (corrupt) {
+        uint32_t bits;
+        std::memcpy(&bits, t.data.data() + 12, 4);
+        bits ^= 1u << 28;
+        std::memcpy(t.data.data() + 12, &bits, 4);
+    }
+    Status st = writeSafetensors(path.toStdString(), {{name, t.dtype, t.shape, t.data.data()}});
+    return st ? QString() : QString::fromStdString(st.message());
+}
+
+}  // namespace
+
+class TestCliCompare : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void exitCodesFollowTheEvidence()
+    {
+        const QString a = m_dir.filePath("a.safetensors"), b = m_dir.filePath("b.safetensors"),
+                      c = m_dir.filePath("c.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {16, 16}, 1).isEmpty());
+        QVERIFY(writeSnapshot(b, "w", {16, 16}, 1).isEmpty());
+        QVERIFY(writeSnapshot(c, "w", {16, 16}, 1, true).isEmpty());
+        auto same = faultlineRun({"compare", a, b, "--quiet"});
+        QCOMPARE(same.exitCode, 0);
+        auto diverged = faultlineRun({"compare", c, a, "--json", "--quiet"});
+        QCOMPARE(diverged.exitCode, 1);
+        const QJsonObject o = QJsonDocument::fromJson(diverged.out).object();
+        QVERIFY2(!o.isEmpty(), diverged.out.constData());
+    }
+
+    void nothingComparedIsAnError()
+    {
+        const QString a = m_dir.filePath("only-w.safetensors"), b = m_dir.filePath("only-v.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {4, 4}, 1).isEmpty());
+        QVERIFY(writeSnapshot(b, "v", {4, 4}, 1).isEmpty());
+        auto r = faultlineRun({"compare", a, b, "--quiet"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("nothing was compared"), r.err.constData());
+        QVERIFY2(r.err.contains("only-w.safetensors"), r.err.constData());
+    }
+
+    void shapeErrorsGoToStderr()
+    {
+        const QString a = m_dir.filePath("shape-a.safetensors"), b = m_dir.filePath("shape-b.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {4, 4}, 1).isEmpty());
+        QVERIFY(writeSnapshot(b, "w", {4, 5}, 1).isEmpty());
+        auto r = faultlineRun({"compare", a, b, "--quiet"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("error: ") && r.err.contains("shape-a.safetensors") && r.err.contains("w: "),
+                 r.err.constData());
+    }
+
+    void outputMayNotBeAnInput()
+    {
+        const QString a = m_dir.filePath("in-a.safetensors"), b = m_dir.filePath("in-b.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {8, 8}, 1).isEmpty());
+        QVERIFY(writeSnapshot(b, "w", {8, 8}, 2).isEmpty());
+        QFile f(a);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        auto r = faultlineRun({"compare", a, b, "--out", a, "--quiet"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("is an input of this comparison"), r.err.constData());
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);  // the evidence is untouched
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliCompare)
+#include "test_cli_compare.moc"
