@@ -29,6 +29,9 @@ int run(int argc, char** argv)
     runners["devices"] = addDevicesCommand(app);
     runners["health"] = addHealthCommand(app);
     runners["demo"] = addDemoCommand(app, argc, argv);
+    runners["keygen"] = addKeygenCommand(app);
+    runners["verify"] = addVerifyCommand(app);
+    runners["evidence"] = addEvidenceCommand(app);
     app.require_subcommand(0, 1);
 
     try {

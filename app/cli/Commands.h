@@ -16,5 +16,8 @@ CommandRunner addCompareCommand(CLI::App& app);
 CommandRunner addDevicesCommand(CLI::App& app);
 CommandRunner addHealthCommand(CLI::App& app);
 CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv);
+CommandRunner addKeygenCommand(CLI::App& app);
+CommandRunner addVerifyCommand(CLI::App& app);
+CommandRunner addEvidenceCommand(CLI::App& app);
 
 }  // namespace faultline::cli

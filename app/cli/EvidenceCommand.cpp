@@ -1,0 +1,57 @@
+// faultline evidence --out DIR [--campaign RESULTS.h5] [--trace TRACE] [--logs FILE...]
+//                    [--nvidia-smi FILE.xml...] [--attach FILE...] [--case-id ID] [--sign KEY]
+//                    [--suspect BUS|UUID|SERIAL]
+// Builds the RMA evidence bundle DIR and DIR.tar (core/evidence/EvidenceBundle.h).
+#include <iostream>
+#include <memory>
+
+#include "Cli.h"
+#include "Commands.h"
+#include "core/evidence/EvidenceBundle.h"
+
+namespace faultline::cli {
+
+CommandRunner addEvidenceCommand(CLI::App& app)
+{
+    auto o = std::make_shared<EvidenceOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "evidence",
+        "Build a signed, self-checking RMA evidence bundle (DIR and DIR.tar): vendor files, health, "
+        "decoded Xid events, the campaign, a minimal reproducer, case.json, report");
+    cmd->add_option("--out", o->outDir, "bundle directory to create (DIR.tar is written beside it)")
+        ->required();
+    cmd->add_option("--campaign", o->campaign, "replay campaign results (faultline replay --out RESULTS.h5)");
+    cmd->add_option("--trace", o->trace, "the campaign's trace (default: the one the campaign names)");
+    cmd->add_option("--logs", o->logs,
+                    "kernel logs: dmesg, journalctl -k (text or -o json), nvidia-bug-report.log[.gz]");
+    cmd->add_option("--nvidia-smi", o->nvidiaSmi,
+                    "nvidia-smi -q -x snapshots in the order taken (the first: before the reset)");
+    cmd->add_option("--attach", o->attachments,
+                    "further vendor files, kept byte-identical: field diagnostic, DCGM");
+    cmd->add_option("--case-id", o->caseId, "case identifier (default: FL-<date>-<serial>)");
+    cmd->add_option("--sign", o->signKey,
+                    "minisign secret key (faultline keygen KEY) to sign the manifest with");
+    cmd->add_option("--suspect", o->suspect,
+                    "the suspect GPU's bus id, UUID or serial (default: the trace's suspect device, else the "
+                    "health report's)");
+    return [o] {
+        o->faultlineVersion = FAULTLINE_VERSION;
+        auto r = buildEvidenceBundle(*o);
+        if (!r) {
+            std::cerr << "error: " << r.message() << "\n";
+            return kExitError;
+        }
+        for (const std::string& w : r->warnings) std::cerr << "warning: " << w << "\n";
+        std::cout << "evidence bundle: " << r->dir << " (" << r->files << " files) and " << r->tar << "\n"
+                  << "case " << r->caseJson["case"].value("id", "") << ", suspect "
+                  << r->caseJson["suspect"].value("serial", nlohmann::json("?")).dump() << "\n";
+        if (!r->keyId.empty()) std::cout << "signed with key " << r->keyId << "\n";
+        std::cout << "check it: faultline verify " << r->tar << (r->keyId.empty() ? "" : " --pubkey KEY.pub")
+                  << "   (or: sha256sum -c MANIFEST.sha256"
+                  << (r->keyId.empty() ? "" : "; minisign -V -p KEY.pub -m MANIFEST.sha256") << " in "
+                  << r->dir << ")\n";
+        return kExitOk;
+    };
+}
+
+}  // namespace faultline::cli

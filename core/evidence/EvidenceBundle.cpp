@@ -1,0 +1,416 @@
+#include "EvidenceBundle.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "../health/BusId.h"
+#include "../health/HealthReport.h"
+#include "../replay/Bisect.h"
+#include "../trace/Trace.h"
+#include "BundleSealer.h"
+#include "CampaignEvidence.h"
+#include "EvidenceCase.h"
+#include "EvidenceReport.h"
+#include "Manifest.h"
+#include "MinimalReproducer.h"
+#include "MinisignKey.h"
+
+namespace faultline {
+namespace fs = std::filesystem;
+namespace {
+
+std::string lower(std::string s)
+{
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string str(const nlohmann::json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool isBugReport(const std::string& path)
+{
+    return lower(fs::path(path).filename().string()).find("nvidia-bug-report") != std::string::npos;
+}
+
+// The bundle's copies of the inputs: byte-identical, under unique safe names.
+class FileCopier {
+public:
+    explicit FileCopier(fs::path root) : m_root(std::move(root)) {}
+    Result<std::string> copy(const std::string& source, const std::string& folder)
+    {
+        std::string name = bundleSafeName(fs::path(source).filename().string());
+        std::string rel = folder + "/" + name;
+        for (int i = 2; m_used.count(rel); ++i) rel = folder + "/" + std::to_string(i) + "-" + name;
+        m_used.insert(rel);
+        std::error_code ec;
+        fs::create_directories(m_root / folder, ec);
+        if (ec) return fileError((m_root / folder).string(), ec.message());
+        if (!fs::copy_file(source, m_root / rel, fs::copy_options::none, ec) || ec)
+            return fileError(source, "cannot copy into the bundle: " + ec.message());
+        return rel;
+    }
+
+private:
+    fs::path m_root;
+    std::set<std::string> m_used;
+};
+
+// Removes the half-built bundle unless dismissed.
+class OutputGuard {
+public:
+    explicit OutputGuard(fs::path dir) : m_dir(std::move(dir)) {}
+    ~OutputGuard()
+    {
+        if (m_armed) {
+            std::error_code ec;
+            fs::remove_all(m_dir, ec);
+        }
+    }
+    void dismiss() { m_armed = false; }
+
+private:
+    fs::path m_dir;
+    bool m_armed = true;
+};
+
+Status checkInput(const std::string& path, const char* what)
+{
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return fileError(path, std::string(what) + ": no such file");
+    if (!fs::is_regular_file(path, ec)) return fileError(path, std::string(what) + ": not a regular file");
+    return {};
+}
+
+std::string resolveTrace(const EvidenceOptions& o, const CampaignEvidence* campaign)
+{
+    if (!o.trace.empty()) return o.trace;
+    if (!campaign || campaign->trace.empty()) return {};
+    std::error_code ec;
+    if (fs::exists(campaign->trace, ec)) return campaign->trace;
+    const fs::path beside = fs::path(o.campaign).parent_path() / fs::path(campaign->trace).filename();
+    return fs::exists(beside, ec) ? beside.string() : std::string();
+}
+
+// The suspect: --suspect, else the trace's suspect device, else the one GPU the health report
+// recommends the most for.
+SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, const Trace* trace)
+{
+    SuspectGpu s;
+    const nlohmann::json gpus =
+        health.is_object() && health.contains("gpus") ? health["gpus"] : nlohmann::json::array();
+    auto matches = [](const nlohmann::json& g, const std::string& key) {
+        if (key.empty()) return false;
+        const std::string bus = normalizeBusId(key);
+        return (!bus.empty() && str(g, "bus_id") == bus) || lower(str(g, "uuid")) == lower(key) ||
+               str(g, "serial") == key;
+    };
+    auto adopt = [&](const nlohmann::json& g) {
+        s.health = g;
+        if (s.busId.empty()) s.busId = str(g, "bus_id");
+        if (s.uuid.empty()) s.uuid = str(g, "uuid");
+        if (s.serial.empty()) s.serial = str(g, "serial");
+        if (s.product.empty()) s.product = str(g, "product");
+    };
+    if (!o.suspect.empty()) {
+        s.source = "--suspect " + o.suspect;
+        for (const nlohmann::json& g : gpus)
+            if (matches(g, o.suspect)) adopt(g);
+        if (s.health.is_null()) {
+            const std::string bus = normalizeBusId(o.suspect);
+            if (!bus.empty())
+                s.busId = bus;
+            else if (lower(o.suspect).rfind("gpu-", 0) == 0)
+                s.uuid = o.suspect;
+            else
+                s.serial = o.suspect;
+        }
+    }
+    if (trace && s.source.empty())
+        for (const TraceDevice& d : trace->devices)
+            if (d.role == "suspect") {
+                s.source = "the trace's suspect device '" + d.label + "'";
+                s.traceLabel = d.label;
+                s.busId = normalizeBusId(d.pciBusId);
+                s.uuid = d.uuid;
+                s.serial = d.serial;
+                s.product = d.name;
+                for (const nlohmann::json& g : gpus)
+                    if (matches(g, d.uuid) || matches(g, d.serial) || matches(g, d.pciBusId)) {
+                        adopt(g);
+                        break;
+                    }
+                break;
+            }
+    if (trace && s.traceLabel.empty())
+        for (const TraceDevice& d : trace->devices)
+            if (d.role == "suspect") s.traceLabel = d.label;
+    if (s.source.empty()) {
+        static const std::map<std::string, int> rank = {
+            {"none", 0}, {"monitor", 1}, {"reset", 2}, {"drain", 3}, {"rma_candidate", 4}};
+        const nlohmann::json* best = nullptr;
+        int bestRank = 0;
+        bool tie = false;
+        for (const nlohmann::json& g : gpus) {
+            auto it = rank.find(str(g, "recommendation"));
+            const int r = it == rank.end() ? 0 : it->second;
+            if (r > bestRank)
+                best = &g, bestRank = r, tie = false;
+            else if (r == bestRank && r > 0)
+                tie = true;
+        }
+        if (best && !tie) {
+            s.source =
+                "the health report (the only GPU recommended for " + str(*best, "recommendation") + ")";
+            adopt(*best);
+        } else if (gpus.size() == 1) {
+            s.source = "the health report (its only GPU)";
+            adopt(gpus[0]);
+        }
+    }
+    return s;
+}
+
+nlohmann::json hostJson()
+{
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    utsname u{};
+    ::uname(&u);
+    return {{"hostname", host}, {"os", u.sysname}, {"kernel", u.release}, {"machine", u.machine}};
+}
+
+std::string utcNow()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string defaultCaseId(const SuspectGpu& s)
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y%m%d", &tm);
+    const std::string who = !s.serial.empty() ? s.serial : !s.uuid.empty() ? s.uuid.substr(0, 12) : s.busId;
+    return "FL-" + std::string(date) + "-" + bundleSafeName(who);
+}
+
+Status writeText(const fs::path& path, const std::string& text)
+{
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    return writeNewTextFile(path.string(), text);
+}
+
+Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
+{
+    if (o.outDir.empty()) return Error{"evidence: --out DIR is required"};
+    const fs::path dir = fs::path(o.outDir).lexically_normal();
+    const fs::path root = dir.has_filename() ? dir : dir.parent_path();
+    std::error_code ec;
+    if (fs::exists(root, ec)) return fileError(root.string(), "already exists (refusing to overwrite it)");
+    const std::string tarPath = root.string() + ".tar";
+    if (fs::exists(tarPath, ec)) return fileError(tarPath, "already exists (refusing to overwrite it)");
+    if (!isBundlePath(root.filename().string()))
+        return fileError(root.string(), "the bundle folder's name must be made of [A-Za-z0-9._+-]");
+    if (o.campaign.empty() && o.logs.empty() && o.nvidiaSmi.empty())
+        return Error{"evidence: nothing to export: give --campaign, --logs or --nvidia-smi"};
+    for (const std::string& f : o.logs)
+        if (Status st = checkInput(f, "--logs"); !st) return st.error();
+    for (const std::string& f : o.nvidiaSmi)
+        if (Status st = checkInput(f, "--nvidia-smi"); !st) return st.error();
+    for (const std::string& f : o.attachments)
+        if (Status st = checkInput(f, "--attach"); !st) return st.error();
+    if (!o.campaign.empty())
+        if (Status st = checkInput(o.campaign, "--campaign"); !st) return st.error();
+    std::optional<MinisignSecretKey> key;
+    if (!o.signKey.empty()) {
+        auto k = readMinisignSecretKey(o.signKey);
+        if (!k) return k.error();
+        key = *k;
+    }
+
+    std::vector<std::string> warnings;
+    nlohmann::json health;
+    if (!o.logs.empty() || !o.nvidiaSmi.empty()) {
+        HealthInputs in;
+        in.logFiles = o.logs;
+        in.nvidiaSmiFiles = o.nvidiaSmi;
+        auto report = collectHealth(in);
+        if (!report) return report.error();
+        health = healthReportJson(*report);
+        for (const std::string& w : report->warnings) warnings.push_back("health: " + w);
+    }
+    std::optional<CampaignEvidence> campaign;
+    if (!o.campaign.empty()) {
+        auto c = readCampaignEvidence(o.campaign);
+        if (!c) return c.error();
+        campaign = std::move(*c);
+    }
+    const std::string tracePath = resolveTrace(o, campaign ? &*campaign : nullptr);
+    std::optional<Trace> trace;
+    if (!tracePath.empty()) {
+        auto t = readTrace(tracePath);
+        if (!t) return t.error();
+        trace = std::move(*t);
+    } else if (campaign) {
+        warnings.push_back("no reproducer: the campaign's trace '" + campaign->trace +
+                           "' was not found (give --trace)");
+    }
+    SuspectGpu suspect = findSuspect(o, health, trace ? &*trace : nullptr);
+    if (suspect.busId.empty() && suspect.uuid.empty() && suspect.serial.empty())
+        return Error{
+            "evidence: refusing to export: no serial, UUID or bus id for the suspect GPU (give --nvidia-smi "
+            "or --logs that name it, a trace whose suspect device records it, or --suspect)"};
+
+    if (!fs::create_directories(root, ec) || ec)
+        return fileError(root.string(), "cannot create: " + ec.message());
+    OutputGuard guard(root);
+    FileCopier copier(root);
+    EvidenceCase c;
+    c.caseId = o.caseId.empty() ? defaultCaseId(suspect) : o.caseId;
+    c.created = utcNow();
+    c.host = hostJson();
+    c.faultlineVersion = o.faultlineVersion;
+    c.suspect = suspect;
+    c.health = health;
+    c.campaign = campaign ? &*campaign : nullptr;
+    if (trace) c.traceAttributes = trace->attributes;
+
+    for (const std::string& f : o.logs) {
+        auto rel = copier.copy(f, isBugReport(f) ? "vendor" : "logs");
+        if (!rel) return rel.error();
+        c.files.push_back({*rel, isBugReport(f) ? "bug_report" : "kernel_log", f});
+    }
+    for (const std::string& f : o.attachments) {
+        auto rel = copier.copy(f, "vendor");
+        if (!rel) return rel.error();
+        c.files.push_back({*rel, isBugReport(f) ? "bug_report" : "attachment", f});
+    }
+    for (const std::string& f : o.nvidiaSmi) {
+        auto rel = copier.copy(f, "health/nvidia-smi");
+        if (!rel) return rel.error();
+        c.files.push_back({*rel, "nvidia_smi_snapshot", f});
+    }
+    if (!health.is_null()) {
+        if (Status st = writeText(root / "health/health.json", health.dump(2) + "\n"); !st) return st.error();
+        c.files.push_back({"health/health.json", "health_report", ""});
+        std::string lines;
+        for (const nlohmann::json& g : health.value("gpus", nlohmann::json::array()))
+            for (const nlohmann::json& e : g.value("events", nlohmann::json::array()))
+                lines += e.dump() + "\n";
+        for (const nlohmann::json& e : health.value("unattributed_events", nlohmann::json::array()))
+            lines += e.dump() + "\n";
+        if (Status st = writeText(root / "health/events.jsonl", lines); !st) return st.error();
+        c.files.push_back({"health/events.jsonl", "decoded_events", ""});
+    }
+    if (campaign) {
+        auto rel = copier.copy(o.campaign, "replay");
+        if (!rel) return rel.error();
+        c.files.push_back({*rel, "campaign_results", o.campaign});
+        const std::string journal = o.campaign + ".journal.jsonl";
+        if (fs::is_regular_file(journal, ec)) {
+            auto j = copier.copy(journal, "replay");
+            if (!j) return j.error();
+            c.files.push_back({*j, "campaign_journal", journal});
+        }
+        if (Status st = writeText(root / "replay/campaign.json", campaign->document.dump(2) + "\n"); !st)
+            return st.error();
+        c.files.push_back({"replay/campaign.json", "campaign_report", ""});
+        if (campaign->reproduced() && trace) {
+            fs::create_directories(root / "reproducer", ec);
+            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string());
+            if (!r) return r.error();
+            c.reproducer = *r;
+            c.files.push_back({"reproducer/trace.h5", "reproducer_trace", ""});
+            c.files.push_back({"reproducer/reproduce.sh", "reproducer_script", ""});
+            // The symptom: the first divergent op against the golden model on its own inputs.
+            auto small = readTrace(r->trace);
+            if (small && !suspect.traceLabel.empty()) {
+                auto b = bisectTrace(*small, suspect.traceLabel);
+                if (b && b->firstDivergentOp)
+                    for (const BisectOp& op : b->ops)
+                        if (op.index == *b->firstDivergentOp && op.divergence)
+                            c.symptom = EvidenceFigureInput{op.index, op.op, op.name, suspect.traceLabel,
+                                                            *op.divergence};
+            }
+        }
+    }
+    if (c.symptom && o.renderFigures) {
+        auto figs = o.renderFigures(root.string(), *c.symptom);
+        if (figs) {
+            for (const std::string& f : *figs) c.files.push_back({f, "figure", ""});
+            c.figures = *figs;
+        } else {
+            warnings.push_back("figures: " + figs.message());
+        }
+    }
+    if (!o.renderPdf)
+        warnings.push_back(
+            "no report.pdf or figures: this faultline was built without the GUI (report.md only)");
+    c.signedBy = key ? key->publicPart().keyIdText() : std::string();
+    c.warnings = warnings;
+    c.finish();
+    c.files.push_back({"case.json", "case", ""});
+    c.files.push_back({"report.md", "report", ""});
+    if (o.renderPdf) c.files.push_back({"report.pdf", "report", ""});
+    nlohmann::json caseJson = evidenceCaseJson(c);
+    if (Status st = writeText(root / "report.md", evidenceReportMarkdown(caseJson)); !st) return st.error();
+    if (o.renderPdf) {
+        if (Status st = o.renderPdf((root / "report.md").string(), (root / "report.pdf").string()); !st) {
+            c.files.pop_back();
+            c.warnings.push_back("no report.pdf: " + st.message());
+            caseJson = evidenceCaseJson(c);
+            fs::remove(root / "report.md", ec);
+            if (Status again = writeText(root / "report.md", evidenceReportMarkdown(caseJson)); !again)
+                return again.error();
+        }
+    }
+    if (Status st = writeText(root / "case.json", caseJson.dump(2) + "\n"); !st) return st.error();
+
+    SealOptions seal;
+    seal.key = key ? &*key : nullptr;
+    seal.trustedComment =
+        "faultline evidence case " + bundleSafeName(c.caseId) + "\tfile:MANIFEST.sha256\thashed";
+    auto sealed = sealBundle(root.string(), seal);
+    if (!sealed) return sealed.error();
+    guard.dismiss();
+    EvidenceResult result;
+    result.dir = root.string();
+    result.tar = sealed->tarPath;
+    result.caseJson = caseJson;
+    result.warnings = c.warnings;
+    result.files = sealed->files;
+    result.keyId = sealed->keyId;
+    return result;
+}
+
+}  // namespace
+
+Result<EvidenceResult> buildEvidenceBundle(const EvidenceOptions& options)
+{
+    // Inputs are untrusted: an unexpected shape of a document is an error, never a crash (the
+    // half-built bundle is removed while unwinding).
+    try {
+        return buildBundle(options);
+    } catch (const std::exception& e) {
+        return Error{"evidence: " + options.outDir + ": " + e.what()};
+    }
+}
+
+}  // namespace faultline

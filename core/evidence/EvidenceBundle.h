@@ -1,0 +1,61 @@
+#pragma once
+// `faultline evidence`: the RMA evidence bundle of one suspect GPU (docs/formats.md "Evidence
+// bundle v1"). A directory and its .tar:
+//
+//   vendor/              the vendor's files, byte-identical: nvidia-bug-report logs (--logs) and
+//                        field-diagnostic / DCGM output (--attach)
+//   logs/                the other kernel logs given (dmesg, journalctl -k), byte-identical
+//   health/nvidia-smi/   the nvidia-smi -q -x snapshots, byte-identical, in the order given
+//   health/health.json   the decoded health report (`faultline health --json`)
+//   health/events.jsonl  every decoded Xid/SXid event, one JSON object per line
+//   replay/results.h5    the campaign's results file (+ its journal), byte-identical
+//   replay/campaign.json the campaign's report
+//   reproducer/          trace.h5 (only the divergent ops and their inputs), reproduce.sh
+//   case.json            the case, schema v1
+//   report.md            the human report (+ report.pdf and figures/ where the GUI is built)
+//   signing-key.pub, MANIFEST.sha256, MANIFEST.sha256.minisig
+//
+// What a vendor needs and is missing either refuses the export or is a warning in the report
+// (see EvidenceChecklist): refused when the suspect GPU has no identity (no serial, UUID or bus
+// id) or nothing was given at all; warned for no bug report, no pre-reset health snapshot, no
+// reproduction, an unsigned bundle.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../Result.h"
+#include "EvidenceCase.h"
+
+namespace faultline {
+
+struct EvidenceOptions {
+    std::string outDir;
+    std::string campaign;  // RESULTS.h5
+    std::string trace;     // "" = the trace the campaign names
+    std::vector<std::string> logs, nvidiaSmi, attachments;
+    std::string caseId;   // "" = derived from the suspect and the time
+    std::string signKey;  // minisign secret key; "" = unsigned (a warning)
+    std::string suspect;  // bus id, UUID or serial; "" = the trace's suspect device, else the health report's
+    std::string faultlineVersion;
+    // Draws figures into DIR/figures (GUI builds): returns the files written, relative to DIR.
+    std::function<Result<std::vector<std::string>>(const std::string& dir, const EvidenceFigureInput&)>
+        renderFigures;
+    // Renders report.md as report.pdf (GUI builds).
+    std::function<Status(const std::string& markdownPath, const std::string& pdfPath)> renderPdf;
+};
+
+struct EvidenceResult {
+    std::string dir, tar;
+    nlohmann::json caseJson;
+    std::vector<std::string> warnings;
+    size_t files = 0;
+    std::string keyId;
+};
+
+// Builds the bundle. Refuses (an error, nothing left behind) an existing DIR or DIR.tar, an
+// unreadable or malformed input (named), a bad key file, a suspect without identity.
+Result<EvidenceResult> buildEvidenceBundle(const EvidenceOptions& options);
+
+}  // namespace faultline

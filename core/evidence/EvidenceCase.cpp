@@ -1,0 +1,317 @@
+#include "EvidenceCase.h"
+
+#include <cstdio>
+#include <set>
+
+namespace faultline {
+namespace {
+
+using json = nlohmann::json;
+
+json textOrNull(const std::string& s)
+{
+    return s.empty() ? json() : json(s);
+}
+
+std::string str(const json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool flag(const json& g, const char* name)
+{
+    auto f = g.find("flags");
+    return f != g.end() && f->is_object() && f->value(name, false);
+}
+
+std::string percent(double x)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+    return buf;
+}
+
+std::string joinOps(const std::vector<size_t>& ops)
+{
+    std::string s;
+    for (size_t i : ops) s += (s.empty() ? "" : ",") + std::to_string(i);
+    return s;
+}
+
+// Per Xid code: count, first and last time, name.
+json xidSummary(const json& events)
+{
+    std::map<int, json> byCode;
+    for (const json& e : events) {
+        if (!e.is_object() || !e.contains("xid") || !e["xid"].is_number_integer()) continue;
+        const int code = e["xid"].get<int>();
+        json& s = byCode[code];
+        if (s.is_null())
+            s = {{"xid", code},
+                 {"kind", str(e, "kind")},
+                 {"count", 0},
+                 {"first", textOrNull(str(e, "time"))},
+                 {"name", str(e, "name")},
+                 {"meaning", str(e, "meaning")}};
+        s["count"] = s["count"].get<int>() + 1;
+        s["last"] = textOrNull(str(e, "time"));
+    }
+    json out = json::array();
+    for (auto& [code, s] : byCode) out.push_back(std::move(s));
+    return out;
+}
+
+json gpuCaseJson(const json& g, bool suspect)
+{
+    const json snapshots = g.value("snapshots", json::array());
+    json snaps = json::array();
+    for (const json& s : snapshots)
+        snaps.push_back({{"source", s.value("source", json())}, {"timestamp", s.value("timestamp", json())}});
+    const json events = g.value("events", json::array());
+    return {{"role", suspect ? "suspect" : "other"},
+            {"bus_id", g.value("bus_id", json())},
+            {"uuid", g.value("uuid", json())},
+            {"serial", g.value("serial", json())},
+            {"product", g.value("product", json())},
+            {"identity", g.value("identity", json())},
+            {"flags", g.value("flags", json::object())},
+            {"counters_before", snapshots.empty() ? json() : snapshots.front().value("counters", json())},
+            {"counters_after", snapshots.size() < 2 ? json() : snapshots.back().value("counters", json())},
+            {"snapshots", snaps},
+            {"events", events.size()},
+            {"xid_summary", xidSummary(events)},
+            {"recommendation", g.value("recommendation", json())},
+            {"recommendation_reasons", g.value("recommendation_reasons", json::array())}};
+}
+
+bool sameGpu(const json& g, const SuspectGpu& s)
+{
+    return (!s.busId.empty() && str(g, "bus_id") == s.busId) ||
+           (!s.uuid.empty() && str(g, "uuid") == s.uuid) ||
+           (!s.serial.empty() && str(g, "serial") == s.serial);
+}
+
+json symptomJson(const EvidenceFigureInput& f)
+{
+    const Divergence& d = f.divergence;
+    json region;
+    if (d.beyondRegion)
+        region = {{"rows", {d.beyondRegion->rowBegin, d.beyondRegion->rowEnd}},
+                  {"cols", {d.beyondRegion->colBegin, d.beyondRegion->colEnd}}};
+    json secondary = json::array();
+    for (const SignatureFinding& s : d.signature.secondary)
+        secondary.push_back({{"kind", std::string(signatureKindName(s.kind))}, {"detail", s.detail}});
+    return {{"op_index", f.opIndex},
+            {"op", f.op},
+            {"name", f.name},
+            {"device", f.suspectLabel},
+            {"compared_with", "the golden model on the op's recorded inputs"},
+            {"dtype", std::string(dtypeName(d.dtype))},
+            {"shape", d.shape},
+            {"elements", d.elements},
+            {"mismatches", d.mismatches},
+            {"beyond_tolerance", d.beyondTolerance},
+            {"max_ulp", d.maxUlp},
+            {"max_abs_error", d.absError.max},
+            {"nan_introduced", d.nanIntroduced},
+            {"inf_introduced", d.infIntroduced},
+            {"signature", std::string(signatureKindName(d.signature.kind))},
+            {"signature_detail", d.signature.detail},
+            {"also", secondary},
+            {"region", region},
+            {"bit_flips", d.bits.flips}};
+}
+
+}  // namespace
+
+void EvidenceCase::finish()
+{
+    const json& g = suspect.health;
+    auto has = [&](const char* role) {
+        for (const EvidenceFile& f : files)
+            if (f.role == role) return true;
+        return false;
+    };
+    auto add = [&](std::string item, bool present, bool required, std::string detail, std::string warning) {
+        if (!present && !warning.empty()) warnings.push_back(warning);
+        checklist.push_back({std::move(item), present, required, std::move(detail)});
+    };
+    std::string ids;
+    if (!suspect.serial.empty()) ids += "serial " + suspect.serial;
+    if (!suspect.uuid.empty()) ids += (ids.empty() ? "" : ", ") + suspect.uuid;
+    if (!suspect.busId.empty()) ids += (ids.empty() ? "bus " : ", bus ") + suspect.busId;
+    add("suspect GPU identity (serial, UUID, bus id)", !ids.empty(), true,
+        ids + " (from " + suspect.source + ")", "");
+    add("board serial number", !suspect.serial.empty(), false, suspect.serial,
+        "no board serial for the suspect GPU: the vendor matches an RMA to a board by its serial (give the "
+        "nvidia-smi -q -x snapshot)");
+    add("nvidia-bug-report log", has("bug_report"), false, has("bug_report") ? "in vendor/" : "",
+        "no nvidia-bug-report log: NVIDIA's RMA process asks for nvidia-bug-report.sh output taken right "
+        "after "
+        "the failure (give it with --logs or --attach)");
+    const size_t snapshots = g.is_object() ? g.value("snapshots", json::array()).size() : 0;
+    add("health snapshot before the reset", snapshots >= 1, false,
+        snapshots ? std::to_string(snapshots) + " snapshot(s); the first is taken as before the reset" : "",
+        "no pre-reset health snapshot of the suspect GPU (give nvidia-smi -q -x output taken before "
+        "resetting it "
+        "with --nvidia-smi, first)");
+    add("health snapshot after the reset", snapshots >= 2, false, snapshots >= 2 ? "the last snapshot" : "",
+        "");
+    const size_t events = g.is_object() ? g.value("events", json::array()).size() : 0;
+    add("kernel log events of the suspect", events > 0, false, std::to_string(events) + " Xid/SXid event(s)",
+        "");
+    add("field diagnostic / DCGM output", has("attachment"), false, has("attachment") ? "in vendor/" : "",
+        "");
+    const bool reproduced = campaign && campaign->reproduced() && reproducer;
+    std::string repro;
+    if (campaign && campaign->reproduced())
+        for (const CampaignTargetEvidence* t : campaign->divergingTargets())
+            repro += (repro.empty() ? "" : "; ") + t->target + " " + t->verdict + ", " +
+                     std::to_string(t->failures) + "/" + std::to_string(t->runs) + " runs failed";
+    add("reproduction on replay", reproduced, false, repro,
+        !campaign                 ? "no reproduction: no replay campaign was given (--campaign RESULTS.h5)"
+        : !campaign->reproduced() ? "no reproduction: the campaign's replays did not diverge on any target"
+                                  : "no reproduction: the campaign diverged but its trace was not found, so "
+                                    "there is no reproducer");
+    add("signature (chain of custody)", !signedBy.empty(), false, signedBy.empty() ? "" : "key " + signedBy,
+        "unsigned: give --sign KEY (faultline keygen KEY) for a minisign signature of the manifest");
+
+    // Candidate RMA reasons.
+    if (g.is_object()) {
+        for (const json& r : g.value("recommendation_reasons", json::array()))
+            if (str(r, "action") == "rma_candidate") rmaReasons.push_back(str(r, "reason"));
+        if (flag(g, "row_remap_failure") && rmaReasons.empty())
+            rmaReasons.push_back("row remapping failure: the GPU ran out of spare rows to remap");
+        if (flag(g, "sram_threshold_exceeded") && rmaReasons.empty())
+            rmaReasons.push_back("SRAM uncorrectable error threshold exceeded");
+    }
+    if (campaign)
+        for (const CampaignTargetEvidence* t : campaign->divergingTargets())
+            if (t->verdict == "persistent" || t->verdict == "device-specific")
+                rmaReasons.push_back("silent data corruption reproduced on replay: " + t->target +
+                                     " failed " + std::to_string(t->failures) + " of " +
+                                     std::to_string(t->runs) + " runs (" + percent(t->rate.rate) +
+                                     ", 95% CI " + percent(t->rate.low) + "-" + percent(t->rate.high) +
+                                     ") on op(s) " + joinOps(t->failingOps) + ", verdict " + t->verdict);
+
+    // What was ruled out.
+    if (campaign)
+        for (const CampaignTargetEvidence& t : campaign->targets)
+            if (t.verdict == "healthy" && t.runs > 0)
+                ruledOut.push_back(
+                    (t.target == "cpu"
+                         ? "a software or data cause: the golden model (cpu) replayed the same ops on "
+                           "the same recorded inputs correctly in "
+                         : "a cause shared by all devices: " + t.target + " (" + t.description +
+                               ") replayed the same ops correctly in ") +
+                    std::to_string(t.runs) + " runs");
+    if (g.is_object() && events > 0) {
+        static const std::set<int> application = {13, 31, 43, 45};
+        bool appXid = false;
+        for (const json& e : g.value("events", json::array()))
+            if (e.value("xid", 0) > 0 && application.count(e.value("xid", 0))) appXid = true;
+        if (!appXid)
+            ruledOut.push_back("an application fault: no application Xid (13, 31, 43, 45) on the suspect");
+    }
+    if (health.is_object()) {
+        size_t quiet = 0, others = 0;
+        for (const json& o : health.value("gpus", json::array())) {
+            if (sameGpu(o, suspect)) continue;
+            ++others;
+            if (str(o, "recommendation") == "none" && o.value("events", json::array()).empty()) ++quiet;
+        }
+        if (others && quiet == others)
+            ruledOut.push_back("a host-wide cause (power, cooling, driver): the " + std::to_string(others) +
+                               " other GPU(s) on the host show no Xid event and no flag");
+    }
+}
+
+json evidenceCaseJson(const EvidenceCase& c)
+{
+    json gpus = json::array();
+    bool suspectListed = false;
+    if (c.health.is_object())
+        for (const json& g : c.health.value("gpus", json::array())) {
+            const bool s = sameGpu(g, c.suspect);
+            suspectListed = suspectListed || s;
+            gpus.push_back(gpuCaseJson(g, s));
+        }
+    if (!suspectListed)
+        gpus.insert(gpus.begin(), json{{"role", "suspect"},
+                                       {"bus_id", textOrNull(c.suspect.busId)},
+                                       {"uuid", textOrNull(c.suspect.uuid)},
+                                       {"serial", textOrNull(c.suspect.serial)},
+                                       {"product", textOrNull(c.suspect.product)},
+                                       {"flags", json::object()},
+                                       {"counters_before", json()},
+                                       {"counters_after", json()},
+                                       {"snapshots", json::array()},
+                                       {"events", 0},
+                                       {"xid_summary", json::array()},
+                                       {"recommendation", json()},
+                                       {"recommendation_reasons", json::array()}});
+    std::string driver, cuda;
+    if (c.suspect.health.is_object() && c.suspect.health.contains("identity")) {
+        driver = str(c.suspect.health["identity"], "driver_version");
+        cuda = str(c.suspect.health["identity"], "cuda_version");
+    }
+    json reproducer;
+    if (c.reproducer) {
+        json verdicts = json::object();
+        for (const auto& [t, v] : c.reproducer->expectedVerdicts) verdicts[t] = v;
+        reproducer = {{"trace", "reproducer/trace.h5"},
+                      {"script", "reproducer/reproduce.sh"},
+                      {"command", c.reproducer->command},
+                      {"ops", c.reproducer->ops},
+                      {"expected", {{"exit_code", c.reproducer->expectedExitCode}, {"verdicts", verdicts}}}};
+    }
+    json checklist = json::array();
+    for (const ChecklistItem& i : c.checklist)
+        checklist.push_back(
+            {{"item", i.item}, {"present", i.present}, {"required", i.required}, {"detail", i.detail}});
+    json files = json::array();
+    for (const EvidenceFile& f : c.files)
+        files.push_back({{"path", f.path}, {"role", f.role}, {"source", textOrNull(f.source)}});
+    json unattributed =
+        c.health.is_object() ? c.health.value("unattributed_events", json::array()) : json::array();
+    return {{"schema", "faultline-evidence-case"},
+            {"schema_version", kEvidenceCaseSchemaVersion},
+            {"case", {{"id", c.caseId}, {"created", c.created}, {"signed_by", textOrNull(c.signedBy)}}},
+            {"host", c.host},
+            {"software",
+             {{"faultline", c.faultlineVersion},
+              {"driver_version", textOrNull(driver)},
+              {"cuda_version", textOrNull(cuda)},
+              {"trace_attributes", c.traceAttributes}}},
+            {"suspect",
+             {{"bus_id", textOrNull(c.suspect.busId)},
+              {"uuid", textOrNull(c.suspect.uuid)},
+              {"serial", textOrNull(c.suspect.serial)},
+              {"product", textOrNull(c.suspect.product)},
+              {"identified_by", c.suspect.source},
+              {"trace_device", textOrNull(c.suspect.traceLabel)}}},
+            {"gpus", gpus},
+            {"unattributed_events", unattributed.size()},
+            {"unattributed_xid_summary", xidSummary(unattributed)},
+            {"symptom", c.symptom ? symptomJson(*c.symptom) : json()},
+            {"replay", c.campaign ? campaignEvidenceJson(*c.campaign) : json()},
+            {"reproducer", reproducer},
+            {"rma_reasons", c.rmaReasons},
+            {"ruled_out", c.ruledOut},
+            {"checklist", checklist},
+            {"figures", c.figures},
+            {"warnings", c.warnings},
+            {"files", files}};
+}
+
+std::vector<ChecklistItem> evidenceChecklist(const json& caseJson)
+{
+    std::vector<ChecklistItem> out;
+    for (const json& i : caseJson.value("checklist", json::array()))
+        out.push_back(
+            {str(i, "item"), i.value("present", false), i.value("required", false), str(i, "detail")});
+    return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,235 @@
+#include "EvidenceReport.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace faultline {
+namespace {
+
+using json = nlohmann::json;
+
+std::string text(const json& j)
+{
+    if (j.is_null()) return "—";
+    if (j.is_string()) return j.get<std::string>().empty() ? "—" : j.get<std::string>();
+    if (j.is_boolean()) return j.get<bool>() ? "yes" : "no";
+    return j.dump();
+}
+
+std::string field(const json& j, const char* key)
+{
+    return j.is_object() && j.contains(key) ? text(j[key]) : "—";
+}
+
+// Table cells: no '|' or line breaks.
+std::string cell(std::string s)
+{
+    for (char& c : s)
+        if (c == '|' || c == '\n' || c == '\r') c = c == '|' ? '/' : ' ';
+    return s;
+}
+
+std::string percent(double x)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+    return buf;
+}
+
+void countersTable(std::ostringstream& out, const json& before, const json& after)
+{
+    // Flattened leaves of both snapshots, side by side.
+    std::map<std::string, std::pair<std::string, std::string>> rows;
+    std::function<void(const json&, const std::string&, bool)> walk =
+        [&](const json& j, const std::string& prefix, bool isAfter) {
+            if (!j.is_object()) return;
+            for (auto it = j.begin(); it != j.end(); ++it) {
+                const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+                if (it->is_object())
+                    walk(*it, key, isAfter);
+                else
+                    (isAfter ? rows[key].second : rows[key].first) = text(*it);
+            }
+        };
+    walk(before, "", false);
+    walk(after, "", true);
+    if (rows.empty()) return;
+    out << "| counter | before | after |\n|---|---|---|\n";
+    for (const auto& [k, v] : rows)
+        out << "| " << cell(k) << " | " << cell(v.first.empty() ? "—" : v.first) << " | "
+            << cell(v.second.empty() ? "—" : v.second) << " |\n";
+    out << "\n";
+}
+
+}  // namespace
+
+std::string evidenceReportMarkdown(const json& c)
+{
+    std::ostringstream out;
+    const json& cs = c.value("case", json::object());
+    const json& s = c.value("suspect", json::object());
+    out << "# GPU RMA evidence — case " << field(cs, "id") << "\n\n";
+    out << "Created " << field(cs, "created") << " by faultline "
+        << field(c.value("software", json::object()), "faultline") << " on host "
+        << field(c.value("host", json::object()), "hostname") << ". Machine-readable: `case.json` (schema "
+        << text(c.value("schema_version", json())) << ").\n\n";
+
+    out << "## Summary\n\n";
+    out << "Suspect GPU: **" << field(s, "product") << "**, serial **" << field(s, "serial") << "**, UUID `"
+        << field(s, "uuid") << "`, bus id `" << field(s, "bus_id") << "` (identified by "
+        << field(s, "identified_by") << ").\n\n";
+    const json reasons = c.value("rma_reasons", json::array());
+    if (reasons.empty())
+        out << "No candidate RMA reason was found.\n\n";
+    else {
+        out << "Candidate RMA reasons:\n\n";
+        for (const json& r : reasons) out << "- " << text(r) << "\n";
+        out << "\n";
+    }
+
+    out << "## Checklist\n\n| needed by the vendor | present | detail |\n|---|---|---|\n";
+    for (const json& i : c.value("checklist", json::array()))
+        out << "| " << cell(field(i, "item")) << " | " << (i.value("present", false) ? "yes" : "**missing**")
+            << " | " << cell(field(i, "detail")) << " |\n";
+    out << "\n";
+
+    const json warnings = c.value("warnings", json::array());
+    if (!warnings.empty()) {
+        out << "## Warnings\n\n";
+        for (const json& w : warnings) out << "- " << text(w) << "\n";
+        out << "\n";
+    }
+
+    const json& sym = c.value("symptom", json());
+    out << "## Symptom\n\n";
+    if (sym.is_object()) {
+        out << "Op " << field(sym, "op_index") << " `" << field(sym, "op") << "` (" << field(sym, "name")
+            << ") as recorded on device `" << field(sym, "device") << "`, compared with "
+            << field(sym, "compared_with") << ": " << field(sym, "beyond_tolerance") << " of "
+            << field(sym, "elements") << " elements beyond the op's error bound (" << field(sym, "mismatches")
+            << " differ), max " << field(sym, "max_ulp") << " ulp, max |error| "
+            << field(sym, "max_abs_error") << ".\n\n";
+        out << "Signature: **" << field(sym, "signature") << "** — " << field(sym, "signature_detail")
+            << "\n\n";
+        if (sym.contains("region") && sym["region"].is_object())
+            out << "Region beyond the bound: rows " << text(sym["region"]["rows"]) << ", columns "
+                << text(sym["region"]["cols"]) << ".\n\n";
+        const json flips = sym.value("bit_flips", json::array());
+        std::string bits;
+        for (size_t b = 0; b < flips.size(); ++b)
+            if (flips[b].is_number() && flips[b].get<uint64_t>() > 0)
+                bits += (bits.empty() ? "" : ", ") + std::string("bit ") + std::to_string(b) + ": " +
+                        flips[b].dump();
+        if (!bits.empty())
+            out << "Flipped bits (elements per bit position, 0 = least significant): " << bits << ".\n\n";
+    } else {
+        out << "No divergent op was compared (no reproduction).\n\n";
+    }
+
+    out << "## Timeline and decoded events\n\n";
+    bool anyEvents = false;
+    for (const json& g : c.value("gpus", json::array())) {
+        const json summary = g.value("xid_summary", json::array());
+        if (summary.empty()) continue;
+        anyEvents = true;
+        out << "GPU `" << field(g, "bus_id") << "` (" << field(g, "role") << ", serial " << field(g, "serial")
+            << "), " << field(g, "events")
+            << " event(s):\n\n| Xid | count | first | last | meaning |\n|---|---|---|---|---|\n";
+        for (const json& x : summary)
+            out << "| " << field(x, "xid") << (field(x, "kind") == "sxid" ? " (SXid)" : "") << " | "
+                << field(x, "count") << " | " << cell(field(x, "first")) << " | " << cell(field(x, "last"))
+                << " | "
+                << cell(field(x, "name") == "—" ? field(x, "meaning")
+                                                : field(x, "name") + ": " + field(x, "meaning"))
+                << " |\n";
+        out << "\n";
+    }
+    if (!anyEvents) out << "No Xid or SXid event was found in the logs given.\n\n";
+    out << "Every decoded event, one JSON object per line: `health/events.jsonl`; the full health report: "
+           "`health/health.json`.\n\n";
+
+    out << "## Health: flags and counters\n\n";
+    for (const json& g : c.value("gpus", json::array())) {
+        out << "### GPU `" << field(g, "bus_id") << "` (" << field(g, "role") << ")\n\n";
+        out << "Serial " << field(g, "serial") << ", UUID `" << field(g, "uuid") << "`, "
+            << field(g, "product") << ". Recommendation: **" << field(g, "recommendation") << "**.\n\n";
+        const json flags = g.value("flags", json::object());
+        if (!flags.empty()) {
+            out << "Flags:";
+            for (auto it = flags.begin(); it != flags.end(); ++it)
+                out << " " << it.key() << " = " << text(*it) << ";";
+            out << "\n\n";
+        }
+        for (const json& r : g.value("recommendation_reasons", json::array()))
+            out << "- " << field(r, "action") << ": " << field(r, "reason") << "\n";
+        if (!g.value("recommendation_reasons", json::array()).empty()) out << "\n";
+        countersTable(out, g.value("counters_before", json()), g.value("counters_after", json()));
+    }
+
+    out << "## Reproduction\n\n";
+    const json& replay = c.value("replay", json());
+    if (replay.is_object()) {
+        out << "Replay campaign over trace `" << field(replay, "trace") << "`, " << field(replay, "reps")
+            << " repetitions per op, seed " << field(replay, "seed")
+            << ". Rates with 95% Wilson score intervals.\n\n";
+        out << "| target | verdict | failed runs | rate (95% CI) | failing ops |\n|---|---|---|---|---|\n";
+        for (const json& t : replay.value("targets", json::array())) {
+            const json ci = t.value("ci95", json::array({0, 1}));
+            out << "| " << cell(field(t, "target")) << " | " << field(t, "verdict") << " | "
+                << field(t, "failures") << "/" << field(t, "runs") << " | " << percent(t.value("rate", 0.0))
+                << " [" << percent(ci.size() == 2 ? ci[0].get<double>() : 0) << ", "
+                << percent(ci.size() == 2 ? ci[1].get<double>() : 1) << "] | "
+                << text(t.value("failing_ops", json())) << " |\n";
+        }
+        out << "\n";
+        for (const json& t : replay.value("targets", json::array()))
+            out << "- `" << field(t, "target") << "`: " << field(t, "explanation") << "\n";
+        out << "\n";
+    } else {
+        out << "No replay campaign was given.\n\n";
+    }
+    const json& repro = c.value("reproducer", json());
+    if (repro.is_object()) {
+        out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
+            << " and their inputs. Run `sh reproducer/reproduce.sh` (needs faultline), which runs\n\n    "
+            << field(repro, "command") << "\n\nand expects:";
+        const json exp = repro.value("expected", json::object());
+        const json verdicts = exp.value("verdicts", json::object());
+        for (auto it = verdicts.begin(); it != verdicts.end(); ++it)
+            out << " `" << it.key() << "` " << text(*it) << ";";
+        out << " exit code " << field(exp, "exit_code") << ".\n\n";
+    }
+
+    const json figures = c.value("figures", json::array());
+    if (!figures.empty()) {
+        out << "## Figures\n\n";
+        for (const json& f : figures) out << "![" << text(f) << "](" << text(f) << ")\n\n";
+    }
+
+    out << "## Ruled out\n\n";
+    const json ruled = c.value("ruled_out", json::array());
+    if (ruled.empty()) out << "Nothing could be ruled out from the evidence given.\n";
+    for (const json& r : ruled) out << "- " << text(r) << "\n";
+    out << "\n";
+
+    out << "## Files\n\n| file | what | copied from |\n|---|---|---|\n";
+    for (const json& f : c.value("files", json::array()))
+        out << "| `" << cell(field(f, "path")) << "` | " << field(f, "role") << " | "
+            << cell(field(f, "source")) << " |\n";
+    out << "\n## Checking this bundle\n\n"
+           "Without Faultline: `sha256sum -c MANIFEST.sha256` in the bundle's folder checks every file; "
+           "`minisign -V "
+           "-p KEY.pub -m MANIFEST.sha256` checks the signature of the manifest (KEY.pub: the signer's "
+           "public key, "
+           "obtained from the signer; `signing-key.pub` in the bundle is a copy).";
+    if (!cs.value("signed_by", json()).is_null())
+        out << " Signed with key " << field(cs, "signed_by") << ".";
+    else
+        out << " This bundle is not signed.";
+    out << " With Faultline: `faultline verify DIR --pubkey KEY.pub` also finds added files.\n";
+    return out.str();
+}
+
+}  // namespace faultline

@@ -1,0 +1,327 @@
+// `faultline evidence`, `keygen` and `verify` through the real executable, end to end on the demo
+// incident: the bundle is accepted by sha256sum -c, minisign -V and faultline verify, its
+// reproducer reproduces the campaign's verdicts, every change is found and named, and bad input
+// is an error naming the file (exit 2) that leaves nothing behind.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "support/TestSupport.h"
+
+using faultline::test::ProcessResult;
+using faultline::test::runProcess;
+using faultline::test::sourcePath;
+
+namespace {
+
+QByteArray readFile(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(bytes), bytes.size());
+}
+
+QString fixture(const QString& name)
+{
+    return sourcePath("tests/fixtures/evidence/" + name);
+}
+
+}  // namespace
+
+class TestCliEvidence : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_campaign, m_key, m_bundle;
+
+    static ProcessResult faultline(const QStringList& args, int timeoutMs = 300000)
+    {
+        return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
+    }
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+    static QString minisign() { return QStandardPaths::findExecutable("minisign"); }
+    QStringList fullInputs() const
+    {
+        return {"--campaign",
+                m_campaign,
+                "--logs",
+                fixture("dmesg-incident.log"),
+                fixture("nvidia-bug-report.log.gz"),
+                "--nvidia-smi",
+                fixture("nvidia-smi-before-reset.xml"),
+                fixture("nvidia-smi-after-reset.xml"),
+                "--attach",
+                fixture("fieldiag-result.txt")};
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        auto demo = faultline({"demo", "--headless", "--out", path("incident")});
+        QVERIFY2(demo.exitCode == 0, demo.err.constData());
+        m_campaign = path("incident/replay-results.h5");
+        QVERIFY(QFile::exists(m_campaign));
+        m_key = path("evidence.key");
+        auto keygen = faultline({"keygen", m_key});
+        QVERIFY2(keygen.exitCode == 0, keygen.err.constData());
+        QVERIFY(QFile::exists(m_key + ".pub"));
+        m_bundle = path("case-1");
+        auto r =
+            faultline(QStringList{"evidence", "--out", m_bundle, "--case-id", "CASE-1", "--sign", m_key} +
+                      fullInputs());
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+    }
+
+    void keygenRefusesExistingKeys()
+    {
+        const QByteArray before = readFile(m_key);
+        auto again = faultline({"keygen", m_key});
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY2(again.err.contains(m_key.toUtf8()) && again.err.contains("already exists"),
+                 again.err.constData());
+        QCOMPARE(readFile(m_key), before);
+    }
+
+    void bundleHoldsWhatTheVendorNeeds()
+    {
+        QVERIFY(QFile::exists(m_bundle + ".tar"));
+        for (const QString& f : {QString("vendor/nvidia-bug-report.log.gz"),
+                                 QString("vendor/fieldiag-result.txt"), QString("logs/dmesg-incident.log")})
+            QVERIFY2(QFile::exists(m_bundle + "/" + f), qPrintable(f));
+        QCOMPARE(readFile(m_bundle + "/vendor/nvidia-bug-report.log.gz"),
+                 readFile(fixture("nvidia-bug-report.log.gz")));
+        QCOMPARE(readFile(m_bundle + "/vendor/fieldiag-result.txt"),
+                 readFile(fixture("fieldiag-result.txt")));
+        QCOMPARE(readFile(m_bundle + "/health/nvidia-smi/nvidia-smi-before-reset.xml"),
+                 readFile(fixture("nvidia-smi-before-reset.xml")));
+        QCOMPARE(readFile(m_bundle + "/replay/replay-results.h5"), readFile(m_campaign));
+        const QList<QByteArray> events = readFile(m_bundle + "/health/events.jsonl").trimmed().split('\n');
+        QCOMPARE(events.size(), 3);
+        for (const QByteArray& line : events) QVERIFY(QJsonDocument::fromJson(line).isObject());
+
+        const QJsonObject c = QJsonDocument::fromJson(readFile(m_bundle + "/case.json")).object();
+        QCOMPARE(c.value("schema_version").toInt(), 1);
+        QCOMPARE(c.value("case").toObject().value("id").toString(), QString("CASE-1"));
+        const QJsonObject suspect = c.value("suspect").toObject();
+        QCOMPARE(suspect.value("serial").toString(), QString("1652822001234"));
+        QCOMPARE(suspect.value("uuid").toString(), QString("GPU-9c3b0f17-0000-4000-8000-000000000001"));
+        QCOMPARE(suspect.value("bus_id").toString(), QString("0000:2a:00.0"));
+        const QJsonArray gpus = c.value("gpus").toArray();
+        QJsonObject s;
+        for (const QJsonValue& g : gpus)
+            if (g.toObject().value("role").toString() == "suspect") s = g.toObject();
+        QVERIFY(!s.isEmpty());
+        QVERIFY(s.value("counters_before").isObject());
+        QVERIFY(s.value("counters_after").isObject());
+        QCOMPARE(s.value("snapshots").toArray().size(), 2);
+        QVERIFY(!s.value("xid_summary").toArray().isEmpty());
+        // Rates with Wilson intervals: a failing target's interval holds its rate and excludes 0.
+        const QJsonObject replay = c.value("replay").toObject();
+        QVERIFY(replay.value("reproduced").toBool());
+        bool failing = false;
+        for (const QJsonValue& v : replay.value("targets").toArray()) {
+            const QJsonObject t = v.toObject();
+            const QJsonArray ci = t.value("ci95").toArray();
+            QCOMPARE(ci.size(), 2);
+            const double rate = t.value("rate").toDouble();
+            QVERIFY(ci[0].toDouble() <= rate + 1e-12 && rate <= ci[1].toDouble() + 1e-12);
+            QCOMPARE(rate, t.value("failures").toDouble() / t.value("runs").toDouble());
+            if (t.value("verdict").toString() != "healthy") {
+                failing = true;
+                QVERIFY(ci[0].toDouble() > 0);
+            }
+        }
+        QVERIFY(failing);
+        QVERIFY(!c.value("rma_reasons").toArray().isEmpty());
+        QVERIFY(!c.value("ruled_out").toArray().isEmpty());
+        QVERIFY(c.value("symptom").isObject());
+        const QByteArray report = readFile(m_bundle + "/report.md");
+        QVERIFY(report.contains("1652822001234"));
+        QVERIFY(report.contains("## Reproduction"));
+        QVERIFY(report.contains("reproduce.sh"));
+    }
+
+    void checkersAcceptTheBundle()
+    {
+        auto dir = faultline({"verify", m_bundle, "--pubkey", m_key + ".pub"});
+        QVERIFY2(dir.exitCode == 0, dir.out.constData());
+        QVERIFY(dir.out.contains("intact"));
+        auto tar = faultline({"verify", m_bundle + ".tar", "--pubkey", m_key + ".pub"});
+        QVERIFY2(tar.exitCode == 0, tar.out.constData());
+        QProcess sum;
+        sum.setWorkingDirectory(m_bundle);
+        sum.start("sha256sum", {"-c", "--strict", "MANIFEST.sha256"});
+        QVERIFY(sum.waitForFinished(60000));
+        QVERIFY2(sum.exitCode() == 0, sum.readAllStandardOutput().constData());
+        if (minisign().isEmpty()) QSKIP("minisign is not installed (scripts/setup-deps installs it)");
+        auto v = runProcess(minisign(), {"-V", "-p", m_key + ".pub", "-m", m_bundle + "/MANIFEST.sha256"});
+        QVERIFY2(v.exitCode == 0, v.err.constData());
+        QVERIFY(v.out.contains("CASE-1"));
+    }
+
+    void extractedArchiveIsTheBundle()
+    {
+        const QString where = path("extracted");
+        QVERIFY(QDir().mkpath(where));
+        QProcess tar;
+        tar.setWorkingDirectory(where);
+        tar.start("tar", {"-xf", m_bundle + ".tar"});
+        QVERIFY(tar.waitForFinished(60000));
+        QCOMPARE(tar.exitCode(), 0);
+        auto v = faultline({"verify", where + "/case-1", "--pubkey", m_key + ".pub"});
+        QVERIFY2(v.exitCode == 0, v.out.constData());
+    }
+
+    void reproducerReproducesTheVerdict()
+    {
+        QProcess sh;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FAULTLINE", QStringLiteral(FAULTLINE_EXE));
+        sh.setProcessEnvironment(env);
+        sh.start("sh", {m_bundle + "/reproducer/reproduce.sh"});
+        QVERIFY(sh.waitForFinished(300000));
+        const QByteArray out = sh.readAllStandardOutput();
+        QVERIFY2(sh.exitCode() == 0, out.constData());
+        QVERIFY(out.contains("reproduced: cpu is healthy"));
+        QVERIFY(!out.contains("NOT reproduced"));
+    }
+
+    void changesAreFoundAndNamed()
+    {
+        const QString copy = path("tampered");
+        QVERIFY(QProcess::execute("cp", {"-r", m_bundle, copy}) == 0);
+        const QString file = copy + "/vendor/fieldiag-result.txt";
+        const QByteArray original = readFile(file);
+        QByteArray changed = original;
+        changed[10] = char(changed[10] ^ 1);
+        writeFile(file, changed);
+        auto c = faultline({"verify", copy, "--pubkey", m_key + ".pub"});
+        QCOMPARE(c.exitCode, 1);
+        QVERIFY2(c.out.contains("vendor/fieldiag-result.txt: changed"), c.out.constData());
+        writeFile(file, original);
+        QVERIFY(QFile::remove(copy + "/report.md"));
+        auto removed = faultline({"verify", copy, "--pubkey", m_key + ".pub"});
+        QCOMPARE(removed.exitCode, 1);
+        QVERIFY2(removed.out.contains("report.md: removed"), removed.out.constData());
+        QVERIFY(QFile::copy(m_bundle + "/report.md", copy + "/report.md"));
+        writeFile(copy + "/vendor/extra.log", "x");
+        auto added = faultline({"verify", copy, "--pubkey", m_key + ".pub"});
+        QCOMPARE(added.exitCode, 1);
+        QVERIFY2(added.out.contains("vendor/extra.log: added"), added.out.constData());
+        QVERIFY(QFile::remove(copy + "/vendor/extra.log"));
+        // A tampered signature: one character of the global signature line.
+        const QString sigPath = copy + "/MANIFEST.sha256.minisig";
+        const QByteArray sig = readFile(sigPath);
+        QByteArray bad = sig;
+        const qsizetype at = bad.lastIndexOf('\n', bad.size() - 2) + 5;
+        bad[at] = bad[at] == 'A' ? 'B' : 'A';
+        writeFile(sigPath, bad);
+        auto s = faultline({"verify", copy, "--pubkey", m_key + ".pub"});
+        QCOMPARE(s.exitCode, 1);
+        QVERIFY2(s.out.contains("MANIFEST.sha256.minisig"), s.out.constData());
+        writeFile(sigPath, sig);
+        QCOMPARE(faultline({"verify", copy, "--pubkey", m_key + ".pub"}).exitCode, 0);
+    }
+
+    void badInputIsANamedError()
+    {
+        writeFile(path("bad.key"), "untrusted comment: nothing\nAAAA\n");
+        auto badKey = faultline(QStringList{"evidence", "--out", path("never"), "--sign", path("bad.key")} +
+                                fullInputs());
+        QCOMPARE(badKey.exitCode, 2);
+        QVERIFY2(badKey.err.contains(path("bad.key").toUtf8()), badKey.err.constData());
+        QVERIFY(!QFile::exists(path("never")));
+        QVERIFY(!QFile::exists(path("never.tar")));
+        auto badPub = faultline({"verify", m_bundle, "--pubkey", path("bad.key")});
+        QCOMPARE(badPub.exitCode, 2);
+        QVERIFY2(badPub.err.contains(path("bad.key").toUtf8()), badPub.err.constData());
+        auto missing = faultline({"evidence", "--out", path("never"), "--logs", path("no-such.log")});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY2(missing.err.contains("no-such.log"), missing.err.constData());
+        QVERIFY(!QFile::exists(path("never")));
+        auto notBundle = faultline({"verify", fixture("fieldiag-result.txt")});
+        QCOMPARE(notBundle.exitCode, 2);
+        auto noSuch = faultline({"verify", path("nowhere")});
+        QCOMPARE(noSuch.exitCode, 2);
+    }
+
+    void existingOutputsAreNeverOverwritten()
+    {
+        const QByteArray manifest = readFile(m_bundle + "/MANIFEST.sha256");
+        auto again = faultline(QStringList{"evidence", "--out", m_bundle} + fullInputs());
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY2(again.err.contains("already exists"), again.err.constData());
+        QCOMPARE(readFile(m_bundle + "/MANIFEST.sha256"), manifest);
+        writeFile(path("taken.tar"), "mine");
+        auto tar = faultline(QStringList{"evidence", "--out", path("taken")} + fullInputs());
+        QCOMPARE(tar.exitCode, 2);
+        QVERIFY2(tar.err.contains("taken.tar"), tar.err.constData());
+        QCOMPARE(readFile(path("taken.tar")), QByteArray("mine"));
+        QVERIFY(!QFile::exists(path("taken")));
+    }
+
+    void suspectWithoutIdentityIsRefused()
+    {
+        writeFile(path("quiet.log"), "[    1.000000] Linux version 6.1.0\n");
+        auto r = faultline({"evidence", "--out", path("no-identity"), "--logs", path("quiet.log")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("no serial, UUID or bus id"), r.err.constData());
+        QVERIFY(!QFile::exists(path("no-identity")));
+    }
+
+    void missingVendorNeedsAreWarnings()
+    {
+        auto r = faultline({"evidence", "--out", path("thin"), "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml"), "--suspect", "1652822001234"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("no nvidia-bug-report"), r.err.constData());
+        QVERIFY(r.err.contains("no reproduction"));
+        QVERIFY(r.err.contains("unsigned"));
+        const QByteArray report = readFile(path("thin/report.md"));
+        QVERIFY(report.contains("no nvidia-bug-report"));
+        QVERIFY(report.contains("**missing**"));
+        auto v = faultline({"verify", path("thin")});
+        QVERIFY2(v.exitCode == 0, v.out.constData());
+        QVERIFY(v.out.contains("unsigned"));
+    }
+
+    void minisignSignaturesOfABundleVerify()
+    {
+        if (minisign().isEmpty()) QSKIP("minisign is not installed (scripts/setup-deps installs it)");
+        auto gen = runProcess(minisign(), {"-G", "-W", "-p", path("m.pub"), "-s", path("m.key")});
+        QVERIFY2(gen.exitCode == 0, gen.err.constData());
+        auto r = faultline({"evidence", "--out", path("by-minisign"), "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml"), "--suspect", "0000:2a:00.0"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        auto sign =
+            runProcess(minisign(), {"-S", "-s", path("m.key"), "-m", path("by-minisign/MANIFEST.sha256")});
+        QVERIFY2(sign.exitCode == 0, sign.err.constData());
+        auto v = faultline({"verify", path("by-minisign"), "--pubkey", path("m.pub")});
+        QVERIFY2(v.exitCode == 0, v.out.constData());
+        QVERIFY(v.out.contains("signature valid"));
+        // And a key minisign made signs bundles through faultline.
+        auto ours =
+            faultline(QStringList{"evidence", "--out", path("with-minisign-key"), "--sign", path("m.key")} +
+                      fullInputs());
+        QVERIFY2(ours.exitCode == 0, ours.err.constData());
+        auto mv = runProcess(minisign(),
+                             {"-V", "-p", path("m.pub"), "-m", path("with-minisign-key/MANIFEST.sha256")});
+        QVERIFY2(mv.exitCode == 0, mv.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliEvidence)
+#include "test_cli_evidence.moc"
