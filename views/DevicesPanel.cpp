@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "HealthPanel.h"
 #include "PlotStyle.h"
 #include "WorkerProgram.h"
 
@@ -88,6 +89,8 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
                         "replay compares peers bit for bit."));
     m_local->hide();
     layout->addWidget(m_local);
+    m_health = new HealthPanel;
+    layout->addWidget(m_health, 1);
 
     m_traceTitle = new QLabel(tr("<b>Recorded in the trace</b>"));
     layout->addWidget(m_traceTitle);
@@ -175,6 +178,7 @@ void DevicesPanel::showInventoryJson(const QByteArray& json, const QString& sour
         return;
     }
     fillLocalTable(*report);
+    m_health->setLiveSnapshots(healthSnapshotsFromDevices(*report));
     QStringList specs, labels;
     for (const LocalGpu& g : report->gpus) {
         specs << QStringLiteral("cuda:%1").arg(g.index);

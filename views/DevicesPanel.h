@@ -2,7 +2,9 @@
 // Devices: this machine's GPUs as `faultline-worker --devices-json` reports them (the GUI never
 // loads CUDA: the worker runs as a child process, off the GUI thread, with a timeout and a
 // Refresh button; no device is said plainly, not raised as an error), and the devices the open
-// trace recorded (label, name, uuid, serial, PCI bus id, driver, role).
+// trace recorded (label, name, uuid, serial, PCI bus id, driver, role). Between them, each GPU's
+// health (HealthPanel): flags, recommendation and decoded Xid timeline from loaded kernel logs and
+// nvidia-smi XML, merged with the inventory's NVML counters.
 #include <QWidget>
 #include <memory>
 
@@ -16,6 +18,8 @@ class QTableWidget;
 class QTimer;
 
 namespace faultline::views {
+
+class HealthPanel;
 
 class DevicesPanel : public QWidget {
     Q_OBJECT
@@ -60,6 +64,7 @@ public:
     void setTimeoutMs(int ms) { m_timeoutMs = ms; }
 
     QTableWidget* localDevices() const { return m_local; }
+    HealthPanel* healthPanel() const { return m_health; }
     // The summary above the local table: versions, or why there are no devices, or the error.
     QString inventoryText() const;
 
@@ -80,6 +85,7 @@ private:
     QLabel* m_inventory = nullptr;
     QPushButton* m_refresh = nullptr;
     QTableWidget* m_local = nullptr;
+    HealthPanel* m_health = nullptr;
     QLabel* m_traceTitle = nullptr;
     QTableWidget* m_table = nullptr;
 
