@@ -30,9 +30,10 @@ struct XidEvent {
     Kind kind = Kind::Xid;
     int code = 0;  // the Xid (or SXid) number
 
-    // When: `time` as the log gives it, ISO 8601 (UTC, "2026-12-01T10:00:00.123456Z") where the
-    // log carries a wall clock (journal JSON, dmesg -T, syslog), else "" ; `uptimeSeconds` where
-    // it carries the kernel's monotonic stamp ("[ 1234.567]").
+    // When: `time` in ISO 8601 where the log has a full date (UTC with "Z" from the journal's
+    // __REALTIME_TIMESTAMP, local without a zone from dmesg -T), the syslog text where it has no
+    // year ("Dec 01 10:00:07"), else ""; `uptimeSeconds` where it carries the kernel's monotonic
+    // stamp ("[ 1234.567]") or the journal's __MONOTONIC_TIMESTAMP.
     std::string time;
     std::optional<double> uptimeSeconds;
     // Which boot of the log: 0 for the first seen in the file, counting up when the kernel's
@@ -150,11 +151,13 @@ struct HealthInputs {
 };
 
 // Limits on untrusted input: a longer line is cut (its head kept and parsed) and counted in the
-// warnings; a bigger file (after decompression) or more events is an error naming the file.
+// warnings; a bigger file (after decompression), more events or more stored event text is an
+// error naming the file.
 inline constexpr size_t kMaxLogLineBytes = 64 * 1024;
 inline constexpr size_t kMaxStoredLineBytes = 4 * 1024;
 inline constexpr uint64_t kMaxLogBytes = uint64_t(4) << 30;
-inline constexpr size_t kMaxEventsPerFile = 1'000'000;
+inline constexpr size_t kMaxEventsPerFile = 200'000;
+inline constexpr size_t kMaxStoredEventBytesPerFile = size_t(256) << 20;  // messages and raw lines kept
 inline constexpr uint64_t kMaxXmlBytes = uint64_t(64) << 20;
 
 // Reads every input, decodes each event with the Xid catalogue and merges per GPU. An unreadable

@@ -249,6 +249,15 @@ Status KernelLogParser::addJournalJson(std::string_view line, uint64_t lineNumbe
     return addMessage(text, message, meta, lineNumber);
 }
 
+Status KernelLogParser::checkBudget(uint64_t lineNumber) const
+{
+    if (m_out.events.size() >= kMaxEventsPerFile || m_storedBytes > kMaxStoredEventBytesPerFile)
+        return lineError(lineNumber, "more than " + std::to_string(kMaxEventsPerFile) + " Xid events or " +
+                                         std::to_string(kMaxStoredEventBytesPerFile >> 20) +
+                                         " MiB of Xid lines; refused");
+    return {};
+}
+
 XidEvent& KernelLogParser::newEvent(std::string_view rawLine, const Meta& meta, uint64_t lineNumber)
 {
     noteBoot(meta);
@@ -259,6 +268,7 @@ XidEvent& KernelLogParser::newEvent(std::string_view rawLine, const Meta& meta, 
     e.bootId = meta.bootId;
     e.rawLine = capped(rawLine, kMaxStoredLineBytes);
     e.source = m_source + ":" + std::to_string(lineNumber);
+    m_storedBytes += e.rawLine.size() + e.source.size();
     m_out.events.push_back(std::move(e));
     return m_out.events.back();
 }
@@ -320,9 +330,7 @@ Status KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, c
     while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
     if (digits == 0 || digits > 6)
         return lineError(lineNumber, "malformed Xid line (no Xid number): " + capped(rawLine, 200));
-    if (m_out.events.size() >= kMaxEventsPerFile)
-        return lineError(lineNumber,
-                         "more than " + std::to_string(kMaxEventsPerFile) + " Xid events; refused");
+    if (Status budget = checkBudget(lineNumber); !budget) return budget;
     const int code = std::atoi(std::string(rest.substr(0, digits)).c_str());
     rest = rest.substr(digits);
     XidEvent& e = newEvent(rawLine, meta, lineNumber);
@@ -372,6 +380,7 @@ Status KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, c
     std::string name;
     if (takeField("name=", name) && name != "<unknown>" && name != "'<unknown>'") e.process = name;
     e.message = capped(trim(rest), kMaxStoredLineBytes);
+    m_storedBytes += e.message.size();
     return {};
 }
 
@@ -408,15 +417,14 @@ Status KernelLogParser::parseSxid(std::string_view line, size_t at, std::string_
             return {};
         }
     }
-    if (m_out.events.size() >= kMaxEventsPerFile)
-        return lineError(lineNumber,
-                         "more than " + std::to_string(kMaxEventsPerFile) + " Xid events; refused");
+    if (Status budget = checkBudget(lineNumber); !budget) return budget;
     XidEvent& e = newEvent(rawLine, meta, lineNumber);
     e.kind = XidEvent::Kind::SXid;
     e.code = code;
     e.busId = bus;
     e.device = device;
     e.message = capped(rest, kMaxStoredLineBytes);
+    m_storedBytes += e.message.size();
     return {};
 }
 

@@ -45,6 +45,7 @@ private:
     Status parseSxid(std::string_view line, size_t at, std::string_view rawLine, const Meta& meta,
                      uint64_t lineNumber);
     void noteBoot(const Meta& meta);
+    Status checkBudget(uint64_t lineNumber) const;
     XidEvent& newEvent(std::string_view rawLine, const Meta& meta, uint64_t lineNumber);
     Error lineError(uint64_t lineNumber, const std::string& problem) const;
 
@@ -58,6 +59,7 @@ private:
     bool m_bootMarkerPending = false;
     bool m_sawContent = false;
     std::string m_lastGpuAtBus;  // the bus id of the last "GPU at" line (the serial line follows it)
+    size_t m_storedBytes = 0;
     uint64_t m_cutLines = 0, m_badJsonLines = 0, m_nonMessageLines = 0;
 };
 
