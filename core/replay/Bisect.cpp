@@ -26,6 +26,14 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
     report.trace = trace.file ? trace.file->path() : "";
     report.suspect = suspect;
     report.warnings = trace.warnings;
+    // A capture cut short (faultline_capture's complete = 0): what it holds is judged, but the
+    // ops after the cut are missing.
+    if (auto c = trace.attributes.find("complete"); c != trace.attributes.end() && c->second == "0") {
+        const auto why = trace.attributes.find("stop_reason");
+        report.warnings.push_back(report.trace + ": the capture is incomplete (complete = 0" +
+                                  (why != trace.attributes.end() && !why->second.empty() ? ": " + why->second : "") +
+                                  "): ops after the cut are not in the trace");
+    }
     for (size_t i = 0; i < trace.ops.size(); ++i) {
         if (cancel && cancel->load()) {
             report.cancelled = true;
