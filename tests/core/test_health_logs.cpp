@@ -12,6 +12,7 @@
 using namespace faultline;
 using faultline::test::eventField;
 using faultline::test::fixturePath;
+namespace test = faultline::test;
 
 namespace {
 
@@ -315,6 +316,15 @@ private slots:
         QVERIFY(c.sxid(12028));
         QVERIFY(c.sxid(12999));  // by family
         QVERIFY(!c.sxid(99999));
+    }
+
+    void builtInCatalogueIsTheResourceFile()
+    {
+        QFile f(test::sourcePath("resources/xid/xid-catalog.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray file = f.readAll();
+        const std::string_view built = builtInXidCatalogJson();
+        QCOMPARE(QByteArray(built.data(), qsizetype(built.size())), file);
     }
 
 private:
