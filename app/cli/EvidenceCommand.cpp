@@ -9,6 +9,10 @@
 #include "Commands.h"
 #include "core/evidence/EvidenceBundle.h"
 
+#ifdef FAULTLINE_HAVE_GUI
+#include "EvidenceRendering.h"
+#endif
+
 namespace faultline::cli {
 
 CommandRunner addEvidenceCommand(CLI::App& app)
@@ -36,6 +40,9 @@ CommandRunner addEvidenceCommand(CLI::App& app)
                     "health report's)");
     return [o] {
         o->faultlineVersion = FAULTLINE_VERSION;
+#ifdef FAULTLINE_HAVE_GUI
+        attachEvidenceRendering(*o);  // figures and report.pdf
+#endif
         auto r = buildEvidenceBundle(*o);
         if (!r) {
             std::cerr << "error: " << r.message() << "\n";

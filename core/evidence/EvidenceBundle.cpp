@@ -119,7 +119,7 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
         if (s.busId.empty()) s.busId = str(g, "bus_id");
         if (s.uuid.empty()) s.uuid = str(g, "uuid");
         if (s.serial.empty()) s.serial = str(g, "serial");
-        if (s.product.empty()) s.product = str(g, "product");
+        if (!str(g, "product").empty()) s.product = str(g, "product");  // the board, not the trace's label
     };
     if (!o.suspect.empty()) {
         s.source = "--suspect " + o.suspect;

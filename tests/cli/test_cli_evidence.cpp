@@ -150,6 +150,19 @@ private slots:
         QVERIFY(c.value("symptom").isObject());
         const QByteArray report = readFile(m_bundle + "/report.md");
         QVERIFY(report.contains("1652822001234"));
+        // Builds with the GUI add report.pdf and the figures; the others say they do not.
+        const QByteArray manifest = readFile(m_bundle + "/MANIFEST.sha256");
+        if (QFile::exists(m_bundle + "/report.pdf")) {
+            QVERIFY(readFile(m_bundle + "/report.pdf").startsWith("%PDF-"));
+            for (const char* f : {"figures/heatmap.png", "figures/bit-histogram.png"}) {
+                QVERIFY2(readFile(m_bundle + "/" + f).startsWith("\x89PNG"), f);
+                QVERIFY(manifest.contains(QByteArray("SHA256 (") + f + ")"));
+                QVERIFY(report.contains(f));
+            }
+            QVERIFY(manifest.contains("SHA256 (report.pdf)"));
+        } else {
+            QVERIFY(QJsonDocument(c.value("warnings").toArray()).toJson().contains("no report.pdf"));
+        }
         QVERIFY(report.contains("## Reproduction"));
         QVERIFY(report.contains("reproduce.sh"));
     }
