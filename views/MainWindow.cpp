@@ -23,6 +23,7 @@
 #include <QTreeView>
 
 #include "DevicesPanel.h"
+#include "EvidenceExportDialog.h"
 #include "Exporter.h"
 #include "HeatmapView.h"
 #include "IncidentBanner.h"
@@ -163,6 +164,13 @@ void MainWindow::createActions()
     pdf->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     QAction* csv = file->addAction(tr("Export &Table as CSV…"), this, &MainWindow::exportTableWithDialog);
     csv->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
+    file->addAction(tr("Export E&vidence…"), this, [this] {
+        EvidenceExportDialog dialog(this);
+        const QString results = m_replay->resultsPath();
+        dialog.setIncidentFiles(m_incident ? m_incident->tracePath : QString(),
+                                QFileInfo::exists(results) ? results : QString());
+        dialog.exec();
+    });
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

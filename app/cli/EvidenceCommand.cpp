@@ -10,7 +10,7 @@
 #include "core/evidence/EvidenceBundle.h"
 
 #ifdef FAULTLINE_HAVE_GUI
-#include "EvidenceRendering.h"
+#include "views/EvidenceRendering.h"
 #endif
 
 namespace faultline::cli {
@@ -41,7 +41,7 @@ CommandRunner addEvidenceCommand(CLI::App& app)
     return [o] {
         o->faultlineVersion = FAULTLINE_VERSION;
 #ifdef FAULTLINE_HAVE_GUI
-        attachEvidenceRendering(*o);  // figures and report.pdf
+        views::attachEvidenceRendering(*o);  // figures and report.pdf
 #endif
         auto r = buildEvidenceBundle(*o);
         if (!r) {

@@ -17,7 +17,7 @@
 
 #include "core/DType.h"
 
-namespace faultline::cli {
+namespace faultline::views {
 namespace {
 
 // A QGuiApplication for fonts and painting, on the offscreen platform without a display.
@@ -211,4 +211,4 @@ void attachEvidenceRendering(EvidenceOptions& options)
     options.renderPdf = renderPdf;
 }
 
-}  // namespace faultline::cli
+}  // namespace faultline::views
