@@ -108,7 +108,7 @@ int main(int argc, char** argv)
     bi.bElements = nn;
     const std::vector<double> goldenD(golden.begin(), golden.end()), blasD(blas.begin(), blas.end());
     const std::vector<double> bound =
-        gemmErrorBound(bi, goldenD, DType::Float32, BoundOptions{false, 0.0, 0.0, threads});
+        gemmErrorBound(bi, goldenD, DType::Float32, BoundOptions{.threads = threads});
     const BoundCheck check = checkWithinBound(blasD, goldenD, bound);
     size_t bitwiseEqual = 0;
     for (size_t e = 0; e < nn; ++e) bitwiseEqual += floatBits(golden[e]) == floatBits(blas[e]);
