@@ -2,6 +2,7 @@
 #include <map>
 
 #include "HealthReport.h"
+#include "LogText.h"
 #include "XidCatalog.h"
 
 namespace faultline {
@@ -15,9 +16,23 @@ json opt(const std::optional<T>& v)
     return v ? json(*v) : json(nullptr);
 }
 
+// Every string goes out as valid UTF-8 (paths and log text may hold any bytes), so dump() never
+// throws on a report.
+std::string utf8(const std::string& s)
+{
+    return validUtf8(s, s.size());
+}
+
 json text(const std::string& s)
 {
-    return s.empty() ? json(nullptr) : json(s);
+    return s.empty() ? json(nullptr) : json(utf8(s));
+}
+
+json texts(const std::vector<std::string>& v)
+{
+    json a = json::array();
+    for (const std::string& s : v) a.push_back(utf8(s));
+    return a;
 }
 
 json countsJson(const std::map<std::string, uint64_t>& m)
@@ -29,7 +44,7 @@ json countsJson(const std::map<std::string, uint64_t>& m)
 
 json snapshotJson(const GpuHealthSnapshot& s)
 {
-    return json{{"source", s.source},
+    return json{{"source", utf8(s.source)},
                 {"timestamp", text(s.timestamp)},
                 {"recovery_action", text(s.recoveryAction)},
                 {"identity", gpuIdentityJson(s.identity)},
@@ -48,7 +63,7 @@ json gpuJson(const GpuHealthRecord& g)
     for (const auto& [code, n] : summary) xidSummary[std::to_string(code)] = n;
     json reasons = json::array();
     for (const HealthReason& r : g.reasons)
-        reasons.push_back({{"action", healthActionName(r.action)}, {"reason", r.why}});
+        reasons.push_back({{"action", healthActionName(r.action)}, {"reason", utf8(r.why)}});
     json snapshots = json::array();
     for (const GpuHealthSnapshot& s : g.snapshots) snapshots.push_back(snapshotJson(s));
     return json{
@@ -129,7 +144,7 @@ json xidEventJson(const XidEvent& e)
 {
     const XidCatalog& catalog = XidCatalog::builtIn();
     json decoded = json::object();
-    for (const XidDecodedField& d : e.decoded) decoded[d.name] = d.value;
+    for (const XidDecodedField& d : e.decoded) decoded[utf8(d.name)] = utf8(d.value);
     return json{{"kind", e.kind == XidEvent::Kind::Xid ? "xid" : "sxid"},
                 {"xid", e.code},
                 {"time", text(e.time)},
@@ -144,20 +159,20 @@ json xidEventJson(const XidEvent& e)
                 {"serial", text(e.serial)},
                 {"pid", opt(e.pid)},
                 {"process", text(e.process)},
-                {"message", e.message},
+                {"message", utf8(e.message)},
                 {"known", e.known},
-                {"name", e.name},
+                {"name", utf8(e.name)},
                 {"mnemonic", text(e.mnemonic)},
                 {"category", text(e.category)},
-                {"meaning", e.meaning},
+                {"meaning", utf8(e.meaning)},
                 {"immediate_action", text(e.immediateAction)},
                 {"immediate_action_text", text(catalog.bucketText(e.immediateAction))},
                 {"investigatory_action", text(e.investigatoryAction)},
                 {"investigatory_action_text", text(catalog.bucketText(e.investigatoryAction))},
-                {"architectures", e.architectures},
+                {"architectures", texts(e.architectures)},
                 {"decoded", decoded},
-                {"source", e.source},
-                {"raw", e.rawLine}};
+                {"source", utf8(e.source)},
+                {"raw", utf8(e.rawLine)}};
 }
 
 json healthReportJson(const HealthReport& report)
@@ -168,8 +183,8 @@ json healthReportJson(const HealthReport& report)
     for (const XidEvent& e : report.unattributedEvents) unattributed.push_back(xidEventJson(e));
     return json{{"format", "faultline-health"},
                 {"version", 1},
-                {"sources", report.sources},
-                {"warnings", report.warnings},
+                {"sources", texts(report.sources)},
+                {"warnings", texts(report.warnings)},
                 {"something_found", report.somethingFound()},
                 {"gpus", gpus},
                 {"unattributed_events", unattributed}};

@@ -92,17 +92,17 @@ std::string_view stripPrefix(std::string_view s, std::optional<double>& uptime, 
         // journalctl -o short-iso / short-iso-precise, rsyslog's RFC 3339 stamps.
         const size_t end = s.find(' ', 11);
         if (end == std::string_view::npos) return s;
-        time = std::string(s.substr(0, end));
+        time = capped(s.substr(0, end), 64);
         if (time[10] == ' ') return s;  // "2026-12-01 10:00:00": not a syslog stamp we know
         s = skipHostAndIdent(s.substr(end + 1));
     } else if (s.size() >= 16 && monthIndex(s.substr(0, 3)) >= 0 && s[3] == ' ' && s[9] == ':' &&
                s[12] == ':') {
         // "Dec  1 10:00:00 host kernel: ..." (syslog, journalctl's short format)
-        time = std::string(s.substr(0, 15));
+        time = capped(s.substr(0, 15), 64);
         size_t i = 15;
         while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
             ++i;  // short-precise
-        if (i > 15) time = std::string(s.substr(0, i));
+        if (i > 15) time = capped(s.substr(0, i), 64);
         s = skipHostAndIdent(s.substr(i < s.size() ? i + 1 : i));
     } else {
         return s;

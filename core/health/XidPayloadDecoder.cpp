@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "LogText.h"
 #include "XidCatalog.h"
 
 namespace faultline {

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/devices/DeviceReport.h"
+#include "core/health/KernelLogParser.h"
 #include "test_health_fields.h"
 
 using namespace faultline;
@@ -231,6 +232,27 @@ private slots:
         QCOMPARE(e48["decoded"]["partition"].get<std::string>(), std::string("1"));
         QVERIFY((*a100)["events"][1]["pid"].is_null());  // pid='<unknown>'
         QCOMPARE((*a100)["xid_summary"]["48"].get<int>(), 1);
+    }
+
+    void anyBytesGiveValidJson()
+    {
+        // A syslog time, a process name, a decoded field and a path with bytes that are not UTF-8
+        // (found by fuzz_health): the report still serialises.
+        const std::string log =
+            "Nov 30 08:00:0\xb5 host kernel: NVRM: Xid (PCI:0000:18:00): 94, pid=1, name=p\xff, Contained: "
+            "S\xc3 (0x1). RST: No, D-RST: No\n";
+        auto parsed = parseKernelLog(log, "/tmp/\xfe.log");
+        QVERIFY(parsed.ok());
+        QCOMPARE(int(parsed->events.size()), 1);
+        HealthReport r = buildHealthReport(std::move(parsed->events), {});
+        r.sources.push_back("/tmp/\xfe.log");
+        std::string text;
+        try {
+            text = healthReportJson(r).dump();
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+        QVERIFY(text.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD where the bytes were
     }
 
     void liveInventoryFillsTheSameStructure()
