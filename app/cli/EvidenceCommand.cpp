@@ -2,18 +2,53 @@
 //                    [--nvidia-smi FILE.xml...] [--attach FILE...] [--case-id ID] [--sign KEY]
 //                    [--suspect BUS|UUID|SERIAL]
 // Builds the RMA evidence bundle DIR and DIR.tar (core/evidence/EvidenceBundle.h).
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "Cli.h"
 #include "Commands.h"
 #include "core/evidence/EvidenceBundle.h"
+#include "core/evidence/MinisignKey.h"
 
 #ifdef FAULTLINE_HAVE_GUI
 #include "views/EvidenceRendering.h"
 #endif
 
 namespace faultline::cli {
+namespace {
+
+// The password of an encrypted secret key: $FAULTLINE_KEY_PASSWORD, else asked on the terminal.
+std::optional<std::string> keyPassword(const std::string& key)
+{
+    if (const char* env = std::getenv("FAULTLINE_KEY_PASSWORD")) return std::string(env);
+    std::FILE* tty = std::fopen("/dev/tty", "r+");
+    if (!tty) return std::nullopt;
+    std::fprintf(tty, "Password for %s: ", key.c_str());
+    std::fflush(tty);
+    termios old{};
+    const bool canHide = ::tcgetattr(fileno(tty), &old) == 0;
+    if (canHide) {
+        termios quiet = old;
+        quiet.c_lflag &= ~tcflag_t(ECHO);
+        ::tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+    }
+    char buf[1024] = {};
+    const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
+    if (canHide) ::tcsetattr(fileno(tty), TCSAFLUSH, &old);
+    std::fprintf(tty, "\n");
+    std::fclose(tty);
+    if (!got) return std::nullopt;
+    std::string pw = buf;
+    while (!pw.empty() && (pw.back() == '\n' || pw.back() == '\r')) pw.pop_back();
+    return pw;
+}
+
+}  // namespace
 
 CommandRunner addEvidenceCommand(CLI::App& app)
 {
@@ -40,6 +75,8 @@ CommandRunner addEvidenceCommand(CLI::App& app)
                     "health report's)");
     return [o] {
         o->faultlineVersion = FAULTLINE_VERSION;
+        if (!o->signKey.empty() && isEncryptedMinisignSecretKey(o->signKey))
+            o->keyPassword = keyPassword(o->signKey);
 #ifdef FAULTLINE_HAVE_GUI
         views::attachEvidenceRendering(*o);  // figures and report.pdf
 #endif

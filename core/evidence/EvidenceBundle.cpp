@@ -240,7 +240,7 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         if (Status st = checkInput(o.campaign, "--campaign"); !st) return st.error();
     std::optional<MinisignSecretKey> key;
     if (!o.signKey.empty()) {
-        auto k = readMinisignSecretKey(o.signKey);
+        auto k = readMinisignSecretKey(o.signKey, o.keyPassword ? &*o.keyPassword : nullptr);
         if (!k) return k.error();
         key = *k;
     }

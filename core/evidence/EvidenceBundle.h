@@ -35,8 +35,9 @@ struct EvidenceOptions {
     std::string campaign;  // RESULTS.h5
     std::string trace;     // "" = the trace the campaign names
     std::vector<std::string> logs, nvidiaSmi, attachments;
-    std::string caseId;   // "" = derived from the suspect and the time
-    std::string signKey;  // minisign secret key; "" = unsigned (a warning)
+    std::string caseId;                      // "" = derived from the suspect and the time
+    std::string signKey;                     // minisign secret key; "" = unsigned (a warning)
+    std::optional<std::string> keyPassword;  // for a password-encrypted signKey
     std::string suspect;  // bus id, UUID or serial; "" = the trace's suspect device, else the health report's
     std::string faultlineVersion;
     // Draws figures into DIR/figures (GUI builds): returns the files written, relative to DIR.

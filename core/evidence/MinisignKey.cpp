@@ -12,6 +12,8 @@
 
 #include "Base64.h"
 
+#include <openssl/evp.h>
+
 namespace faultline {
 namespace {
 
@@ -95,7 +97,52 @@ Result<MinisignPublicKey> parseMinisignPublicKey(const std::string& text, const 
     return k;
 }
 
-Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const std::string& source)
+namespace {
+
+// libsodium's pickparams for crypto_pwhash_scryptsalsa208sha256: scrypt's N (as log2), r, p.
+void scryptParameters(uint64_t opslimit, uint64_t memlimit, unsigned& nLog2, uint64_t& r, uint64_t& p)
+{
+    if (opslimit < 32768) opslimit = 32768;
+    r = 8;
+    uint64_t maxN = 0;
+    if (opslimit < memlimit / 32) {
+        p = 1;
+        maxN = opslimit / (r * 4);
+    } else {
+        maxN = memlimit / (r * 128);
+    }
+    for (nLog2 = 1; nLog2 < 63; ++nLog2)
+        if ((uint64_t(1) << nLog2) > maxN / 2) break;
+    if (!(opslimit < memlimit / 32)) {
+        uint64_t maxrp = (opslimit / 4) / (uint64_t(1) << nLog2);
+        if (maxrp > 0x3fffffff) maxrp = 0x3fffffff;
+        p = maxrp / r;
+    }
+}
+
+Status decryptSecretKey(std::vector<uint8_t>& b, const std::string& password, const std::string& source)
+{
+    uint64_t ops = 0, mem = 0;
+    for (size_t i = 0; i < 8; ++i) ops |= uint64_t(b[38 + i]) << (8 * i);
+    for (size_t i = 0; i < 8; ++i) mem |= uint64_t(b[46 + i]) << (8 * i);
+    unsigned nLog2 = 0;
+    uint64_t r = 0, p = 0;
+    scryptParameters(ops, mem, nLog2, r, p);
+    if (nLog2 > 30 || p == 0 || r * p >= (uint64_t(1) << 30))
+        return fileError(source, "unsupported key derivation parameters");
+    const uint64_t need = 128 * r * (uint64_t(1) << nLog2) + 256 * r * p + (uint64_t(64) << 20);
+    std::vector<uint8_t> stream(104);
+    if (EVP_PBE_scrypt(password.data(), password.size(), b.data() + 6, 32, uint64_t(1) << nLog2, r, p, need,
+                       stream.data(), stream.size()) != 1)
+        return fileError(source, "scrypt key derivation failed (not enough memory?)");
+    for (size_t i = 0; i < stream.size(); ++i) b[54 + i] ^= stream[i];
+    return {};
+}
+
+}  // namespace
+
+Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const std::string& source,
+                                                 const std::string* password)
 {
     auto lines = keyLines(text, source);
     if (!lines) return lines.error();
@@ -105,13 +152,18 @@ Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const 
                                      std::to_string(kSecretKeyBytes) + " bytes)");
     const uint8_t* p = b->data();
     if (p[0] != 'E' || p[1] != 'd') return fileError(source, "line 2: unsupported signature algorithm");
-    if (p[2] == 'S' && p[3] == 'c')
-        return fileError(
-            source,
-            "the secret key is encrypted with a password; faultline signs with unencrypted "
-            "keys only (faultline keygen, or minisign -G -W; minisign -C -W removes a password)");
-    if (p[2] != 0 || p[3] != 0) return fileError(source, "line 2: unsupported key derivation function");
+    const bool encrypted = p[2] == 'S' && p[3] == 'c';
+    if (!encrypted && (p[2] != 0 || p[3] != 0))
+        return fileError(source, "line 2: unsupported key derivation function");
     if (p[4] != 'B' || p[5] != '2') return fileError(source, "line 2: unsupported checksum function");
+    if (encrypted) {
+        if (!password)
+            return fileError(source,
+                             "the secret key is encrypted with a password: give it in FAULTLINE_KEY_PASSWORD "
+                             "or on the terminal (or remove it: minisign -C -W)");
+        if (Status st = decryptSecretKey(*b, *password, source); !st) return st.error();
+        p = b->data();
+    }
     MinisignSecretKey k;
     std::memcpy(k.keyId.data(), p + 54, 8);
     std::memcpy(k.seed.data(), p + 62, 32);
@@ -119,7 +171,8 @@ Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const 
     auto derived = ed25519PublicKeyOf(k.seed);
     if (!derived) return derived.error();
     if (*derived != k.publicKey)
-        return fileError(source, "line 2: damaged secret key (its two halves do not match)");
+        return fileError(source, encrypted ? "wrong password for this secret key"
+                                           : "line 2: damaged secret key (its two halves do not match)");
     return k;
 }
 
@@ -150,11 +203,22 @@ Result<MinisignPublicKey> readMinisignPublicKey(const std::string& path)
     return parseMinisignPublicKey(*text, path);
 }
 
-Result<MinisignSecretKey> readMinisignSecretKey(const std::string& path)
+Result<MinisignSecretKey> readMinisignSecretKey(const std::string& path, const std::string* password)
 {
     auto text = readSmallFile(path, 4096);
     if (!text) return text.error();
-    return parseMinisignSecretKey(*text, path);
+    return parseMinisignSecretKey(*text, path, password);
+}
+
+bool isEncryptedMinisignSecretKey(const std::string& path)
+{
+    auto text = readSmallFile(path, 4096);
+    if (!text) return false;
+    const size_t nl = text->find('\n');
+    if (nl == std::string::npos) return false;
+    std::string line = text->substr(nl + 1, 8);
+    auto b = base64Decode(line.substr(0, 8));
+    return b && b->size() >= 4 && (*b)[2] == 'S' && (*b)[3] == 'c';
 }
 
 namespace {

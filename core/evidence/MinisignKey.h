@@ -12,7 +12,10 @@
 // a little-endian 64-bit number. With kdf "Sc" the 104 bytes from the key id on are XORed with
 // scrypt output of a password and the checksum is BLAKE2b-256 of "Ed" | key id | secret key;
 // with "\0\0" (`minisign -G -W`, `faultline keygen`) they are stored as they are and salt,
-// limits and checksum are zero. Faultline reads and writes unencrypted secret keys only.
+// limits and checksum are zero. Faultline writes unencrypted keys and reads both: an encrypted
+// key is decrypted with scrypt (OpenSSL's, N/r/p derived from opslimit/memlimit as libsodium's
+// crypto_pwhash_scryptsalsa208sha256 does), and a wrong password is found because the decrypted
+// secret half no longer belongs to the public half.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -45,12 +48,16 @@ Result<MinisignSecretKey> generateMinisignKey();
 std::string formatMinisignPublicKey(const MinisignPublicKey& key);
 std::string formatMinisignSecretKey(const MinisignSecretKey& key);
 
-// Parse the files' text; `source` (the path) names the file in errors. A secret key must be
-// unencrypted, its secret half must belong to its public half.
+// Parse the files' text; `source` (the path) names the file in errors. An encrypted secret key
+// needs `password` (nullptr: an error saying so); the secret half must belong to the public half.
 Result<MinisignPublicKey> parseMinisignPublicKey(const std::string& text, const std::string& source);
-Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const std::string& source);
+Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const std::string& source,
+                                                 const std::string* password = nullptr);
 Result<MinisignPublicKey> readMinisignPublicKey(const std::string& path);
-Result<MinisignSecretKey> readMinisignSecretKey(const std::string& path);
+Result<MinisignSecretKey> readMinisignSecretKey(const std::string& path,
+                                                const std::string* password = nullptr);
+// Whether the secret key file is password-encrypted (false also when it cannot be read).
+bool isEncryptedMinisignSecretKey(const std::string& path);
 
 // Writes KEY (mode 0600) and KEY.pub; refuses when either exists.
 Status writeMinisignKeyPair(const MinisignSecretKey& key, const std::string& secretKeyPath);

@@ -311,6 +311,32 @@ private slots:
         QVERIFY(v.out.contains("unsigned"));
     }
 
+    void encryptedKeysSignWithTheirPassword()
+    {
+        if (minisign().isEmpty()) QSKIP("minisign is not installed (scripts/setup-deps installs it)");
+        QProcess gen;
+        gen.start(minisign(), {"-G", "-p", path("pw.pub"), "-s", path("pw.key")});
+        QVERIFY(gen.waitForStarted());
+        gen.write("open sesame\nopen sesame\n");
+        gen.closeWriteChannel();
+        QVERIFY(gen.waitForFinished(120000));
+        QCOMPARE(gen.exitCode(), 0);
+        const QStringList args{"evidence",     "--nvidia-smi",  fixture("nvidia-smi-before-reset.xml"),
+                               "--suspect",    "1652822001234", "--sign",
+                               path("pw.key"), "--out"};
+        qputenv("FAULTLINE_KEY_PASSWORD", "wrong");
+        auto wrong = faultline(args + QStringList{path("pw-wrong")});
+        QCOMPARE(wrong.exitCode, 2);
+        QVERIFY2(wrong.err.contains("wrong password") && wrong.err.contains("pw.key"), wrong.err.constData());
+        QVERIFY(!QFile::exists(path("pw-wrong")));
+        qputenv("FAULTLINE_KEY_PASSWORD", "open sesame");
+        auto right = faultline(args + QStringList{path("pw-right")});
+        qunsetenv("FAULTLINE_KEY_PASSWORD");
+        QVERIFY2(right.exitCode == 0, right.err.constData());
+        auto v = runProcess(minisign(), {"-V", "-p", path("pw.pub"), "-m", path("pw-right/MANIFEST.sha256")});
+        QVERIFY2(v.exitCode == 0, v.err.constData());
+    }
+
     void minisignSignaturesOfABundleVerify()
     {
         if (minisign().isEmpty()) QSKIP("minisign is not installed (scripts/setup-deps installs it)");

@@ -1,6 +1,7 @@
 // minisign keys and signatures (core/evidence): round trips, tampering, malformed files, and
 // interoperation with Debian's minisign in both directions (skipped where it is not installed).
 #include <QFile>
+#include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -194,6 +195,38 @@ private slots:
         QVERIFY2(theirs, theirs ? "" : theirs.message().c_str());
         QCOMPARE(QString::fromStdString(minisignVerifyProblem(k->publicPart(), *theirs, msg.toStdString())),
                  QString());
+    }
+
+    void passwordEncryptedMinisignKeysDecrypt()
+    {
+        if (minisign().isEmpty()) QSKIP("minisign is not installed (scripts/setup-deps installs it)");
+        QProcess gen;
+        gen.start(minisign(), {"-G", "-p", path("enc.pub"), "-s", path("enc.key")});
+        QVERIFY(gen.waitForStarted());
+        gen.write("hunter2\nhunter2\n");
+        gen.closeWriteChannel();
+        QVERIFY(gen.waitForFinished(120000));
+        QVERIFY2(gen.exitCode() == 0, gen.readAllStandardError().constData());
+        QVERIFY(isEncryptedMinisignSecretKey(path("enc.key").toStdString()));
+        auto pub = readMinisignPublicKey(path("enc.pub").toStdString());
+        QVERIFY(pub);
+        const std::string right = "hunter2", wrong = "hunter3";
+        auto sec = readMinisignSecretKey(path("enc.key").toStdString(), &right);
+        QVERIFY2(sec, sec ? "" : sec.message().c_str());
+        QVERIFY(sec->publicKey == pub->key && sec->keyId == pub->keyId);
+        auto bad = readMinisignSecretKey(path("enc.key").toStdString(), &wrong);
+        QVERIFY(!bad);
+        QVERIFY2(bad.message().find("wrong password") != std::string::npos, bad.message().c_str());
+        QVERIFY(!readMinisignSecretKey(path("enc.key").toStdString()));  // no password given
+        // What we sign with the decrypted key, minisign verifies.
+        const QByteArray msg = "SHA256 (x) = 00\n";
+        auto sig = signMinisign(*sec, msg.toStdString(), "encrypted key");
+        QVERIFY(sig);
+        writeFile(path("e"), msg);
+        writeFile(path("e.minisig"), QByteArray::fromStdString(formatMinisignSignature(*sig)));
+        auto ok = runProcess(minisign(), {"-V", "-p", path("enc.pub"), "-m", path("e")});
+        QVERIFY2(ok.exitCode == 0, ok.err.constData());
+        QVERIFY(!isEncryptedMinisignSecretKey(path("does-not-exist").toStdString()));
     }
 
     void weVerifyDebianMinisignSignatures()
