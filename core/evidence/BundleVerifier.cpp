@@ -1,5 +1,7 @@
 #include "BundleVerifier.h"
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -66,6 +68,17 @@ Result<BundleContents> readDirectory(const std::string& dir)
     return c;
 }
 
+// Whether the file starts with a ustar header (magic in place), however damaged the rest is.
+bool looksLikeUstar(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    char h[512] = {};
+    const bool full = std::fread(h, 1, sizeof h, f) == sizeof h;
+    std::fclose(f);
+    return full && std::memcmp(h + 257, "ustar", 5) == 0;
+}
+
 Result<BundleContents> readArchive(const std::string& path)
 {
     auto reader = TarReader::open(path);
@@ -76,7 +89,8 @@ Result<BundleContents> readArchive(const std::string& path)
     while (true) {
         auto e = reader->next();
         if (!e) {
-            if (entries == 0) return fileError(path, "not a bundle archive: " + e.message());
+            if (entries == 0 && !looksLikeUstar(path))
+                return fileError(path, "not a bundle archive: " + e.message());
             c.problems.push_back({path, "damaged archive: " + e.message()});
             break;
         }

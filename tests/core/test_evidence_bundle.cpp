@@ -225,8 +225,11 @@ private slots:
             changed[i] = char(changed[i] ^ 0x04);
             writeFile(copy, changed);
             auto c = verifyBundle(copy.toStdString(), m_pub.toStdString());
-            // Damage to the very first header makes it no bundle archive at all: an error.
-            QVERIFY2(!c || !c->intact(), qPrintable(QString("archive byte %1 changed unnoticed").arg(i)));
+            // A damaged ustar magic of the first header makes it no archive at all: an error;
+            // any other change is a bundle that is not intact.
+            const bool magic = i >= 257 && i < 262;
+            QVERIFY2(magic ? !c : (c && !c->intact()),
+                     qPrintable(QString("archive byte %1 changed unnoticed").arg(i)));
         }
         writeFile(copy, original + QByteArray(512, 'x'));
         auto trailing = verifyBundle(copy.toStdString(), m_pub.toStdString());
