@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "../golden/OpRegistry.h"
+#include "../golden/RecordedNumerics.h"
 #include "../io/SafetensorsFile.h"
 #include "BitwiseEvidence.h"
 #include "BoundCompare.h"
@@ -65,7 +66,10 @@ std::shared_ptr<OpReference> ReferenceCache::build(const TraceOp& op)
         ref->error = g.message();
         return ref;
     }
-    auto b = golden::goldenErrorBound(op.op, *inputs, op.params, *g);
+    // The bound covers every implementation the trace's recorded numerics allow (a capture's
+    // device type, dtype, TF32 and reduced-precision switches), as bisect judges it.
+    const golden::RecordedJudgement judgement = golden::recordedJudgement(op.op, op.params, *inputs);
+    auto b = golden::goldenErrorBound(op.op, *inputs, op.params, *g, judgement.options);
     if (!b) {
         ref->error = b.message();
         return ref;

@@ -414,40 +414,34 @@ private slots:
         }
     }
 
-    void add()
+    void binaryOps_data()
     {
-        for (DType t : {DType::Float32, DType::BFloat16, DType::Float16}) {
-            const auto x = representable(t, randomValues(500, 3, Data::WideRange));
-            const auto y = representable(t, randomValues(500, 4, Data::WideRange));
-            const std::vector<HostTensor> in = {tensor(t, {5, 100}, x), tensor(t, {5, 100}, y)};
-            const HostTensor golden = run("add", in);
-            const auto bound = boundOf("add", in, {}, golden);
-            std::vector<double> d(x.size());
-            for (size_t i = 0; i < x.size(); ++i) d[i] = double(x[i]) + double(y[i]);
-            expectInside(roundedTo(t, d), golden, bound, "double");
-            const auto got = floats(golden);
-            for (size_t i = 0; i < x.size(); ++i)
-                QCOMPARE(floatBits(got[i]), floatBits(floats(tensor(t, {1}, {x[i] + y[i]}))[0]));
-            if (t == DType::Float32) expectCorruptionCaught(golden, bound);
-        }
+        QTest::addColumn<QString>("op");
+        QTest::newRow("add") << "add";
+        QTest::newRow("mul") << "mul";
     }
 
-    void mul()
+    void binaryOps()
     {
+        QFETCH(QString, op);
+        const bool mul = op == "mul";
         for (DType t : {DType::Float32, DType::BFloat16, DType::Float16}) {
-            const auto x = representable(t, randomValues(500, 5, Data::WideRange));
-            const auto y = representable(t, randomValues(500, 6, Data::WideRange));
+            const auto x = representable(t, randomValues(500, mul ? 5 : 3, Data::WideRange));
+            const auto y = representable(t, randomValues(500, mul ? 6 : 4, Data::WideRange));
             const std::vector<HostTensor> in = {tensor(t, {5, 100}, x), tensor(t, {5, 100}, y)};
-            const HostTensor golden = run("mul", in);
-            const auto bound = boundOf("mul", in, {}, golden);
-            // The exact product, rounded once to the dtype (what PyTorch's CPU and CUDA kernels
-            // produce), is inside the bound; the golden value is the float product, rounded.
+            const std::string name = op.toStdString();
+            const HostTensor golden = run(name.c_str(), in);
+            const auto bound = boundOf(name.c_str(), in, {}, golden);
+            // The exact result, rounded once to the dtype (what PyTorch's CPU and CUDA kernels
+            // produce), is inside the bound; the golden value is the one float operation, rounded.
             std::vector<double> d(x.size());
-            for (size_t i = 0; i < x.size(); ++i) d[i] = double(x[i]) * double(y[i]);
+            for (size_t i = 0; i < x.size(); ++i) d[i] = mul ? double(x[i]) * double(y[i]) : double(x[i]) + double(y[i]);
             expectInside(roundedTo(t, d), golden, bound, "double");
             const auto got = floats(golden);
-            for (size_t i = 0; i < x.size(); ++i)
-                QCOMPARE(floatBits(got[i]), floatBits(floats(tensor(t, {1}, {x[i] * y[i]}))[0]));
+            for (size_t i = 0; i < x.size(); ++i) {
+                const float f = mul ? x[i] * y[i] : x[i] + y[i];
+                QCOMPARE(floatBits(got[i]), floatBits(floats(tensor(t, {1}, {f}))[0]));
+            }
             if (t == DType::Float32) expectCorruptionCaught(golden, bound);
         }
     }
