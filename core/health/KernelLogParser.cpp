@@ -159,7 +159,7 @@ KernelLogParser::KernelLogParser(std::string source) : m_source(std::move(source
 
 Error KernelLogParser::lineError(uint64_t lineNumber, const std::string& problem) const
 {
-    return Error{m_source + ":" + std::to_string(lineNumber) + ": " + problem};
+    return Error{m_source + ":" + std::to_string(lineNumber) + ": " + problem, ErrorCode::Format};
 }
 
 void KernelLogParser::noteBoot(const Meta& meta)

@@ -34,7 +34,8 @@ Result<std::unique_ptr<LogLineReader>> LogLineReader::open(const std::string& pa
     std::unique_ptr<LogLineReader> r(new LogLineReader);
     r->m_path = path;
     r->m_file = std::fopen(path.c_str(), "rb");
-    if (!r->m_file) return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+    if (!r->m_file)
+        return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
     if (!r->readRaw() && !r->m_status.ok()) return r->m_status.error();
     r->m_gzip = r->m_raw.size() >= 2 && r->m_raw[0] == 0x1f && r->m_raw[1] == 0x8b;
     return r;
@@ -70,7 +71,7 @@ bool LogLineReader::readRaw()
     } else {
         got = std::fread(m_raw.data() + old, 1, kChunk, m_file);
         if (got < kChunk && std::ferror(m_file)) {
-            m_status = fileError(m_path, std::string("read error: ") + std::strerror(errno));
+            m_status = fileError(m_path, std::string("read error: ") + std::strerror(errno), ErrorCode::Io);
             m_raw.resize(old);
             m_rawEof = true;
             return false;

@@ -226,7 +226,8 @@ Result<std::vector<GpuHealthSnapshot>> parseNvidiaSmiXml(std::string_view xml, c
             xml.substr(doctype, root == std::string_view::npos ? std::string_view::npos : root - doctype);
         if (const size_t ent = prolog.find("<!ENTITY"); ent != std::string_view::npos)
             return Error{source + ":" + std::to_string(lineAt(xml, doctype + ent)) +
-                         ": the DOCTYPE declares entities; refused (nvidia-smi never writes any)"};
+                             ": the DOCTYPE declares entities; refused (nvidia-smi never writes any)",
+                         ErrorCode::Format};
     }
     pugi::xml_document doc;
     // No parse_doctype, no entity expansion beyond the five predefined ones and character references.
@@ -234,7 +235,8 @@ Result<std::vector<GpuHealthSnapshot>> parseNvidiaSmiXml(std::string_view xml, c
     const pugi::xml_parse_result r = doc.load_buffer(xml.data(), xml.size(), options, pugi::encoding_utf8);
     if (!r)
         return Error{source + ":" + std::to_string(lineAt(xml, size_t(std::max<ptrdiff_t>(0, r.offset)))) +
-                     ": malformed XML: " + r.description()};
+                         ": malformed XML: " + r.description(),
+                     ErrorCode::Format};
     const pugi::xml_node root = doc.child("nvidia_smi_log");
     if (!root) {
         const pugi::xml_node first = doc.document_element();
@@ -251,7 +253,7 @@ Result<std::vector<GpuHealthSnapshot>> parseNvidiaSmiXml(std::string_view xml, c
 Result<std::vector<GpuHealthSnapshot>> readNvidiaSmiXml(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+    if (!in) return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
     std::string data;
     char buf[64 * 1024];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
@@ -260,7 +262,7 @@ Result<std::vector<GpuHealthSnapshot>> readNvidiaSmiXml(const std::string& path)
             return fileError(path, "larger than " + std::to_string(kMaxXmlBytes >> 20) +
                                        " MiB; not nvidia-smi -q -x output");
     }
-    if (in.bad()) return fileError(path, "read error");
+    if (in.bad()) return fileError(path, "read error", ErrorCode::Io);
     return parseNvidiaSmiXml(data, path);
 }
 

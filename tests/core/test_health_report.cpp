@@ -312,6 +312,19 @@ private slots:
         QVERIFY2(QString::fromStdString(r.message()).contains(expected), r.message().c_str());
     }
 
+    void errorCodes()
+    {
+        auto missing = collectHealth(HealthInputs{{"/nonexistent/dmesg.log"}, {}, {}});
+        QVERIFY(!missing.ok());
+        QCOMPARE(missing.error().code, ErrorCode::Io);
+        auto malformed = collectHealth(HealthInputs{paths({"malformed-xid.log"}), {}, {}});
+        QVERIFY(!malformed.ok());
+        QCOMPARE(malformed.error().code, ErrorCode::Format);
+        auto xml = collectHealth(HealthInputs{{}, paths({"entities.xml"}), {}});
+        QVERIFY(!xml.ok());
+        QCOMPARE(xml.error().code, ErrorCode::Format);
+    }
+
     void textSummary()
     {
         auto r = collectHealth(HealthInputs{paths({"dmesg-stamps.log"}), paths({"nvidia-smi-v13.xml"}), {}});
