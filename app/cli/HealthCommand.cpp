@@ -1,7 +1,10 @@
-// faultline health [--logs FILE...] [--nvidia-smi FILE.xml...] [--json]: Xid/SXid events from kernel
-// logs (dmesg, journalctl -k text or JSON, nvidia-bug-report logs, gzip or not) and health snapshots
-// from nvidia-smi -q -x, merged per GPU with flags, counters, the decoded Xid timeline and what to
-// do (core/health/HealthReport.h). Exit 0 nothing found, 1 something found, 2 error.
+// faultline health [--logs FILE...] [--nvidia-smi FILE.xml...] [--devices] [--json]: Xid/SXid events
+// from kernel logs (dmesg, journalctl -k text or JSON, nvidia-bug-report logs, gzip or not) and
+// health snapshots from nvidia-smi -q -x and, with --devices, this machine's NVML counters (through
+// faultline-worker --devices-json, as `faultline devices`), merged per GPU with flags, counters, the
+// decoded Xid timeline and what to do (core/health/HealthReport.h). Exit 0 nothing found, 1
+// something found, 2 error.
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,24 +12,56 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CliSupport.h"
 #include "Commands.h"
+#include "core/devices/DeviceReport.h"
 #include "core/health/HealthReport.h"
+#include "core/replay/WorkerProcess.h"
 
 namespace faultline::cli {
 namespace {
 
 struct HealthOptions {
     std::vector<std::string> logs, nvidiaSmi;
-    bool json = false;
+    bool json = false, devices = false;
 };
+
+// This machine's GPUs as faultline-worker --devices-json reports them, as health snapshots.
+Result<std::vector<GpuHealthSnapshot>> liveSnapshots()
+{
+    const std::string worker = workerProgramPath();
+    WorkerProcess proc;
+    if (Status s = proc.start(worker, {"--devices-json"}); !s) return s.error();
+    std::string line;
+    const auto outcome = proc.readLine(line, std::chrono::seconds(60));
+    proc.finish(std::chrono::seconds(5));
+    if (outcome != WorkerProcess::ReadOutcome::Line)
+        return Error{
+            worker + ": no device report (" +
+                (outcome == WorkerProcess::ReadOutcome::Timeout ? "timed out" : proc.describeExit()) + ")",
+            ErrorCode::Device};
+    auto report = parseDeviceReport(line, worker);
+    if (!report) return report.error();
+    return healthSnapshotsFromDevices(*report);
+}
 
 int runHealth(const HealthOptions& o)
 {
-    if (o.logs.empty() && o.nvidiaSmi.empty()) {
-        std::cerr << "error: nothing to read: give --logs FILE... and/or --nvidia-smi FILE.xml...\n";
+    if (o.logs.empty() && o.nvidiaSmi.empty() && !o.devices) {
+        std::cerr
+            << "error: nothing to read: give --logs FILE..., --nvidia-smi FILE.xml... and/or --devices\n";
         return kExitError;
     }
-    auto report = collectHealth(HealthInputs{o.logs, o.nvidiaSmi, {}});
+    HealthInputs inputs{o.logs, o.nvidiaSmi, {}};
+    if (o.devices) {
+        auto live = liveSnapshots();
+        if (!live) {
+            std::cerr << "error: " << live.message() << "\n";
+            return kExitError;
+        }
+        inputs.liveSnapshots = std::move(*live);
+    }
+    auto report = collectHealth(inputs);
     if (!report) {
         std::cerr << "error: " << report.message() << "\n";
         return kExitError;
@@ -53,6 +88,8 @@ CommandRunner addHealthCommand(CLI::App& app)
                     "Kernel logs: dmesg, journalctl -k (text or -o json), nvidia-bug-report.log[.gz], syslog")
         ->expected(1, -1);
     cmd->add_option("--nvidia-smi", o->nvidiaSmi, "nvidia-smi -q -x output (any driver)")->expected(1, -1);
+    cmd->add_flag("--devices", o->devices,
+                  "Add this machine's GPUs and their NVML counters (faultline devices)");
     cmd->add_flag("--json", o->json, "One JSON document (docs/formats.md)");
     return [o] { return runHealth(*o); };
 }

@@ -78,6 +78,21 @@ private slots:
         QVERIFY2(text.out.contains("No GPU, Xid or SXid found"), text.out.constData());
     }
 
+    void liveInventory()
+    {
+        // Without a GPU the worker lists none: nothing found. With GPUs, each is a GPU of the report.
+        auto devices = runProcess(QStringLiteral(FAULTLINE_EXE), {"devices", "--json"});
+        QCOMPARE(devices.exitCode, 0);
+        const QJsonArray local = QJsonDocument::fromJson(devices.out).object().value("gpus").toArray();
+        auto r = runProcess(QStringLiteral(FAULTLINE_EXE), {"health", "--devices", "--json"});
+        QVERIFY2(r.exitCode == 0 || r.exitCode == 1, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        int withNvml = 0;
+        for (const QJsonValue& g : local) withNvml += g.toObject().contains("nvml") ? 1 : 0;
+        QCOMPARE(o.value("gpus").toArray().size(), withNvml);
+        if (withNvml == 0) QCOMPARE(r.exitCode, 0);
+    }
+
     void json()
     {
         auto r = runProcess(QStringLiteral(FAULTLINE_EXE),
