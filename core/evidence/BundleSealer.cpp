@@ -12,7 +12,7 @@
 #include "BundleVerifier.h"
 #include "Manifest.h"
 #include "MinisignSignature.h"
-#include "Sha256.h"
+#include "MessageDigest.h"
 #include "TarWriter.h"
 
 namespace faultline {

@@ -9,7 +9,7 @@
 #include "Manifest.h"
 #include "MinisignKey.h"
 #include "MinisignSignature.h"
-#include "Sha256.h"
+#include "MessageDigest.h"
 #include "TarReader.h"
 
 namespace faultline {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "Base64.h"
-#include "Blake2b512.h"
+#include "MessageDigest.h"
 
 namespace faultline {
 namespace {

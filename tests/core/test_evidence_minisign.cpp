@@ -7,10 +7,9 @@
 #include <QtTest>
 
 #include "core/evidence/Base64.h"
-#include "core/evidence/Blake2b512.h"
+#include "core/evidence/MessageDigest.h"
 #include "core/evidence/MinisignKey.h"
 #include "core/evidence/MinisignSignature.h"
-#include "core/evidence/Sha256.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
