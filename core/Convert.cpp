@@ -51,8 +51,8 @@ inline F roundHalfEven(F x)
 {
     constexpr F kIntegral = F(uint64_t(1) << (std::numeric_limits<F>::digits - 1));
     if (!(x < kIntegral && x > -kIntegral)) return x;  // already integral (or inf)
-    const int64_t t = int64_t(x);                       // truncates toward zero
-    const F frac = x - F(t);                            // exact
+    const int64_t t = int64_t(x);                      // truncates toward zero
+    const F frac = x - F(t);                           // exact
     const int64_t odd = t & 1;
     int64_t r = t;
     if (frac > F(0.5) || (frac == F(0.5) && odd)) r = t + 1;
@@ -90,8 +90,7 @@ void integerToFloat(const Byte* src, float* dst, size_t n)
 template <class I, class F>
 void toInteger(const F* src, Byte* dst, size_t n)
 {
-    mapElements<F, I>(reinterpret_cast<const Byte*>(src), dst, n,
-                      [](F v) { return roundSaturate<I>(v); });
+    mapElements<F, I>(reinterpret_cast<const Byte*>(src), dst, n, [](F v) { return roundSaturate<I>(v); });
 }
 
 template <class T>
@@ -107,37 +106,51 @@ void convertToDouble(DType t, const void* srcv, double* dst, size_t n)
     const auto* src = static_cast<const Byte*>(srcv);
     auto* out = reinterpret_cast<Byte*>(dst);
     switch (t) {
-    case DType::Float64: std::memcpy(dst, src, n * sizeof(double)); return;
-    case DType::Float32:
-        mapElements<float, double>(src, out, n, [](float v) { return double(v); });
-        return;
-    case DType::Float16:
-        mapElements<uint16_t, double>(src, out, n,
-                                      [](uint16_t v) { return double(halfToFloat(v)); });
-        return;
-    case DType::BFloat16:
-        mapElements<uint16_t, double>(src, out, n,
-                                      [](uint16_t v) { return double(bf16ToFloat(v)); });
-        return;
-    case DType::Float8E4M3FN:
-        mapElements<uint8_t, double>(src, out, n,
-                                     [](uint8_t v) { return double(fp8e4m3fnToFloat(v)); });
-        return;
-    case DType::Float8E5M2:
-        mapElements<uint8_t, double>(src, out, n,
-                                     [](uint8_t v) { return double(fp8e5m2ToFloat(v)); });
-        return;
-    case DType::Int8: integerToDouble<int8_t>(src, dst, n); return;
-    case DType::Int16: integerToDouble<int16_t>(src, dst, n); return;
-    case DType::Int32: integerToDouble<int32_t>(src, dst, n); return;
-    case DType::Int64: integerToDouble<int64_t>(src, dst, n); return;
-    case DType::UInt8: integerToDouble<uint8_t>(src, dst, n); return;
-    case DType::UInt16: integerToDouble<uint16_t>(src, dst, n); return;
-    case DType::UInt32: integerToDouble<uint32_t>(src, dst, n); return;
-    case DType::UInt64: integerToDouble<uint64_t>(src, dst, n); return;
-    case DType::Bool:
-        mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0 : 0.0; });
-        return;
+        case DType::Float64:
+            std::memcpy(dst, src, n * sizeof(double));
+            return;
+        case DType::Float32:
+            mapElements<float, double>(src, out, n, [](float v) { return double(v); });
+            return;
+        case DType::Float16:
+            mapElements<uint16_t, double>(src, out, n, [](uint16_t v) { return double(halfToFloat(v)); });
+            return;
+        case DType::BFloat16:
+            mapElements<uint16_t, double>(src, out, n, [](uint16_t v) { return double(bf16ToFloat(v)); });
+            return;
+        case DType::Float8E4M3FN:
+            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return double(fp8e4m3fnToFloat(v)); });
+            return;
+        case DType::Float8E5M2:
+            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return double(fp8e5m2ToFloat(v)); });
+            return;
+        case DType::Int8:
+            integerToDouble<int8_t>(src, dst, n);
+            return;
+        case DType::Int16:
+            integerToDouble<int16_t>(src, dst, n);
+            return;
+        case DType::Int32:
+            integerToDouble<int32_t>(src, dst, n);
+            return;
+        case DType::Int64:
+            integerToDouble<int64_t>(src, dst, n);
+            return;
+        case DType::UInt8:
+            integerToDouble<uint8_t>(src, dst, n);
+            return;
+        case DType::UInt16:
+            integerToDouble<uint16_t>(src, dst, n);
+            return;
+        case DType::UInt32:
+            integerToDouble<uint32_t>(src, dst, n);
+            return;
+        case DType::UInt64:
+            integerToDouble<uint64_t>(src, dst, n);
+            return;
+        case DType::Bool:
+            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0 : 0.0; });
+            return;
     }
     fill(dst, n, std::numeric_limits<double>::quiet_NaN());  // invalid dtype value
 }
@@ -147,33 +160,51 @@ void convertToFloat(DType t, const void* srcv, float* dst, size_t n)
     const auto* src = static_cast<const Byte*>(srcv);
     auto* out = reinterpret_cast<Byte*>(dst);
     switch (t) {
-    case DType::Float64:
-        mapElements<double, float>(src, out, n, [](double v) { return float(v); });
-        return;
-    case DType::Float32: std::memcpy(dst, src, n * sizeof(float)); return;
-    case DType::Float16:
-        mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return halfToFloat(v); });
-        return;
-    case DType::BFloat16:
-        mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return bf16ToFloat(v); });
-        return;
-    case DType::Float8E4M3FN:
-        mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e4m3fnToFloat(v); });
-        return;
-    case DType::Float8E5M2:
-        mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e5m2ToFloat(v); });
-        return;
-    case DType::Int8: integerToFloat<int8_t>(src, dst, n); return;
-    case DType::Int16: integerToFloat<int16_t>(src, dst, n); return;
-    case DType::Int32: integerToFloat<int32_t>(src, dst, n); return;
-    case DType::Int64: integerToFloat<int64_t>(src, dst, n); return;
-    case DType::UInt8: integerToFloat<uint8_t>(src, dst, n); return;
-    case DType::UInt16: integerToFloat<uint16_t>(src, dst, n); return;
-    case DType::UInt32: integerToFloat<uint32_t>(src, dst, n); return;
-    case DType::UInt64: integerToFloat<uint64_t>(src, dst, n); return;
-    case DType::Bool:
-        mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
-        return;
+        case DType::Float64:
+            mapElements<double, float>(src, out, n, [](double v) { return float(v); });
+            return;
+        case DType::Float32:
+            std::memcpy(dst, src, n * sizeof(float));
+            return;
+        case DType::Float16:
+            mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return halfToFloat(v); });
+            return;
+        case DType::BFloat16:
+            mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return bf16ToFloat(v); });
+            return;
+        case DType::Float8E4M3FN:
+            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e4m3fnToFloat(v); });
+            return;
+        case DType::Float8E5M2:
+            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e5m2ToFloat(v); });
+            return;
+        case DType::Int8:
+            integerToFloat<int8_t>(src, dst, n);
+            return;
+        case DType::Int16:
+            integerToFloat<int16_t>(src, dst, n);
+            return;
+        case DType::Int32:
+            integerToFloat<int32_t>(src, dst, n);
+            return;
+        case DType::Int64:
+            integerToFloat<int64_t>(src, dst, n);
+            return;
+        case DType::UInt8:
+            integerToFloat<uint8_t>(src, dst, n);
+            return;
+        case DType::UInt16:
+            integerToFloat<uint16_t>(src, dst, n);
+            return;
+        case DType::UInt32:
+            integerToFloat<uint32_t>(src, dst, n);
+            return;
+        case DType::UInt64:
+            integerToFloat<uint64_t>(src, dst, n);
+            return;
+        case DType::Bool:
+            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
+            return;
     }
     fill(dst, n, std::numeric_limits<float>::quiet_NaN());  // invalid dtype value
 }
@@ -183,33 +214,51 @@ void convertFromFloat(DType t, const float* src, void* dstv, size_t n)
     const auto* in = reinterpret_cast<const Byte*>(src);
     auto* dst = static_cast<Byte*>(dstv);
     switch (t) {
-    case DType::Float64:
-        mapElements<float, double>(in, dst, n, [](float v) { return double(v); });
-        return;
-    case DType::Float32: std::memcpy(dst, src, n * sizeof(float)); return;
-    case DType::Float16:
-        mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToHalf(v); });
-        return;
-    case DType::BFloat16:
-        mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToBf16(v); });
-        return;
-    case DType::Float8E4M3FN:
-        mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e4m3fn(v); });
-        return;
-    case DType::Float8E5M2:
-        mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e5m2(v); });
-        return;
-    case DType::Int8: toInteger<int8_t>(src, dst, n); return;
-    case DType::Int16: toInteger<int16_t>(src, dst, n); return;
-    case DType::Int32: toInteger<int32_t>(src, dst, n); return;
-    case DType::Int64: toInteger<int64_t>(src, dst, n); return;
-    case DType::UInt8: toInteger<uint8_t>(src, dst, n); return;
-    case DType::UInt16: toInteger<uint16_t>(src, dst, n); return;
-    case DType::UInt32: toInteger<uint32_t>(src, dst, n); return;
-    case DType::UInt64: toInteger<uint64_t>(src, dst, n); return;
-    case DType::Bool:
-        mapElements<float, uint8_t>(in, dst, n, [](float v) { return uint8_t(v != 0.0f); });
-        return;
+        case DType::Float64:
+            mapElements<float, double>(in, dst, n, [](float v) { return double(v); });
+            return;
+        case DType::Float32:
+            std::memcpy(dst, src, n * sizeof(float));
+            return;
+        case DType::Float16:
+            mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToHalf(v); });
+            return;
+        case DType::BFloat16:
+            mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToBf16(v); });
+            return;
+        case DType::Float8E4M3FN:
+            mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e4m3fn(v); });
+            return;
+        case DType::Float8E5M2:
+            mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e5m2(v); });
+            return;
+        case DType::Int8:
+            toInteger<int8_t>(src, dst, n);
+            return;
+        case DType::Int16:
+            toInteger<int16_t>(src, dst, n);
+            return;
+        case DType::Int32:
+            toInteger<int32_t>(src, dst, n);
+            return;
+        case DType::Int64:
+            toInteger<int64_t>(src, dst, n);
+            return;
+        case DType::UInt8:
+            toInteger<uint8_t>(src, dst, n);
+            return;
+        case DType::UInt16:
+            toInteger<uint16_t>(src, dst, n);
+            return;
+        case DType::UInt32:
+            toInteger<uint32_t>(src, dst, n);
+            return;
+        case DType::UInt64:
+            toInteger<uint64_t>(src, dst, n);
+            return;
+        case DType::Bool:
+            mapElements<float, uint8_t>(in, dst, n, [](float v) { return uint8_t(v != 0.0f); });
+            return;
     }
     // Invalid dtype value: the element size is unknown, so nothing is written.
 }
@@ -219,33 +268,51 @@ void convertFromDouble(DType t, const double* src, void* dstv, size_t n)
     const auto* in = reinterpret_cast<const Byte*>(src);
     auto* dst = static_cast<Byte*>(dstv);
     switch (t) {
-    case DType::Float64: std::memcpy(dst, src, n * sizeof(double)); return;
-    case DType::Float32:
-        mapElements<double, float>(in, dst, n, [](double v) { return float(v); });
-        return;
-    case DType::Float16:
-        mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToHalf(v); });
-        return;
-    case DType::BFloat16:
-        mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToBf16(v); });
-        return;
-    case DType::Float8E4M3FN:
-        mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e4m3fn(v); });
-        return;
-    case DType::Float8E5M2:
-        mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e5m2(v); });
-        return;
-    case DType::Int8: toInteger<int8_t>(src, dst, n); return;
-    case DType::Int16: toInteger<int16_t>(src, dst, n); return;
-    case DType::Int32: toInteger<int32_t>(src, dst, n); return;
-    case DType::Int64: toInteger<int64_t>(src, dst, n); return;
-    case DType::UInt8: toInteger<uint8_t>(src, dst, n); return;
-    case DType::UInt16: toInteger<uint16_t>(src, dst, n); return;
-    case DType::UInt32: toInteger<uint32_t>(src, dst, n); return;
-    case DType::UInt64: toInteger<uint64_t>(src, dst, n); return;
-    case DType::Bool:
-        mapElements<double, uint8_t>(in, dst, n, [](double v) { return uint8_t(v != 0.0); });
-        return;
+        case DType::Float64:
+            std::memcpy(dst, src, n * sizeof(double));
+            return;
+        case DType::Float32:
+            mapElements<double, float>(in, dst, n, [](double v) { return float(v); });
+            return;
+        case DType::Float16:
+            mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToHalf(v); });
+            return;
+        case DType::BFloat16:
+            mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToBf16(v); });
+            return;
+        case DType::Float8E4M3FN:
+            mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e4m3fn(v); });
+            return;
+        case DType::Float8E5M2:
+            mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e5m2(v); });
+            return;
+        case DType::Int8:
+            toInteger<int8_t>(src, dst, n);
+            return;
+        case DType::Int16:
+            toInteger<int16_t>(src, dst, n);
+            return;
+        case DType::Int32:
+            toInteger<int32_t>(src, dst, n);
+            return;
+        case DType::Int64:
+            toInteger<int64_t>(src, dst, n);
+            return;
+        case DType::UInt8:
+            toInteger<uint8_t>(src, dst, n);
+            return;
+        case DType::UInt16:
+            toInteger<uint16_t>(src, dst, n);
+            return;
+        case DType::UInt32:
+            toInteger<uint32_t>(src, dst, n);
+            return;
+        case DType::UInt64:
+            toInteger<uint64_t>(src, dst, n);
+            return;
+        case DType::Bool:
+            mapElements<double, uint8_t>(in, dst, n, [](double v) { return uint8_t(v != 0.0); });
+            return;
     }
     // Invalid dtype value: the element size is unknown, so nothing is written.
 }
@@ -254,11 +321,16 @@ uint64_t loadBits(DType t, const void* srcv, size_t i)
 {
     const auto* src = static_cast<const Byte*>(srcv);
     switch (dtypeSize(t)) {
-    case 1: return loadAt<uint8_t>(src, i);
-    case 2: return loadAt<uint16_t>(src, i);
-    case 4: return loadAt<uint32_t>(src, i);
-    case 8: return loadAt<uint64_t>(src, i);
-    default: return 0;
+        case 1:
+            return loadAt<uint8_t>(src, i);
+        case 2:
+            return loadAt<uint16_t>(src, i);
+        case 4:
+            return loadAt<uint32_t>(src, i);
+        case 8:
+            return loadAt<uint64_t>(src, i);
+        default:
+            return 0;
     }
 }
 

@@ -27,9 +27,9 @@ enum class DType : uint8_t {
 };
 
 inline constexpr DType kAllDTypes[] = {
-    DType::Float64, DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3FN,
-    DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-    DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64, DType::Bool};
+    DType::Float64,    DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3FN,
+    DType::Float8E5M2, DType::Int8,    DType::Int16,   DType::Int32,    DType::Int64,
+    DType::UInt8,      DType::UInt16,  DType::UInt32,  DType::UInt64,   DType::Bool};
 
 // Canonical name: float64 float32 float16 bfloat16 float8_e4m3fn float8_e5m2 int8 int16 int32
 // int64 uint8 uint16 uint32 uint64 bool.

@@ -116,13 +116,11 @@ FL_HD uint32_t narrowToFloatBits(uint32_t bits)
     const uint32_t normalMag = (exp + uint32_t(127 - kBias)) << 23 | man << (23 - ManBits);
     // Subnormal: man * 2^(1 - bias - ManBits). (float)man is exact and normal; lowering its
     // exponent field by (bias + ManBits - 1) scales it exactly, staying normal.
-    const uint32_t subnormalMag =
-        floatBits(float(int32_t(man))) - (uint32_t(kBias + ManBits - 1) << 23);
+    const uint32_t subnormalMag = floatBits(float(int32_t(man))) - (uint32_t(kBias + ManBits - 1) << 23);
     const uint32_t normalMask = 0u - uint32_t(exp != 0);
     const uint32_t nonzeroMask = 0u - uint32_t(man != 0);
     const uint32_t specialMask = 0u - uint32_t(special);
-    const uint32_t finiteMag =
-        (normalMag & normalMask) | (subnormalMag & ~normalMask & nonzeroMask);
+    const uint32_t finiteMag = (normalMag & normalMask) | (subnormalMag & ~normalMask & nonzeroMask);
     const uint32_t mag = (specialMag & specialMask) | (finiteMag & ~specialMask);
     return sign | mag;
 }

@@ -30,9 +30,15 @@ struct HostTensor {
     }
     size_t byteCount() const { return data.size(); }
     template <class T>
-    T* as() { return reinterpret_cast<T*>(data.data()); }
+    T* as()
+    {
+        return reinterpret_cast<T*>(data.data());
+    }
     template <class T>
-    const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+    const T* as() const
+    {
+        return reinterpret_cast<const T*>(data.data());
+    }
 };
 
 // The raw bits of element `i` (little-endian, dtypeSize bytes, at most 8), and writing them.

@@ -25,14 +25,22 @@ enum class ErrorCode {
 constexpr std::string_view errorCodeName(ErrorCode code)
 {
     switch (code) {
-        case ErrorCode::Failed: return "failed";
-        case ErrorCode::Io: return "io";
-        case ErrorCode::Format: return "format";
-        case ErrorCode::Usage: return "usage";
-        case ErrorCode::Device: return "device";
-        case ErrorCode::FatalDevice: return "fatal_device";
-        case ErrorCode::Protocol: return "protocol";
-        case ErrorCode::Cancelled: return "cancelled";
+        case ErrorCode::Failed:
+            return "failed";
+        case ErrorCode::Io:
+            return "io";
+        case ErrorCode::Format:
+            return "format";
+        case ErrorCode::Usage:
+            return "usage";
+        case ErrorCode::Device:
+            return "device";
+        case ErrorCode::FatalDevice:
+            return "fatal_device";
+        case ErrorCode::Protocol:
+            return "protocol";
+        case ErrorCode::Cancelled:
+            return "cancelled";
     }
     return "failed";
 }
@@ -46,13 +54,17 @@ struct Error {
 
 // "PATH: PROBLEM", the one spelling of a file error everywhere. The default code is Format (the
 // file was read and something in it is wrong); pass Io for open/read/write failures.
-inline Error fileError(const std::string& path, const std::string& problem, ErrorCode code = ErrorCode::Format)
+inline Error fileError(const std::string& path, const std::string& problem,
+                       ErrorCode code = ErrorCode::Format)
 {
     return Error{path + ": " + problem, code};
 }
 
 // A cancellation: `what` says what stopped ("comparison cancelled").
-inline Error cancelledError(std::string what) { return Error{std::move(what), ErrorCode::Cancelled}; }
+inline Error cancelledError(std::string what)
+{
+    return Error{std::move(what), ErrorCode::Cancelled};
+}
 
 // Success or an Error, with no value.
 class Status {

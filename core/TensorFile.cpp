@@ -11,9 +11,12 @@ namespace faultline {
 const char* fileFormatName(FileFormat f)
 {
     switch (f) {
-    case FileFormat::Snapshot: return "snapshot";
-    case FileFormat::Trace: return "trace";
-    case FileFormat::Safetensors: return "safetensors";
+        case FileFormat::Snapshot:
+            return "snapshot";
+        case FileFormat::Trace:
+            return "trace";
+        case FileFormat::Safetensors:
+            return "safetensors";
     }
     return "unknown";
 }

@@ -71,7 +71,6 @@ public:
 
 // Opens any supported file, choosing the reader by content (HDF5 signature, safetensors header),
 // not by extension. Errors name the file and the problem.
-Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path,
-                                                   const OpenOptions& options = {});
+Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path, const OpenOptions& options = {});
 
 }  // namespace faultline

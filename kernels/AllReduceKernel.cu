@@ -12,16 +12,19 @@ namespace {
 __device__ __forceinline__ float reduceStep(ReduceKind kind, float acc, float x)
 {
     switch (kind) {
-    case ReduceKind::Sum: return acc + x;
-    case ReduceKind::Max: return golden::goldenMax(acc, x);
-    case ReduceKind::Min: return golden::goldenMin(acc, x);
+        case ReduceKind::Sum:
+            return acc + x;
+        case ReduceKind::Max:
+            return golden::goldenMax(acc, x);
+        case ReduceKind::Min:
+            return golden::goldenMin(acc, x);
     }
     return acc;
 }
 
 // One block (kSmallTile^2 threads) per tile of the 2-D view, grid-stride over tiles.
-__global__ void goldenAllReduceKernel(ReduceKind kind, const float* const* ranks, int32_t rankCount, float* out,
-                                      View2d v, TileGrid tg, int32_t* tileSm)
+__global__ void goldenAllReduceKernel(ReduceKind kind, const float* const* ranks, int32_t rankCount,
+                                      float* out, View2d v, TileGrid tg, int32_t* tileSm)
 {
     const uint64_t ty = threadIdx.x / kSmallTile, tx = threadIdx.x % kSmallTile;
     for (uint64_t t = blockIdx.x; t < tg.tileRows * tg.tileCols; t += gridDim.x) {
@@ -45,8 +48,8 @@ int launchGoldenAllReduce(ReduceKind kind, const float* const* ranks, int32_t ra
     if (v.rows == 0 || v.cols == 0) return int(cudaSuccess);
     if (rankCount < 1 || !ranks) return int(cudaErrorInvalidValue);
     const TileGrid tg = tileGrid(v, kSmallTile);
-    goldenAllReduceKernel<<<gridFor(tg.count()), kSmallTile * kSmallTile, 0, stream>>>(kind, ranks, rankCount, out,
-                                                                                        v, tg, tileSm);
+    goldenAllReduceKernel<<<gridFor(tg.count()), kSmallTile * kSmallTile, 0, stream>>>(kind, ranks, rankCount,
+                                                                                       out, v, tg, tileSm);
     return int(cudaGetLastError());
 }
 

@@ -39,9 +39,10 @@ __device__ void attentionRow(const DeviceAttention& a, int64_t row, int lane, fl
     const float negInf = floatFromBits(0xFF800000u);
     float m = negInf;
     for (int64_t j = lane; j < a.sk; j += golden::kTreeLanes) {
-        const float s = (a.causal && j > i) ? negInf
-                                            : golden::gemmEpilogue(golden::dotChain(q, 1, k + j * a.d, 1, a.d),
-                                                                   a.scale, 0.0f, 0.0f, false);
+        const float s = (a.causal && j > i)
+                            ? negInf
+                            : golden::gemmEpilogue(golden::dotChain(q, 1, k + j * a.d, 1, a.d), a.scale, 0.0f,
+                                                   0.0f, false);
         p[j] = s;
         m = golden::goldenMax(m, s);
     }
@@ -56,7 +57,8 @@ __device__ void attentionRow(const DeviceAttention& a, int64_t row, int lane, fl
     for (int64_t j = lane; j < a.sk; j += golden::kTreeLanes) p[j] = golden::divRn(p[j], sum);
     __syncwarp();  // every lane reads the whole probability row below
     float* out = a.out + row * a.dv;
-    for (int64_t c = lane; c < a.dv; c += golden::kTreeLanes) out[c] = golden::dotChain(p, 1, v + c, a.dv, a.sk);
+    for (int64_t c = lane; c < a.dv; c += golden::kTreeLanes)
+        out[c] = golden::dotChain(p, 1, v + c, a.dv, a.sk);
     __syncwarp();  // the row is read by all lanes before the next band overwrites it
 }
 
@@ -71,7 +73,8 @@ __global__ void goldenAttentionKernel(DeviceAttention a, TileGrid tg)
         if (row < rows) attentionRow(a, int64_t(row), lane, p);
         if (a.tileSm) {
             const int32_t sm = currentSm();
-            for (uint64_t c = threadIdx.x; c < tg.tileCols; c += blockDim.x) a.tileSm[band * tg.tileCols + c] = sm;
+            for (uint64_t c = threadIdx.x; c < tg.tileCols; c += blockDim.x)
+                a.tileSm[band * tg.tileCols + c] = sm;
         }
     }
 }

@@ -78,7 +78,8 @@ __global__ void compareKernel(const uint32_t* a, const uint32_t* b, View2d v, Ti
         if (tm) atomicAdd(&accum->mismatched, tm);
         if (tb) atomicAdd(&accum->flippedBits, tb);
         if (blockMax > 0.0)
-            atomicMax(&accum->maxAbsErrorBits, static_cast<unsigned long long>(__double_as_longlong(blockMax)));
+            atomicMax(&accum->maxAbsErrorBits,
+                      static_cast<unsigned long long>(__double_as_longlong(blockMax)));
     }
 }
 
@@ -93,7 +94,8 @@ int launchCompare(const float* a, const float* b, View2d v, uint32_t tile, float
     const auto* x = reinterpret_cast<const uint32_t*>(a);
     const auto* y = reinterpret_cast<const uint32_t*>(b);
     if (tile == kCompareTile)
-        compareKernel<int(kCompareTile)><<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(x, y, v, tg, tileMax, accum);
+        compareKernel<int(kCompareTile)>
+            <<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(x, y, v, tg, tileMax, accum);
     else
         compareKernel<0><<<gridFor(tg.count()), kCompareThreads, 0, stream>>>(x, y, v, tg, tileMax, accum);
     return int(cudaGetLastError());
@@ -112,14 +114,16 @@ Result<CompareSummary> compareOnDevice(int device, const float* a, const float* 
         cudaFree(dTiles);
     };
     int rc = int(cudaMalloc(reinterpret_cast<void**>(&accum), sizeof(CompareAccumulators)));
-    if (rc == 0 && tileMax && tg.count() > 0) rc = int(cudaMalloc(reinterpret_cast<void**>(&dTiles), tg.count() * sizeof(float)));
+    if (rc == 0 && tileMax && tg.count() > 0)
+        rc = int(cudaMalloc(reinterpret_cast<void**>(&dTiles), tg.count() * sizeof(float)));
     if (rc == 0) rc = int(cudaMemsetAsync(accum, 0, sizeof(CompareAccumulators), stream));
     if (rc == 0) rc = launchCompare(a, b, v, tile, dTiles, accum, stream);
     CompareAccumulators host{};
     if (rc == 0) rc = int(cudaMemcpyAsync(&host, accum, sizeof host, cudaMemcpyDeviceToHost, stream));
     if (rc == 0 && dTiles) {
         tileMax->resize(tg.count());
-        rc = int(cudaMemcpyAsync(tileMax->data(), dTiles, tg.count() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+        rc = int(cudaMemcpyAsync(tileMax->data(), dTiles, tg.count() * sizeof(float), cudaMemcpyDeviceToHost,
+                                 stream));
     }
     if (rc == 0) rc = int(cudaStreamSynchronize(stream));
     cleanup();

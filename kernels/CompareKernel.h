@@ -38,6 +38,7 @@ int launchCompare(const float* a, const float* b, View2d v, uint32_t tile, float
 // the device in errors; `cudaCode` (nullable) receives the CUDA error code of a failure, so the
 // caller can tell a sticky error (an earlier kernel's fault often surfaces here).
 Result<CompareSummary> compareOnDevice(int device, const float* a, const float* b, View2d v, uint32_t tile,
-                                       std::vector<float>* tileMax, cudaStream_t stream, int* cudaCode = nullptr);
+                                       std::vector<float>* tileMax, cudaStream_t stream,
+                                       int* cudaCode = nullptr);
 
 }  // namespace faultline::cuda

@@ -47,9 +47,10 @@ Result<LtTypes> ltTypes(DType in, DType out)
         }
         if (out == DType::Float32) return t;
     }
-    return Error{"cublaslt replay supports float32 -> float32, bfloat16 -> bfloat16|float32 and "
-                 "float16 -> float16|float32 gemms, not " +
-                 std::string(dtypeName(in)) + " -> " + std::string(dtypeName(out))};
+    return Error{
+        "cublaslt replay supports float32 -> float32, bfloat16 -> bfloat16|float32 and "
+        "float16 -> float16|float32 gemms, not " +
+        std::string(dtypeName(in)) + " -> " + std::string(dtypeName(out))};
 }
 
 uint32_t ltAlignment(std::span<const uintptr_t> addresses)
@@ -65,12 +66,17 @@ namespace {
 cublasComputeType_t computeTypeOf(LtComputeType t)
 {
     switch (t) {
-    case LtComputeType::F32Pedantic: return CUBLAS_COMPUTE_32F_PEDANTIC;
-    case LtComputeType::F32FastTf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case LtComputeType::F32Fast16F: return CUBLAS_COMPUTE_32F_FAST_16F;
-    case LtComputeType::F32Fast16BF: return CUBLAS_COMPUTE_32F_FAST_16BF;
-    case LtComputeType::Auto:
-    case LtComputeType::F32: break;
+        case LtComputeType::F32Pedantic:
+            return CUBLAS_COMPUTE_32F_PEDANTIC;
+        case LtComputeType::F32FastTf32:
+            return CUBLAS_COMPUTE_32F_FAST_TF32;
+        case LtComputeType::F32Fast16F:
+            return CUBLAS_COMPUTE_32F_FAST_16F;
+        case LtComputeType::F32Fast16BF:
+            return CUBLAS_COMPUTE_32F_FAST_16BF;
+        case LtComputeType::Auto:
+        case LtComputeType::F32:
+            break;
     }
     return CUBLAS_COMPUTE_32F;
 }
@@ -115,7 +121,8 @@ CublasLtRunner::~CublasLtRunner()
     if (m_state->handle) cublasLtDestroy(m_state->handle);
 }
 
-Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cudaStream_t stream, int* cudaCode)
+Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cudaStream_t stream,
+                           int* cudaCode)
 {
     State& st = *m_state;
     const std::string where = "cuda:" + std::to_string(st.device) + ": ";
@@ -175,8 +182,8 @@ Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cuda
     if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&desc.pref);
     const uint64_t wsBytes = settings.workspace;
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
-                                                 sizeof wsBytes);
+        s = cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &wsBytes, sizeof wsBytes);
     if (s != CUBLAS_STATUS_SUCCESS) return fail("describing the matmul", s);
 
     // Alignment preferences from the addresses every batch uses, so the heuristic only offers
@@ -205,13 +212,14 @@ Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cuda
     const int requested = int(settings.algo + 1);
     std::vector<cublasLtMatmulHeuristicResult_t> heuristics(static_cast<size_t>(requested));
     int returned = 0;
-    s = cublasLtMatmulAlgoGetHeuristic(st.handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.pref, requested,
-                                       heuristics.data(), &returned);
+    s = cublasLtMatmulAlgoGetHeuristic(st.handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.pref,
+                                       requested, heuristics.data(), &returned);
     if (s != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulAlgoGetHeuristic", s);
     if (returned <= settings.algo)
-        return Error{where + "cublaslt: algo=" + std::to_string(settings.algo) + " but the heuristic offers " +
-                     std::to_string(returned) + " algorithm(s) for this gemm (compute type " +
-                     ltComputeTypeName(compute) + ", workspace " + std::to_string(wsBytes) + " bytes)"};
+        return Error{where + "cublaslt: algo=" + std::to_string(settings.algo) +
+                     " but the heuristic offers " + std::to_string(returned) +
+                     " algorithm(s) for this gemm (compute type " + ltComputeTypeName(compute) +
+                     ", workspace " + std::to_string(wsBytes) + " bytes)"};
     const cublasLtMatmulAlgo_t& algo = heuristics[size_t(settings.algo)].algo;
 
     const float beta = g.c ? g.beta : 0.0f;
@@ -220,8 +228,8 @@ Status CublasLtRunner::run(const LtGemm& g, const CudaOpSettings& settings, cuda
         const auto* b = static_cast<const char*>(g.a) + size_t(g.aOffsets[size_t(bi)]) * inSize;
         void* d = static_cast<char*>(g.d) + size_t(bi) * perBatch * outSize;
         const void* c = g.c ? static_cast<const char*>(g.c) + size_t(bi) * perBatch * outSize : d;
-        s = cublasLtMatmul(st.handle, desc.op, &g.alpha, a, desc.a, b, desc.b, &beta, c, desc.d, d, desc.d, &algo,
-                           st.workspace, settings.workspace, stream);
+        s = cublasLtMatmul(st.handle, desc.op, &g.alpha, a, desc.a, b, desc.b, &beta, c, desc.d, d, desc.d,
+                           &algo, st.workspace, settings.workspace, stream);
         if (s != CUBLAS_STATUS_SUCCESS) {
             const int rc = int(cudaPeekAtLastError());
             if (rc != 0) return cudaFail("cublasLtMatmul", rc);

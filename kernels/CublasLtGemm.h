@@ -25,12 +25,12 @@ namespace faultline::cuda {
 
 // One column-major matrix operand as cuBLASLt sees it.
 struct LtMatrix {
-    bool transpose = false;  // op(X) = X^T
+    bool transpose = false;               // op(X) = X^T
     uint64_t rows = 0, cols = 0, ld = 0;  // the stored matrix (before op), column-major
 };
 
 struct LtLayoutPlan {
-    LtMatrix a, b, d;  // cuBLASLt's A (= our B), B (= our A), C/D
+    LtMatrix a, b, d;              // cuBLASLt's A (= our B), B (= our A), C/D
     uint64_t m = 0, n = 0, k = 0;  // cuBLASLt's problem: D (m x n) = op(A) (m x k) op(B) (k x n)
 };
 
@@ -57,9 +57,9 @@ struct LtGemm {
     const void* a = nullptr;  // device, `in` elements
     const void* b = nullptr;
     std::vector<int64_t> aOffsets, bOffsets;  // per batch, in elements
-    const void* c = nullptr;  // device, `out` elements, batch x m x n (already broadcast); nullable
+    const void* c = nullptr;          // device, `out` elements, batch x m x n (already broadcast); nullable
     float alpha = 1.0f, beta = 0.0f;  // beta is used only with c
-    void* d = nullptr;        // device, `out` elements, batch x m x n
+    void* d = nullptr;                // device, `out` elements, batch x m x n
 };
 
 // The cuBLASLt handle and the workspace of one stream; lives on the device's thread.

@@ -36,16 +36,16 @@ Result<LtComputeType> parseComputeType(const std::string& op, const std::string&
 }
 
 // A non-negative integer parameter (integers, or doubles holding one).
-Result<int64_t> paramCount(const std::string& op, const std::map<std::string, AttrValue>& p, const std::string& name,
-                           int64_t fallback)
+Result<int64_t> paramCount(const std::string& op, const std::map<std::string, AttrValue>& p,
+                           const std::string& name, int64_t fallback)
 {
     auto it = p.find(name);
     if (it == p.end()) return fallback;
     if (const auto* i = std::get_if<int64_t>(&it->second); i && *i >= 0) return *i;
     if (const auto* d = std::get_if<double>(&it->second); d && *d >= 0 && *d < 9.0e18 && std::floor(*d) == *d)
         return int64_t(*d);
-    return golden::opError(op, "parameter " + name + "=" + attrValueToString(it->second) +
-                                   " is not a non-negative integer");
+    return golden::opError(
+        op, "parameter " + name + "=" + attrValueToString(it->second) + " is not a non-negative integer");
 }
 
 }  // namespace
@@ -53,12 +53,18 @@ Result<int64_t> paramCount(const std::string& op, const std::map<std::string, At
 const char* ltComputeTypeName(LtComputeType t)
 {
     switch (t) {
-    case LtComputeType::Auto: return "auto";
-    case LtComputeType::F32: return "32F";
-    case LtComputeType::F32Pedantic: return "32F_PEDANTIC";
-    case LtComputeType::F32FastTf32: return "32F_FAST_TF32";
-    case LtComputeType::F32Fast16F: return "32F_FAST_16F";
-    case LtComputeType::F32Fast16BF: return "32F_FAST_16BF";
+        case LtComputeType::Auto:
+            return "auto";
+        case LtComputeType::F32:
+            return "32F";
+        case LtComputeType::F32Pedantic:
+            return "32F_PEDANTIC";
+        case LtComputeType::F32FastTf32:
+            return "32F_FAST_TF32";
+        case LtComputeType::F32Fast16F:
+            return "32F_FAST_16F";
+        case LtComputeType::F32Fast16BF:
+            return "32F_FAST_16BF";
     }
     return "?";
 }
@@ -66,10 +72,14 @@ const char* ltComputeTypeName(LtComputeType t)
 const char* cudaImplName(CudaImpl impl)
 {
     switch (impl) {
-    case CudaImpl::Golden: return "golden";
-    case CudaImpl::Cublas: return "cublas";
-    case CudaImpl::CublasLt: return "cublaslt";
-    case CudaImpl::Nccl: return "nccl";
+        case CudaImpl::Golden:
+            return "golden";
+        case CudaImpl::Cublas:
+            return "cublas";
+        case CudaImpl::CublasLt:
+            return "cublaslt";
+        case CudaImpl::Nccl:
+            return "nccl";
     }
     return "?";
 }
@@ -81,12 +91,14 @@ LtComputeType resolveLtComputeType(const CudaOpSettings& s, bool float32Inputs)
     return float32Inputs ? LtComputeType::F32Pedantic : LtComputeType::F32;
 }
 
-Result<CudaOpSettings> parseCudaOpSettings(const std::string& op, const std::map<std::string, AttrValue>& params)
+Result<CudaOpSettings> parseCudaOpSettings(const std::string& op,
+                                           const std::map<std::string, AttrValue>& params)
 {
     CudaOpSettings s;
     const bool hasImpl = params.count("impl") != 0, hasLibrary = params.count("library") != 0;
     if (hasImpl || hasLibrary) {
-        Result<std::string> implText = golden::paramString(op, params, hasImpl ? "impl" : "library", std::nullopt);
+        Result<std::string> implText =
+            golden::paramString(op, params, hasImpl ? "impl" : "library", std::nullopt);
         if (!implText) return implText.error();
         auto impl = parseImpl(op, hasImpl ? "impl" : "library", *implText);
         if (!impl) return impl.error();
@@ -96,13 +108,15 @@ Result<CudaOpSettings> parseCudaOpSettings(const std::string& op, const std::map
             auto lib = parseImpl(op, "library", *libText);
             if (!lib) return lib.error();
             if (*lib != *impl)
-                return golden::opError(op, "parameters impl=" + *implText + " and library=" + *libText + " disagree");
+                return golden::opError(
+                    op, "parameters impl=" + *implText + " and library=" + *libText + " disagree");
         }
         s.impl = *impl;
     }
     const std::string implName = cudaImplName(s.impl);
     if ((s.impl == CudaImpl::Cublas || s.impl == CudaImpl::CublasLt) && op != "gemm")
-        return golden::opError(op, "impl=" + implName + " replays gemm only (this op has golden kernels only)");
+        return golden::opError(op,
+                               "impl=" + implName + " replays gemm only (this op has golden kernels only)");
     if (s.impl == CudaImpl::Nccl && op != "all_reduce")
         return golden::opError(op, "impl=nccl replays all_reduce only");
 
@@ -110,17 +124,19 @@ Result<CudaOpSettings> parseCudaOpSettings(const std::string& op, const std::map
     if (!tf32) return tf32.error();
     s.tf32 = *tf32;
     if (s.tf32 && s.impl != CudaImpl::Cublas && s.impl != CudaImpl::CublasLt)
-        return golden::opError(op, "tf32=1 needs impl=cublas or impl=cublaslt (golden kernels never use TF32)");
+        return golden::opError(op,
+                               "tf32=1 needs impl=cublas or impl=cublaslt (golden kernels never use TF32)");
 
     // Settings read by one library only.
     auto onlyFor = [&](const char* key, CudaImpl wanted) -> Status {
         if (params.count(key) && s.impl != wanted)
-            return golden::opError(op, std::string("parameter ") + key + " applies to impl=" + cudaImplName(wanted) +
-                                           ", not impl=" + implName);
+            return golden::opError(op, std::string("parameter ") + key + " applies to impl=" +
+                                           cudaImplName(wanted) + ", not impl=" + implName);
         return Status::success();
     };
-    for (auto [key, wanted] : {std::pair{"math_mode", CudaImpl::Cublas}, std::pair{"compute_type", CudaImpl::CublasLt},
-                               std::pair{"algo", CudaImpl::CublasLt}, std::pair{"workspace", CudaImpl::CublasLt}})
+    for (auto [key, wanted] :
+         {std::pair{"math_mode", CudaImpl::Cublas}, std::pair{"compute_type", CudaImpl::CublasLt},
+          std::pair{"algo", CudaImpl::CublasLt}, std::pair{"workspace", CudaImpl::CublasLt}})
         if (Status st = onlyFor(key, wanted); !st) return st.error();
 
     if (s.impl == CudaImpl::Cublas) {
@@ -136,7 +152,8 @@ Result<CudaOpSettings> parseCudaOpSettings(const std::string& op, const std::map
             else if (m == "TF32" || m == "CUBLAS_TF32_TENSOR_OP_MATH")
                 s.mathMode = CublasMathMode::Tf32;
             else
-                return golden::opError(op, "parameter math_mode=" + *mm + " is not default, pedantic or tf32");
+                return golden::opError(op,
+                                       "parameter math_mode=" + *mm + " is not default, pedantic or tf32");
             if (s.mathMode == CublasMathMode::Tf32 && params.count("tf32") && !s.tf32)
                 return golden::opError(op, "math_mode=tf32 contradicts tf32=0");
             if (s.tf32 && s.mathMode == CublasMathMode::Pedantic)

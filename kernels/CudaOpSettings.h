@@ -48,7 +48,8 @@ struct CudaOpSettings {
 };
 
 // Errors read "op NAME: parameter impl=X is not golden, cublas, cublaslt or nccl" and the like.
-Result<CudaOpSettings> parseCudaOpSettings(const std::string& op, const std::map<std::string, AttrValue>& params);
+Result<CudaOpSettings> parseCudaOpSettings(const std::string& op,
+                                           const std::map<std::string, AttrValue>& params);
 
 // The compute type a cublaslt gemm runs with: the setting, or (Auto) 32F_FAST_TF32 with tf32,
 // 32F_PEDANTIC for float32 inputs, 32F for narrow inputs (whose kernels have no pedantic form).

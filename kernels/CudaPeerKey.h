@@ -10,14 +10,14 @@
 namespace faultline::cuda {
 
 struct CudaPeerIdentity {
-    std::string name;          // cudaDeviceProp::name, e.g. "NVIDIA H200"
+    std::string name;  // cudaDeviceProp::name, e.g. "NVIDIA H200"
     int smCount = 0;
     int ccMajor = 0, ccMinor = 0;
-    int driverVersion = 0;     // cudaDriverGetVersion, e.g. 13000
-    int runtimeVersion = 0;    // cudaRuntimeGetVersion
-    int cublasVersion = 0;     // major*10000 + minor*100 + patch (cublasGetProperty)
+    int driverVersion = 0;       // cudaDriverGetVersion, e.g. 13000
+    int runtimeVersion = 0;      // cudaRuntimeGetVersion
+    int cublasVersion = 0;       // major*10000 + minor*100 + patch (cublasGetProperty)
     size_t cublasLtVersion = 0;  // cublasLtGetVersion
-    int ncclVersion = 0;       // ncclGetVersion; 0 = this build has no NCCL
+    int ncclVersion = 0;         // ncclGetVersion; 0 = this build has no NCCL
 };
 
 // "NVIDIA H200, 132 SMs, sm_90, driver 13000, runtime 13000, cuBLAS 130100, cuBLASLt 130100,

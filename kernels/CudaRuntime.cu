@@ -23,29 +23,29 @@ Error cudaErrorFor(int device, const std::string& what, int code)
 bool isStickyCudaError(int code)
 {
     switch (static_cast<cudaError_t>(code)) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorECCUncorrectable:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorContextIsDestroyed:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorUnknown:
-    // Hopper and later: an uncontained HBM or NVLink fault, a tensor-memory leak, a terminated
-    // MPS client, an external device error: the process must be terminated and relaunched.
-    case cudaErrorNvlinkUncorrectable:
-    case cudaErrorContained:
-    case cudaErrorTensorMemoryLeak:
-    case cudaErrorMpsClientTerminated:
-    case cudaErrorExternalDevice:
-        return true;
-    default:
-        return false;
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorECCUncorrectable:
+        case cudaErrorHardwareStackError:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorAssert:
+        case cudaErrorContextIsDestroyed:
+        case cudaErrorDevicesUnavailable:
+        case cudaErrorUnknown:
+        // Hopper and later: an uncontained HBM or NVLink fault, a tensor-memory leak, a terminated
+        // MPS client, an external device error: the process must be terminated and relaunched.
+        case cudaErrorNvlinkUncorrectable:
+        case cudaErrorContained:
+        case cudaErrorTensorMemoryLeak:
+        case cudaErrorMpsClientTerminated:
+        case cudaErrorExternalDevice:
+            return true;
+        default:
+            return false;
     }
 }
 

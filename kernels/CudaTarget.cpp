@@ -11,8 +11,8 @@
 
 #include "CompareKernel.h"
 #include "CublasLtGemm.h"
-#include "CudaPeerKey.h"
 #include "CudaOpSettings.h"
+#include "CudaPeerKey.h"
 #include "CudaRuntime.h"
 #include "DeviceThread.h"
 #include "GoldenKernels.h"
@@ -52,8 +52,10 @@ struct GemmShape {
 Result<GemmShape> gemmShape(golden::GoldenInputs in, const OpParams& p, const golden::OutputSpec& out)
 {
     GemmShape s;
-    auto ta = golden::paramBool("gemm", p, "trans_a", false), tb = golden::paramBool("gemm", p, "trans_b", false);
-    auto alpha = golden::paramFloat("gemm", p, "alpha", 1.0), beta = golden::paramFloat("gemm", p, "beta", 0.0);
+    auto ta = golden::paramBool("gemm", p, "trans_a", false),
+         tb = golden::paramBool("gemm", p, "trans_b", false);
+    auto alpha = golden::paramFloat("gemm", p, "alpha", 1.0),
+         beta = golden::paramFloat("gemm", p, "beta", 0.0);
     if (!ta) return ta.error();
     if (!tb) return tb.error();
     if (!alpha) return alpha.error();
@@ -68,7 +70,8 @@ Result<GemmShape> gemmShape(golden::GoldenInputs in, const OpParams& p, const go
     s.k = int64_t(s.transA ? a[a.size() - 2] : a[a.size() - 1]);
     const std::vector<uint64_t> batchShape(out.shape.begin(), out.shape.end() - 2);
     s.batch = int64_t(golden::elementCountOf(batchShape));
-    const std::vector<uint64_t> aBatch(a.begin(), a.end() - 2), bBatch(in[1].shape.begin(), in[1].shape.end() - 2);
+    const std::vector<uint64_t> aBatch(a.begin(), a.end() - 2),
+        bBatch(in[1].shape.begin(), in[1].shape.end() - 2);
     s.aOffsets = golden::broadcastIndex(aBatch, batchShape, s.m * s.k);
     s.bOffsets = golden::broadcastIndex(bBatch, batchShape, s.k * s.n);
     if (in.size() == 3 && s.beta != 0.0f) {
@@ -84,9 +87,12 @@ Result<GemmShape> gemmShape(golden::GoldenInputs in, const OpParams& p, const go
 ReduceKind reduceKindOf(golden::ReduceOp op)
 {
     switch (op) {
-    case golden::ReduceOp::Sum: return ReduceKind::Sum;
-    case golden::ReduceOp::Max: return ReduceKind::Max;
-    case golden::ReduceOp::Min: return ReduceKind::Min;
+        case golden::ReduceOp::Sum:
+            return ReduceKind::Sum;
+        case golden::ReduceOp::Max:
+            return ReduceKind::Max;
+        case golden::ReduceOp::Min:
+            return ReduceKind::Min;
     }
     return ReduceKind::Sum;
 }
@@ -153,8 +159,9 @@ public:
             m_smCount = prop.multiProcessorCount;
             m_peerKey = cudaPeerKeyOfDevice(m_device);
             m_description = "cuda:" + std::to_string(m_device) + ": " + prop.name + " (" +
-                            std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
-                            std::to_string(prop.minor) + ", pci " + std::to_string(prop.pciBusID) +
+                            std::to_string(prop.multiProcessorCount) + " SMs, sm_" +
+                            std::to_string(prop.major) + std::to_string(prop.minor) + ", pci " +
+                            std::to_string(prop.pciBusID) +
                             "); golden kernels, cuBLAS/cuBLASLt with impl=cublas/cublaslt" +
                             (ncclBuilt() ? ", NCCL with impl=nccl" : "");
             m_lt = std::make_unique<CublasLtRunner>(m_device);
@@ -222,9 +229,11 @@ private:
             }
         } else {
             int32_t* dSm = r.allocate<int32_t>(smBuf, tiles.count());
-            if (r.ok()) r.check(launchOther(r, op, in, p, dIn, dOut, view, dSm, extra), "launching the kernel");
+            if (r.ok())
+                r.check(launchOther(r, op, in, p, dIn, dOut, view, dSm, extra), "launching the kernel");
         }
-        if (r.ok() && spec.dtype == DType::Float32) result.repeatCheck = checkRepeat(r, request, dOut, view, count);
+        if (r.ok() && spec.dtype == DType::Float32)
+            result.repeatCheck = checkRepeat(r, request, dOut, view, count);
         // Identical to the repetition the orchestrator holds: the output stays on the device.
         result.outputOmitted = r.ok() && mayOmitOutput(request, result.repeatCheck, 1);
         if (!result.outputOmitted) r.download(outValues, outBuf, count);
@@ -250,8 +259,8 @@ private:
     // XOR/popcount counts, max error, tile maxima) instead of the host comparing digests of
     // outputs it has already received. Only float32 outputs (whose device floats are exactly the
     // bytes the host sees), so the answer is the digest comparison's.
-    std::optional<RepeatCheck> checkRepeat(OpRun& r, const ReplayRequest& request, const float* dOut, View2d view,
-                                           uint64_t count)
+    std::optional<RepeatCheck> checkRepeat(OpRun& r, const ReplayRequest& request, const float* dOut,
+                                           View2d view, uint64_t count)
     {
         const size_t opIndex = request.op->index;
         const uint64_t inputs = inputsFingerprint(request.op->op, request.inputs);
@@ -264,7 +273,8 @@ private:
             if (count == 0) return std::nullopt;
             float* keep = r.allocate<float>(f.values, count);
             if (r.ok())
-                r.check(int(cudaMemcpyAsync(keep, dOut, count * sizeof(float), cudaMemcpyDeviceToDevice, m_stream)),
+                r.check(int(cudaMemcpyAsync(keep, dOut, count * sizeof(float), cudaMemcpyDeviceToDevice,
+                                            m_stream)),
                         "keeping the first repetition");
             if (!r.ok()) return std::nullopt;
             f.opIndex = opIndex;
@@ -276,9 +286,11 @@ private:
         }
         std::vector<float> tileMax;
         int code = 0;
-        auto s = compareOnDevice(m_device, f.values.as<float>(), dOut, view, kCompareTile, &tileMax, m_stream, &code);
+        auto s = compareOnDevice(m_device, f.values.as<float>(), dOut, view, kCompareTile, &tileMax, m_stream,
+                                 &code);
         if (!s) {
-            r.fail(s.error(), code);  // the op's own kernel may have faulted: keep the code for the sticky check
+            r.fail(s.error(),
+                   code);  // the op's own kernel may have faulted: keep the code for the sticky check
             return std::nullopt;
         }
         RepeatCheck c;
@@ -295,7 +307,8 @@ private:
         return c;
     }
 
-    void runGoldenGemm(OpRun& r, const GemmShape& s, const float* a, const float* b, float* out, int32_t* tileSm)
+    void runGoldenGemm(OpRun& r, const GemmShape& s, const float* a, const float* b, float* out,
+                       int32_t* tileSm)
     {
         DeviceBuffer aOff, bOff, cBuf;
         DeviceGemm g;
@@ -323,7 +336,8 @@ private:
     }
 
     // D (row-major m x n) = op(A) op(B) is, column-major, D^T = op(B)^T op(A)^T.
-    void runCublas(OpRun& r, const GemmShape& s, const float* a, const float* b, float* out, CublasMathMode mode)
+    void runCublas(OpRun& r, const GemmShape& s, const float* a, const float* b, float* out,
+                   CublasMathMode mode)
     {
         if (!r.ok()) return;
         if (!m_cublas) {
@@ -336,26 +350,29 @@ private:
             }
             cublasSetStream(m_cublas, m_stream);
         }
-        const cublasMath_t math = mode == CublasMathMode::Tf32       ? CUBLAS_TF32_TENSOR_OP_MATH
+        const cublasMath_t math = mode == CublasMathMode::Tf32      ? CUBLAS_TF32_TENSOR_OP_MATH
                                   : mode == CublasMathMode::Default ? CUBLAS_DEFAULT_MATH
                                                                     : CUBLAS_PEDANTIC_MATH;
         cublasStatus_t cs = cublasSetMathMode(m_cublas, math);
         const size_t perBatch = size_t(s.m * s.n);
         if (s.readC && cs == CUBLAS_STATUS_SUCCESS) {
             // D starts as the broadcast C; cuBLAS computes alpha op(A) op(B) + beta D in place.
-            r.check(int(cudaMemcpyAsync(out, s.c.data(), s.c.size() * sizeof(float), cudaMemcpyHostToDevice, m_stream)),
+            r.check(int(cudaMemcpyAsync(out, s.c.data(), s.c.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                        m_stream)),
                     "cudaMemcpy to device");
         }
         const float beta = s.readC ? s.beta : 0.0f;
         for (int64_t bi = 0; bi < s.batch && r.ok() && cs == CUBLAS_STATUS_SUCCESS; ++bi) {
             if (s.k == 0 && !s.readC) {
-                r.check(int(cudaMemsetAsync(out + bi * perBatch, 0, perBatch * sizeof(float), m_stream)), "cudaMemset");
+                r.check(int(cudaMemsetAsync(out + bi * perBatch, 0, perBatch * sizeof(float), m_stream)),
+                        "cudaMemset");
                 continue;
             }
-            cs = cublasSgemm(m_cublas, s.transB ? CUBLAS_OP_T : CUBLAS_OP_N, s.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             int(s.n), int(s.m), int(s.k), &s.alpha, b + s.bOffsets[size_t(bi)],
-                             leading(s.transB ? s.k : s.n), a + s.aOffsets[size_t(bi)],
-                             leading(s.transA ? s.m : s.k), &beta, out + bi * perBatch, leading(s.n));
+            cs = cublasSgemm(m_cublas, s.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             s.transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(s.n), int(s.m), int(s.k), &s.alpha,
+                             b + s.bOffsets[size_t(bi)], leading(s.transB ? s.k : s.n),
+                             a + s.aOffsets[size_t(bi)], leading(s.transA ? s.m : s.k), &beta,
+                             out + bi * perBatch, leading(s.n));
         }
         if (cs != CUBLAS_STATUS_SUCCESS) {
             const int rc = int(cudaPeekAtLastError());
@@ -370,8 +387,9 @@ private:
                                      const CudaOpSettings& settings, const golden::OutputSpec& spec)
     {
         if (in[0].dtype != in[1].dtype)
-            return Error{"cuda:" + std::to_string(m_device) + ": cublaslt replay needs A and B of one dtype (" +
-                         std::string(dtypeName(in[0].dtype)) + ", " + std::string(dtypeName(in[1].dtype)) + ")"};
+            return Error{
+                "cuda:" + std::to_string(m_device) + ": cublaslt replay needs A and B of one dtype (" +
+                std::string(dtypeName(in[0].dtype)) + ", " + std::string(dtypeName(in[1].dtype)) + ")"};
         auto shape = gemmShape(in, p, spec);
         if (!shape) return shape.error();
         auto types = ltTypes(in[0].dtype, spec.dtype);
@@ -404,8 +422,8 @@ private:
             if (Status st = m_lt->run(g, settings, m_stream, &code); !st) r.fail(st.error(), code);
         }
         if (r.ok() && out.byteCount())
-            r.check(int(cudaMemcpyAsync(out.data.data(), dBuf.as<void>(), out.byteCount(), cudaMemcpyDeviceToHost,
-                                        m_stream)),
+            r.check(int(cudaMemcpyAsync(out.data.data(), dBuf.as<void>(), out.byteCount(),
+                                        cudaMemcpyDeviceToHost, m_stream)),
                     "cudaMemcpy to host");
         if (r.ok()) r.check(int(cudaStreamSynchronize(m_stream)), "running cublasLtMatmul");
         if (!r.ok()) return r.error();
@@ -439,24 +457,31 @@ private:
     }
 
     int launchOther(OpRun& r, const std::string& op, golden::GoldenInputs in, const OpParams& p,
-                    const std::vector<float*>& dIn, float* dOut, View2d view, int32_t* dSm, DeviceBuffer& extra)
+                    const std::vector<float*>& dIn, float* dOut, View2d view, int32_t* dSm,
+                    DeviceBuffer& extra)
     {
-        if (op == "add") return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm, m_stream);
-        if (op == "mul") return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm, m_stream);
-        if (op == "silu") return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm, m_stream);
+        if (op == "add")
+            return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm, m_stream);
+        if (op == "mul")
+            return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm, m_stream);
+        if (op == "silu")
+            return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm, m_stream);
         if (op == "gelu") {
             const auto approx = golden::paramString(op, p, "approximate", std::string("none"));
-            const ElementwiseKind kind = approx && *approx == "tanh" ? ElementwiseKind::GeluTanh : ElementwiseKind::GeluErf;
+            const ElementwiseKind kind =
+                approx && *approx == "tanh" ? ElementwiseKind::GeluTanh : ElementwiseKind::GeluErf;
             return launchGoldenElementwise(kind, dIn[0], nullptr, dOut, view, dSm, m_stream);
         }
         if (op == "softmax") {
             const bool hasScale = p.count("scale") != 0;
-            const auto scale = hasScale ? golden::paramFloat(op, p, "scale", std::nullopt) : Result<float>(1.0f);
+            const auto scale =
+                hasScale ? golden::paramFloat(op, p, "scale", std::nullopt) : Result<float>(1.0f);
             return launchGoldenSoftmax(dIn[0], dOut, view, hasScale, scale ? *scale : 1.0f, dSm, m_stream);
         }
         if (op == "layernorm") {
             const auto eps = golden::paramEps(op, p, 1e-5);
-            return launchGoldenLayerNorm(dIn[0], dIn[1], dIn[2], dOut, view, eps ? *eps : 1e-5f, dSm, m_stream);
+            return launchGoldenLayerNorm(dIn[0], dIn[1], dIn[2], dOut, view, eps ? *eps : 1e-5f, dSm,
+                                         m_stream);
         }
         if (op == "rmsnorm") {
             const auto eps = golden::paramEps(op, p, std::nullopt);
@@ -479,7 +504,8 @@ private:
             const auto scale = golden::paramFloat(op, p, "scale", 1.0 / std::sqrt(double(q[3])));
             a.causal = causal && *causal;
             a.scale = scale ? *scale : 1.0f;
-            a.scratch = r.allocate<float>(extra, attentionScratchFloats(uint64_t(a.heads) * uint64_t(a.sq), uint64_t(a.sk)));
+            a.scratch = r.allocate<float>(
+                extra, attentionScratchFloats(uint64_t(a.heads) * uint64_t(a.sq), uint64_t(a.sk)));
             a.tileSm = dSm;
             if (!r.ok()) return 0;  // the allocation's error is recorded already
             const int rc = launchGoldenAttention(a, m_stream);
@@ -493,8 +519,8 @@ private:
             const float* const* dPtrs =
                 r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
             if (!r.ok()) return 0;
-            const int rc = launchGoldenAllReduce(reduceKindOf(reduce ? *reduce : golden::ReduceOp::Sum), dPtrs,
-                                                 int32_t(ptrs.size()), dOut, view, dSm, m_stream);
+            const int rc = launchGoldenAllReduce(reduceKindOf(reduce ? *reduce : golden::ReduceOp::Sum),
+                                                 dPtrs, int32_t(ptrs.size()), dOut, view, dSm, m_stream);
             // The pointer array is freed when the caller returns: wait for the kernel first.
             return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
         }
@@ -531,8 +557,8 @@ Result<std::unique_ptr<Target>> createCudaTarget(const TargetSpec& spec)
     auto count = deviceCount();
     if (!count) return Error{"target '" + spec.text + "': " + count.message()};
     if (index >= *count)
-        return Error{"target '" + spec.text + "': no such device (this machine has " + std::to_string(*count) +
-                     " CUDA device(s))"};
+        return Error{"target '" + spec.text + "': no such device (this machine has " +
+                     std::to_string(*count) + " CUDA device(s))"};
     auto target = std::make_unique<CudaTarget>(spec, index);
     if (Status s = target->initOnDevice(); !s) return Error{"target '" + spec.text + "': " + s.message()};
     return std::unique_ptr<Target>(std::move(target));

@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(kGemmThreads)
     const int tid = int(threadIdx.x);
     const int tx = tid % kLanes, ty = tid / kLanes;
     const int64_t batch = batchBase + blockIdx.z;
-    const int64_t row0 = (rowBlockBase + int64_t(blockIdx.y)) * kGemmBlock, col0 = int64_t(blockIdx.x) * kGemmBlock;
+    const int64_t row0 = (rowBlockBase + int64_t(blockIdx.y)) * kGemmBlock,
+                  col0 = int64_t(blockIdx.x) * kGemmBlock;
     const float* a = g.a + (g.aOffsets ? g.aOffsets[batch] : 0);
     const float* b = g.b + (g.bOffsets ? g.bOffsets[batch] : 0);
     const bool aKFast = g.aColStride == 1;  // A's k index is contiguous: load along k
@@ -123,11 +124,16 @@ __global__ void smIdBoundKernel(int32_t* out)
 __device__ __forceinline__ float applyElementwise(ElementwiseKind kind, float x, float y)
 {
     switch (kind) {
-    case ElementwiseKind::Add: return __fadd_rn(x, y);
-    case ElementwiseKind::Mul: return __fmul_rn(x, y);
-    case ElementwiseKind::GeluErf: return golden::geluErfGolden(x);
-    case ElementwiseKind::GeluTanh: return golden::geluTanhGolden(x);
-    case ElementwiseKind::Silu: return golden::siluGolden(x);
+        case ElementwiseKind::Add:
+            return __fadd_rn(x, y);
+        case ElementwiseKind::Mul:
+            return __fmul_rn(x, y);
+        case ElementwiseKind::GeluErf:
+            return golden::geluErfGolden(x);
+        case ElementwiseKind::GeluTanh:
+            return golden::geluTanhGolden(x);
+        case ElementwiseKind::Silu:
+            return golden::siluGolden(x);
     }
     return x;
 }
@@ -162,7 +168,8 @@ __device__ __forceinline__ float warpCombineSum(float v)
 
 __device__ __forceinline__ float warpCombineMax(float v)
 {
-    for (int off = golden::kTreeLanes / 2; off > 0; off /= 2) v = goldenMax(v, __shfl_down_sync(kFullMask, v, off));
+    for (int off = golden::kTreeLanes / 2; off > 0; off /= 2)
+        v = goldenMax(v, __shfl_down_sync(kFullMask, v, off));
     return __shfl_sync(kFullMask, v, 0);
 }
 
@@ -231,7 +238,8 @@ __global__ void goldenRowKernel(RowArgs a)
         if (row < a.v.rows) runRow(a, row, lane);
         if (a.tileSm) {
             const int32_t sm = currentSm();
-            for (uint64_t c = threadIdx.x; c < a.tg.tileCols; c += blockDim.x) a.tileSm[band * a.tg.tileCols + c] = sm;
+            for (uint64_t c = threadIdx.x; c < a.tg.tileCols; c += blockDim.x)
+                a.tileSm[band * a.tg.tileCols + c] = sm;
         }
     }
 }
@@ -250,8 +258,8 @@ int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream)
     if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return int(cudaSuccess);
     const uint32_t smTile = gemmSmTile(g.batch, g.m);
     for (const GemmLaunch& l : gemmLaunches(g.batch, g.m, g.n)) {
-        goldenGemmKernel<<<dim3(l.blocks.x, l.blocks.y, l.blocks.z), kGemmThreads, 0, stream>>>(g, smTile, l.batchBase,
-                                                                                               l.rowBlockBase);
+        goldenGemmKernel<<<dim3(l.blocks.x, l.blocks.y, l.blocks.z), kGemmThreads, 0, stream>>>(
+            g, smTile, l.batchBase, l.rowBlockBase);
         if (const int rc = int(cudaGetLastError()); rc != 0) return rc;
     }
     return int(cudaSuccess);
@@ -274,23 +282,25 @@ int launchGoldenElementwise(ElementwiseKind kind, const float* x, const float* y
 {
     if (v.rows == 0 || v.cols == 0) return int(cudaSuccess);
     const TileGrid tg = tileGrid(v, kSmallTile);
-    goldenElementwiseKernel<<<gridFor(tg.count()), kSmallTile * kSmallTile, 0, stream>>>(kind, x, y, out, v, tg,
-                                                                                          tileSm);
+    goldenElementwiseKernel<<<gridFor(tg.count()), kSmallTile * kSmallTile, 0, stream>>>(kind, x, y, out, v,
+                                                                                         tg, tileSm);
     return int(cudaGetLastError());
 }
 
-int launchGoldenLayerNorm(const float* x, const float* gamma, const float* beta, float* y, View2d v, float eps,
-                          int32_t* tileSm, cudaStream_t stream)
+int launchGoldenLayerNorm(const float* x, const float* gamma, const float* beta, float* y, View2d v,
+                          float eps, int32_t* tileSm, cudaStream_t stream)
 {
-    return launchRow({RowKind::LayerNorm, x, gamma, beta, y, v, tileGrid(v, kSmallTile), eps, false, 1.0f, tileSm},
-                     stream);
+    return launchRow(
+        {RowKind::LayerNorm, x, gamma, beta, y, v, tileGrid(v, kSmallTile), eps, false, 1.0f, tileSm},
+        stream);
 }
 
 int launchGoldenRmsNorm(const float* x, const float* gamma, float* y, View2d v, float eps, int32_t* tileSm,
                         cudaStream_t stream)
 {
-    return launchRow({RowKind::RmsNorm, x, gamma, nullptr, y, v, tileGrid(v, kSmallTile), eps, false, 1.0f, tileSm},
-                     stream);
+    return launchRow(
+        {RowKind::RmsNorm, x, gamma, nullptr, y, v, tileGrid(v, kSmallTile), eps, false, 1.0f, tileSm},
+        stream);
 }
 
 int launchGoldenSoftmax(const float* x, float* y, View2d v, bool hasScale, float scale, int32_t* tileSm,

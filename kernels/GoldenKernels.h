@@ -30,7 +30,7 @@ struct DeviceGemm {
     const float* c = nullptr;  // batch x m x n, already broadcast; read only when readC
     bool readC = false;
     float alpha = 1.0f, beta = 0.0f;
-    float* out = nullptr;      // batch x m x n
+    float* out = nullptr;       // batch x m x n
     int32_t* tileSm = nullptr;  // gemmTileMap({batch*m, n}, batch, m).count() entries, or nullptr
 };
 
@@ -47,8 +47,8 @@ int launchGoldenElementwise(ElementwiseKind kind, const float* x, const float* y
                             int32_t* tileSm, cudaStream_t stream);
 
 // Row ops over the last axis (v.cols = n), one warp per row; tileSm as for element-wise.
-int launchGoldenLayerNorm(const float* x, const float* gamma, const float* beta, float* y, View2d v, float eps,
-                          int32_t* tileSm, cudaStream_t stream);
+int launchGoldenLayerNorm(const float* x, const float* gamma, const float* beta, float* y, View2d v,
+                          float eps, int32_t* tileSm, cudaStream_t stream);
 int launchGoldenRmsNorm(const float* x, const float* gamma, float* y, View2d v, float eps, int32_t* tileSm,
                         cudaStream_t stream);
 int launchGoldenSoftmax(const float* x, float* y, View2d v, bool hasScale, float scale, int32_t* tileSm,

@@ -90,7 +90,8 @@ uint64_t tileIndexOf(const TileGrid& g, uint64_t row, uint64_t col)
 uint64_t countBadTileSm(const std::vector<int32_t>& sm, const TileGrid& g, int smIdBound)
 {
     if (sm.size() != g.count()) return std::max<uint64_t>(g.count(), sm.size());
-    return uint64_t(std::count_if(sm.begin(), sm.end(), [smIdBound](int32_t s) { return s < 0 || s >= smIdBound; }));
+    return uint64_t(
+        std::count_if(sm.begin(), sm.end(), [smIdBound](int32_t s) { return s < 0 || s >= smIdBound; }));
 }
 
 }  // namespace faultline::cuda

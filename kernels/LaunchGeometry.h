@@ -27,7 +27,7 @@ struct View2d {
 View2d view2d(const std::vector<uint64_t>& shape);
 
 struct TileGrid {
-    uint32_t tile = 0;            // edge of a square tile, in elements
+    uint32_t tile = 0;  // edge of a square tile, in elements
     uint64_t tileRows = 0, tileCols = 0;
     uint64_t count() const { return tileRows * tileCols; }
 };

@@ -35,11 +35,15 @@ int ncclLibraryVersion()
 #endif
 }
 
-Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, size_t rankCount, int deviceCount)
+Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, size_t rankCount,
+                                         int deviceCount)
 {
-    if (rankCount < 2) return Error{"impl=nccl needs at least 2 ranks (this all_reduce has " + std::to_string(rankCount) + ")"};
+    if (rankCount < 2)
+        return Error{"impl=nccl needs at least 2 ranks (this all_reduce has " + std::to_string(rankCount) +
+                     ")"};
     if (deviceCount < 2)
-        return Error{"impl=nccl needs at least 2 local GPUs (this machine has " + std::to_string(deviceCount) + ")"};
+        return Error{"impl=nccl needs at least 2 local GPUs (this machine has " +
+                     std::to_string(deviceCount) + ")"};
     std::vector<int> devices;
     bool fromLabels = labels.size() == rankCount;
     for (size_t r = 0; fromLabels && r < rankCount; ++r) {
@@ -67,8 +71,9 @@ Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, si
     std::set<int> seen;
     for (size_t r = 0; r < devices.size(); ++r) {
         if (devices[r] >= deviceCount)
-            return Error{"impl=nccl: rank " + std::to_string(r) + " is on cuda:" + std::to_string(devices[r]) +
-                         " but this machine has " + std::to_string(deviceCount) + " GPUs"};
+            return Error{"impl=nccl: rank " + std::to_string(r) +
+                         " is on cuda:" + std::to_string(devices[r]) + " but this machine has " +
+                         std::to_string(deviceCount) + " GPUs"};
         if (!seen.insert(devices[r]).second)
             return Error{"impl=nccl: cuda:" + std::to_string(devices[r]) + " holds two ranks"};
     }
@@ -82,20 +87,28 @@ namespace {
 Result<ncclDataType_t> ncclTypeOf(DType t)
 {
     switch (t) {
-    case DType::Float32: return ncclFloat32;
-    case DType::Float16: return ncclFloat16;
-    case DType::BFloat16: return ncclBfloat16;
-    default: break;
+        case DType::Float32:
+            return ncclFloat32;
+        case DType::Float16:
+            return ncclFloat16;
+        case DType::BFloat16:
+            return ncclBfloat16;
+        default:
+            break;
     }
-    return Error{"impl=nccl replays float32, float16 and bfloat16 all_reduces, not " + std::string(dtypeName(t))};
+    return Error{"impl=nccl replays float32, float16 and bfloat16 all_reduces, not " +
+                 std::string(dtypeName(t))};
 }
 
 ncclRedOp_t ncclOpOf(ReduceKind k)
 {
     switch (k) {
-    case ReduceKind::Sum: return ncclSum;
-    case ReduceKind::Max: return ncclMax;
-    case ReduceKind::Min: return ncclMin;
+        case ReduceKind::Sum:
+            return ncclSum;
+        case ReduceKind::Max:
+            return ncclMax;
+        case ReduceKind::Min:
+            return ncclMin;
     }
     return ncclSum;
 }
@@ -129,8 +142,8 @@ Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind kind, std::span<const H
                                               const std::vector<int>& devices, int* cudaCode)
 {
     if (inputs.size() != devices.size() || inputs.empty())
-        return Error{"impl=nccl: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(devices.size()) +
-                     " devices"};
+        return Error{"impl=nccl: " + std::to_string(inputs.size()) + " inputs for " +
+                     std::to_string(devices.size()) + " devices"};
     auto type = ncclTypeOf(inputs[0].dtype);
     if (!type) return type.error();
     int previous = 0;
@@ -162,7 +175,8 @@ Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind kind, std::span<const H
         if (rc == 0 && bytes) rc = int(cudaMalloc(&rr.send, bytes));
         if (rc == 0 && bytes) rc = int(cudaMalloc(&rr.recv, bytes));
         if (rc == 0 && bytes)
-            rc = int(cudaMemcpyAsync(rr.send, inputs[r].data.data(), bytes, cudaMemcpyHostToDevice, rr.stream));
+            rc = int(
+                cudaMemcpyAsync(rr.send, inputs[r].data.data(), bytes, cudaMemcpyHostToDevice, rr.stream));
         if (rc != 0) cudaFail(rr.device, "preparing an NCCL rank", rc);
     }
     if (!failure && count) {
@@ -171,8 +185,10 @@ Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind kind, std::span<const H
             rc = ncclAllReduce(ranks[r].send, ranks[r].recv, count, *type, ncclOpOf(kind), ranks[r].comm,
                                ranks[r].stream);
         const ncclResult_t end = ncclGroupEnd();
-        if (rc != ncclSuccess) ncclFail("ncclAllReduce", rc);
-        else if (end != ncclSuccess) ncclFail("ncclGroupEnd", end);
+        if (rc != ncclSuccess)
+            ncclFail("ncclAllReduce", rc);
+        else if (end != ncclSuccess)
+            ncclFail("ncclGroupEnd", end);
     }
     std::vector<HostTensor> outputs;
     for (size_t r = 0; r < ranks.size() && !failure; ++r) {
@@ -193,9 +209,11 @@ Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind kind, std::span<const H
 
 #else
 
-Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind, std::span<const HostTensor>, const std::vector<int>&, int*)
+Result<std::vector<HostTensor>> ncclAllReduce(ReduceKind, std::span<const HostTensor>,
+                                              const std::vector<int>&, int*)
 {
-    return Error{"impl=nccl: this build has no NCCL (nccl.h and libnccl were not found when it was configured)"};
+    return Error{
+        "impl=nccl: this build has no NCCL (nccl.h and libnccl were not found when it was configured)"};
 }
 
 #endif

@@ -27,7 +27,8 @@ int ncclLibraryVersion();
 // The local device of each of `rankCount` ranks: the trace's rank labels when every one is
 // "cuda:N" (N distinct and < deviceCount), else ranks 0..rankCount-1 in order. Errors say why
 // the machine cannot host the ranks (fewer than 2 ranks, fewer devices than ranks, repeats).
-Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, size_t rankCount, int deviceCount);
+Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, size_t rankCount,
+                                         int deviceCount);
 
 // Runs the collective; returns every rank's output (all equal on a healthy system). `cudaCode`
 // receives a CUDA error code (for the sticky-error check) when one caused the failure.

@@ -10,8 +10,8 @@ using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr unsigned kMemoryErrorCorrected = 0, kMemoryErrorUncorrected = 1;  // nvmlMemoryErrorType_t
-constexpr unsigned kVolatileEcc = 0, kAggregateEcc = 1;                      // nvmlEccCounterType_t
-constexpr unsigned kTemperatureGpu = 0;                                      // nvmlTemperatureSensors_t
+constexpr unsigned kVolatileEcc = 0, kAggregateEcc = 1;                     // nvmlEccCounterType_t
+constexpr unsigned kTemperatureGpu = 0;                                     // nvmlTemperatureSensors_t
 constexpr unsigned kStringLength = 96;
 
 }  // namespace
@@ -87,7 +87,8 @@ NvmlLibrary::~NvmlLibrary()
 std::string NvmlLibrary::driverVersion() const
 {
     char buf[kStringLength] = {};
-    if (!m_ok || !m_api->systemGetDriverVersion || m_api->systemGetDriverVersion(buf, kStringLength) != kNvmlSuccess)
+    if (!m_ok || !m_api->systemGetDriverVersion ||
+        m_api->systemGetDriverVersion(buf, kStringLength) != kNvmlSuccess)
         return {};
     return buf;
 }
@@ -133,7 +134,8 @@ std::optional<GpuHealth> NvmlLibrary::query(const std::string& pciBusId) const
     }
     if (a.getTemperature) {
         unsigned t = 0;
-        if (note("nvmlDeviceGetTemperature", a.getTemperature(dev, kTemperatureGpu, &t))) info.temperatureC = t;
+        if (note("nvmlDeviceGetTemperature", a.getTemperature(dev, kTemperatureGpu, &t)))
+            info.temperatureC = t;
     }
     if (a.getPowerUsage) {
         unsigned mw = 0;

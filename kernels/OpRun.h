@@ -25,7 +25,10 @@ public:
         return int(cudaMalloc(&m_ptr, bytes));
     }
     template <class T>
-    T* as() const { return static_cast<T*>(m_ptr); }
+    T* as() const
+    {
+        return static_cast<T*>(m_ptr);
+    }
     void release()
     {
         cudaFree(m_ptr);
@@ -89,7 +92,8 @@ public:
     {
         dst.resize(count);
         if (!ok() || count == 0) return;
-        check(int(cudaMemcpyAsync(dst.data(), buf.as<T>(), count * sizeof(T), cudaMemcpyDeviceToHost, m_stream)),
+        check(int(cudaMemcpyAsync(dst.data(), buf.as<T>(), count * sizeof(T), cudaMemcpyDeviceToHost,
+                                  m_stream)),
               "cudaMemcpy to host");
     }
     int device() const { return m_device; }

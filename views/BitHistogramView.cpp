@@ -1,5 +1,6 @@
 #include "BitHistogramView.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -9,7 +10,6 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "PlotStyle.h"
 
@@ -21,9 +21,12 @@ const char* const kFields[] = {"sign", "exponent", "mantissa", "value"};
 const BitFlips* flipsOf(const Divergence& d, BitHistogramView::Set set)
 {
     switch (set) {
-    case BitHistogramView::Set::Mismatches: return &d.bits;
-    case BitHistogramView::Set::Beyond: return &d.beyondBits;
-    case BitHistogramView::Set::Anomalies: return &d.anomalyBits;
+        case BitHistogramView::Set::Mismatches:
+            return &d.bits;
+        case BitHistogramView::Set::Beyond:
+            return &d.beyondBits;
+        case BitHistogramView::Set::Anomalies:
+            return &d.anomalyBits;
     }
     return &d.bits;
 }
@@ -117,7 +120,8 @@ std::vector<double> BitHistogramView::shownCounts() const
             bits = std::max(bits, size_t(it->key) + 1);
     std::vector<double> out(bits, 0.0);
     for (QCPBars* b : m_bars)
-        for (auto it = b->data()->constBegin(); it != b->data()->constEnd(); ++it) out[size_t(it->key)] += it->value;
+        for (auto it = b->data()->constBegin(); it != b->data()->constEnd(); ++it)
+            out[size_t(it->key)] += it->value;
     return out;
 }
 
@@ -168,14 +172,17 @@ void BitHistogramView::refresh()
     ticker->setTickStep(nbits <= 16 ? 1.0 : nbits <= 32 ? 4.0 : 8.0);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssNone);
     m_plot->xAxis->setTicker(ticker);
-    const uint64_t setSize = !d ? 0
+    const uint64_t setSize = !d                         ? 0
                              : m_set == Set::Mismatches ? d->mismatches
                              : m_set == Set::Beyond     ? d->beyondTolerance
                                                         : d->anomalies;
-    const char* setName = m_set == Set::Mismatches ? "mismatches" : m_set == Set::Beyond ? "beyond tolerance" : "anomalies";
+    const char* setName = m_set == Set::Mismatches ? "mismatches"
+                          : m_set == Set::Beyond   ? "beyond tolerance"
+                                                   : "anomalies";
     m_title->setText(d ? tr("Bit flips · %1 %2").arg(setSize).arg(tr(setName)) : tr("Bit flips"));
-    m_plot->xAxis->setLabel(d ? tr("bit of %1 (0 = least significant)").arg(QString::fromUtf8(dtypeName(d->dtype).data()))
-                              : tr("bit (0 = least significant)"));
+    m_plot->xAxis->setLabel(
+        d ? tr("bit of %1 (0 = least significant)").arg(QString::fromUtf8(dtypeName(d->dtype).data()))
+          : tr("bit (0 = least significant)"));
     PlotStyle::styleLegend(m_plot->legend);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -49,7 +49,8 @@ quint64 CampaignRunner::startOnWorker(CampaignOptions options, std::vector<size_
     m_state = std::make_shared<JobState>();
     m_running = true;
     auto state = m_state;
-    auto work = [options = std::move(options), ops = std::move(ops), state](QPromise<CampaignOutcome>& promise) {
+    auto work = [options = std::move(options), ops = std::move(ops),
+                 state](QPromise<CampaignOutcome>& promise) {
         // Resuming: Campaign::run checks that the journal belongs to this trace, targets, ops,
         // repetitions and seed, and refuses otherwise.
         Campaign campaign(options);
@@ -60,7 +61,8 @@ quint64 CampaignRunner::startOnWorker(CampaignOptions options, std::vector<size_
         });
         auto report = campaign.run();
         if (report)
-            promise.addResult(CampaignOutcome{std::make_shared<const CampaignReport>(std::move(report).value()), {}});
+            promise.addResult(
+                CampaignOutcome{std::make_shared<const CampaignReport>(std::move(report).value()), {}});
         else
             promise.addResult(CampaignOutcome{nullptr, QString::fromStdString(report.message())});
     };

@@ -75,18 +75,19 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
     m_inventory->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_inventory);
     m_local = makeTable(QStringLiteral("localDevices"),
-                        {tr("Device"), tr("Name"), tr("UUID"), tr("PCI bus id"), tr("Compute"), tr("SMs"), tr("Memory"),
-                         tr("Clocks (MHz)"), tr("ECC"), tr("ECC errors"), tr("Remapped rows"), tr("Temp."), tr("Power"),
-                         tr("Serial"), tr("Peers"), tr("Notes")});
+                        {tr("Device"), tr("Name"), tr("UUID"), tr("PCI bus id"), tr("Compute"), tr("SMs"),
+                         tr("Memory"), tr("Clocks (MHz)"), tr("ECC"), tr("ECC errors"), tr("Remapped rows"),
+                         tr("Temp."), tr("Power"), tr("Serial"), tr("Peers"), tr("Notes")});
     m_local->horizontalHeaderItem(GpuClocks)->setToolTip(tr("SM clock / memory clock"));
     m_local->horizontalHeaderItem(GpuEccErrors)
-        ->setToolTip(tr("Corrected / uncorrected ECC errors: volatile (since the driver loaded) and aggregate "
-                        "(lifetime)"));
+        ->setToolTip(
+            tr("Corrected / uncorrected ECC errors: volatile (since the driver loaded) and aggregate "
+               "(lifetime)"));
     m_local->horizontalHeaderItem(GpuRemapped)->setToolTip(tr("Remapped rows: correctable / uncorrectable"));
-    m_local->horizontalHeaderItem(GpuPeers)
-        ->setToolTip(tr("The GPUs that must give this one's bits on production kernels (cuBLAS, cuBLASLt, NCCL): "
-                        "same model, SM count, compute capability, driver, CUDA runtime and library versions. A "
-                        "replay compares peers bit for bit."));
+    m_local->horizontalHeaderItem(GpuPeers)->setToolTip(
+        tr("The GPUs that must give this one's bits on production kernels (cuBLAS, cuBLASLt, NCCL): "
+           "same model, SM count, compute capability, driver, CUDA runtime and library versions. A "
+           "replay compares peers bit for bit."));
     m_local->hide();
     layout->addWidget(m_local);
     m_health = new HealthPanel;
@@ -94,8 +95,9 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
 
     m_traceTitle = new QLabel(tr("<b>Recorded in the trace</b>"));
     layout->addWidget(m_traceTitle);
-    m_table = makeTable(QStringLiteral("traceDevices"), {tr("Label"), tr("Name"), tr("UUID"), tr("Serial"),
-                                                         tr("PCI bus id"), tr("Driver"), tr("Role"), tr("Notes")});
+    m_table =
+        makeTable(QStringLiteral("traceDevices"), {tr("Label"), tr("Name"), tr("UUID"), tr("Serial"),
+                                                   tr("PCI bus id"), tr("Driver"), tr("Role"), tr("Notes")});
     layout->addWidget(m_table, 1);
 
     m_timer = new QTimer(this);
@@ -161,8 +163,9 @@ void DevicesPanel::onProcessDoneOnUi(quint64 query)
     }
     const QString err = QString::fromLocal8Bit(p->readAllStandardError()).trimmed();
     if (p->exitStatus() != QProcess::NormalExit || p->exitCode() != 0) {
-        QString message = p->exitStatus() == QProcess::NormalExit ? tr("%1 exited with code %2").arg(program).arg(p->exitCode())
-                                                                 : tr("%1 crashed").arg(program);
+        QString message = p->exitStatus() == QProcess::NormalExit
+                              ? tr("%1 exited with code %2").arg(program).arg(p->exitCode())
+                              : tr("%1 crashed").arg(program);
         if (!err.isEmpty()) message += QStringLiteral(": ") + err;
         showInventoryError(message);
         return;
@@ -172,7 +175,8 @@ void DevicesPanel::onProcessDoneOnUi(quint64 query)
 
 void DevicesPanel::showInventoryJson(const QByteArray& json, const QString& source)
 {
-    auto report = parseDeviceReport(std::string_view(json.constData(), size_t(json.size())), source.toStdString());
+    auto report =
+        parseDeviceReport(std::string_view(json.constData(), size_t(json.size())), source.toStdString());
     if (!report) {
         showInventoryError(qs(report.message()));
         return;
@@ -191,14 +195,17 @@ void DevicesPanel::showInventoryJson(const QByteArray& json, const QString& sour
         lines << tr("Replays run on the cpu and sim:* targets.");
     } else {
         const qsizetype n = qsizetype(report->gpus.size());
-        QString versions = (n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n)) +
-                           tr("; CUDA runtime %1, driver API %2")
-                               .arg(cudaVersion(report->cudaRuntimeVersion), cudaVersion(report->cudaDriverVersion));
-        if (!report->driverVersion.empty()) versions += tr(", driver %1").arg(qs(report->driverVersion).toHtmlEscaped());
+        QString versions =
+            (n == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(n)) +
+            tr("; CUDA runtime %1, driver API %2")
+                .arg(cudaVersion(report->cudaRuntimeVersion), cudaVersion(report->cudaDriverVersion));
+        if (!report->driverVersion.empty())
+            versions += tr(", driver %1").arg(qs(report->driverVersion).toHtmlEscaped());
         lines << versions;
         if (!report->nvmlAvailable)
             lines << tr("<i>No NVML health counters: %1</i>")
-                         .arg(qs(report->nvmlError.empty() ? std::string("NVML did not load") : report->nvmlError)
+                         .arg(qs(report->nvmlError.empty() ? std::string("NVML did not load")
+                                                           : report->nvmlError)
                                   .toHtmlEscaped());
     }
     m_inventory->setText(lines.join(QStringLiteral("<br>")));
@@ -241,21 +248,26 @@ void DevicesPanel::fillLocalTable(const DeviceReport& report)
         for (const LocalGpu& other : report.gpus)
             if (other.index != g.index && !g.peerKey.empty() && other.peerKey == g.peerKey)
                 peers << QStringLiteral("cuda:%1").arg(other.index);
-        cells[GpuPeers] = g.peerKey.empty() ? tr("unknown") : peers.isEmpty() ? tr("none") : peers.join(QStringLiteral(", "));
+        cells[GpuPeers] = g.peerKey.empty() ? tr("unknown")
+                          : peers.isEmpty() ? tr("none")
+                                            : peers.join(QStringLiteral(", "));
         tips[GpuPeers] = g.peerKey.empty() ? tr("This worker does not report peer keys") : qs(g.peerKey);
         const bool attention = g.health && g.health->needsAttention();
         if (!g.health) {
-            for (int c : {GpuEccErrors, GpuRemapped, GpuTemperature, GpuPower, GpuSerial}) cells[c] = tr("n/a");
+            for (int c : {GpuEccErrors, GpuRemapped, GpuTemperature, GpuPower, GpuSerial})
+                cells[c] = tr("n/a");
             cells[GpuNotes] = report.nvmlAvailable ? tr("not found in NVML") : tr("no NVML");
         } else {
             const GpuHealth& h = *g.health;
             cells[GpuEccErrors] = tr("vol. %1 / %2, agg. %3 / %4")
                                       .arg(count(h.eccCorrectedVolatile), count(h.eccUncorrectedVolatile),
                                            count(h.eccCorrectedAggregate), count(h.eccUncorrectedAggregate));
-            tips[GpuEccErrors] = tr("Volatile: %1 corrected, %2 uncorrected\nAggregate: %3 corrected, %4 uncorrected")
-                                     .arg(count(h.eccCorrectedVolatile), count(h.eccUncorrectedVolatile),
-                                          count(h.eccCorrectedAggregate), count(h.eccUncorrectedAggregate));
-            cells[GpuRemapped] = QStringLiteral("%1 / %2").arg(count(h.remappedRowsCorrectable), count(h.remappedRowsUncorrectable));
+            tips[GpuEccErrors] =
+                tr("Volatile: %1 corrected, %2 uncorrected\nAggregate: %3 corrected, %4 uncorrected")
+                    .arg(count(h.eccCorrectedVolatile), count(h.eccUncorrectedVolatile),
+                         count(h.eccCorrectedAggregate), count(h.eccUncorrectedAggregate));
+            cells[GpuRemapped] = QStringLiteral("%1 / %2").arg(count(h.remappedRowsCorrectable),
+                                                               count(h.remappedRowsUncorrectable));
             if (h.remapPending.value_or(false)) cells[GpuRemapped] += tr(", pending");
             if (h.remapFailure.value_or(false)) cells[GpuRemapped] += tr(", FAILED");
             cells[GpuTemperature] = h.temperatureC ? tr("%1 °C").arg(*h.temperatureC) : tr("n/a");
@@ -283,8 +295,8 @@ void DevicesPanel::fillLocalTable(const DeviceReport& report)
     }
     m_local->resizeColumnsToContents();
     // As tall as its rows (the trace's devices below get the rest of the dock).
-    int height = m_local->horizontalHeader()->sizeHint().height() + m_local->horizontalScrollBar()->sizeHint().height() +
-                 2 * m_local->frameWidth();
+    int height = m_local->horizontalHeader()->sizeHint().height() +
+                 m_local->horizontalScrollBar()->sizeHint().height() + 2 * m_local->frameWidth();
     for (int row = 0; row < m_local->rowCount(); ++row) height += m_local->rowHeight(row);
     m_local->setMaximumHeight(height);
 }
@@ -296,17 +308,20 @@ void DevicesPanel::setIncident(std::shared_ptr<const Incident> incident)
         m_traceTitle->setText(tr("<b>Recorded in the trace</b> — no trace open"));
         return;
     }
-    m_traceTitle->setText(tr("<b>Recorded in %1</b>").arg(QFileInfo(incident->tracePath).fileName().toHtmlEscaped()));
+    m_traceTitle->setText(
+        tr("<b>Recorded in %1</b>").arg(QFileInfo(incident->tracePath).fileName().toHtmlEscaped()));
     const auto& devices = incident->trace->devices;
     m_table->setRowCount(int(devices.size()));
     for (int row = 0; row < int(devices.size()); ++row) {
         const TraceDevice& d = devices[size_t(row)];
         QStringList notes;
-        for (const auto& [k, v] : d.extra) notes << QStringLiteral("%1=%2").arg(QString::fromStdString(k), QString::fromStdString(v));
-        const QString cells[ColumnCount] = {QString::fromStdString(d.label),    QString::fromStdString(d.name),
-                                            QString::fromStdString(d.uuid),     QString::fromStdString(d.serial),
-                                            QString::fromStdString(d.pciBusId), QString::fromStdString(d.driverVersion),
-                                            QString::fromStdString(d.role),     notes.join(QStringLiteral("; "))};
+        for (const auto& [k, v] : d.extra)
+            notes << QStringLiteral("%1=%2").arg(QString::fromStdString(k), QString::fromStdString(v));
+        const QString cells[ColumnCount] = {
+            QString::fromStdString(d.label),    QString::fromStdString(d.name),
+            QString::fromStdString(d.uuid),     QString::fromStdString(d.serial),
+            QString::fromStdString(d.pciBusId), QString::fromStdString(d.driverVersion),
+            QString::fromStdString(d.role),     notes.join(QStringLiteral("; "))};
         const bool suspect = QString::fromStdString(d.label) == incident->suspectLabel;
         for (int c = 0; c < ColumnCount; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);

@@ -133,12 +133,15 @@ void DivergenceTreeModel::build()
             if (key == 0)
                 sec = section(tr("Trace ops · %1 vs golden model").arg(inc.suspectLabel));
             else if (inc.hasPair())
-                sec = section(tr("Checkpoints · %1 vs %2")
-                                  .arg(QFileInfo(QString::fromStdString(inc.suspectFile->path())).fileName(),
-                                       QFileInfo(QString::fromStdString(inc.referenceFile->path())).fileName()));
+                sec = section(
+                    tr("Checkpoints · %1 vs %2")
+                        .arg(QFileInfo(QString::fromStdString(inc.suspectFile->path())).fileName(),
+                             QFileInfo(QString::fromStdString(inc.referenceFile->path())).fileName()));
             else
-                sec = section(tr("Tensors · %1").arg(QFileInfo(QString::fromStdString(
-                                                            inc.singleFile ? inc.singleFile->path() : "")).fileName()));
+                sec = section(
+                    tr("Tensors · %1")
+                        .arg(QFileInfo(QString::fromStdString(inc.singleFile ? inc.singleFile->path() : ""))
+                                 .fileName()));
         }
         const QStringList parts = splitPath(e.name);
         Node* at = sec;
@@ -274,21 +277,30 @@ QVariant DivergenceTreeModel::displayData(const Node& n, int column) const
 {
     const IncidentEntry* e = n.entry >= 0 ? m_incident->entry(n.entry) : nullptr;
     switch (column) {
-    case Name: return n.label;
-    case Op: return e && e->source == EntrySource::TraceOp ? QStringLiteral("#%1 %2").arg(e->opIndex).arg(e->opKind) : QVariant();
-    case DTypeColumn:
-        if (!e || !e->hasInfo) return {};
-        return QString::fromUtf8(dtypeName(e->dtype).data(), qsizetype(dtypeName(e->dtype).size()));
-    case Shape: return e ? shapeText(*e) : QVariant();
-    case Mismatches: return n.hasStats ? QVariant(QString::number(n.mismatches)) : QVariant();
-    case Beyond: return n.hasStats ? QVariant(QString::number(n.beyond)) : QVariant();
-    case MaxUlp: return n.hasStats ? QVariant(QString::number(n.maxUlp)) : QVariant();
-    case SignatureColumn:
-        if (!e) return n.divergent ? tr("%n divergent", nullptr, n.divergent) : QVariant();
-        if (e->divergence && e->divergence->mismatches > 0)
-            return QString::fromUtf8(signatureKindName(e->divergence->signature.kind).data());
-        return e->verdict;
-    default: return {};
+        case Name:
+            return n.label;
+        case Op:
+            return e && e->source == EntrySource::TraceOp
+                       ? QStringLiteral("#%1 %2").arg(e->opIndex).arg(e->opKind)
+                       : QVariant();
+        case DTypeColumn:
+            if (!e || !e->hasInfo) return {};
+            return QString::fromUtf8(dtypeName(e->dtype).data(), qsizetype(dtypeName(e->dtype).size()));
+        case Shape:
+            return e ? shapeText(*e) : QVariant();
+        case Mismatches:
+            return n.hasStats ? QVariant(QString::number(n.mismatches)) : QVariant();
+        case Beyond:
+            return n.hasStats ? QVariant(QString::number(n.beyond)) : QVariant();
+        case MaxUlp:
+            return n.hasStats ? QVariant(QString::number(n.maxUlp)) : QVariant();
+        case SignatureColumn:
+            if (!e) return n.divergent ? tr("%n divergent", nullptr, n.divergent) : QVariant();
+            if (e->divergence && e->divergence->mismatches > 0)
+                return QString::fromUtf8(signatureKindName(e->divergence->signature.kind).data());
+            return e->verdict;
+        default:
+            return {};
     }
 }
 
@@ -296,12 +308,19 @@ QVariant DivergenceTreeModel::sortData(const Node& n, int column) const
 {
     const IncidentEntry* e = n.entry >= 0 ? m_incident->entry(n.entry) : nullptr;
     switch (column) {
-    case Op: return e ? QVariant::fromValue<qulonglong>(e->opIndex) : QVariant::fromValue<qulonglong>(~0ull);
-    case Shape: return e && e->hasInfo ? QVariant::fromValue<qulonglong>(elementCount(e->shape)) : QVariant::fromValue<qulonglong>(0);
-    case Mismatches: return QVariant::fromValue<qulonglong>(n.mismatches);
-    case Beyond: return QVariant::fromValue<qulonglong>(n.beyond);
-    case MaxUlp: return QVariant::fromValue<qulonglong>(n.maxUlp);
-    default: return displayData(n, column);
+        case Op:
+            return e ? QVariant::fromValue<qulonglong>(e->opIndex) : QVariant::fromValue<qulonglong>(~0ull);
+        case Shape:
+            return e && e->hasInfo ? QVariant::fromValue<qulonglong>(elementCount(e->shape))
+                                   : QVariant::fromValue<qulonglong>(0);
+        case Mismatches:
+            return QVariant::fromValue<qulonglong>(n.mismatches);
+        case Beyond:
+            return QVariant::fromValue<qulonglong>(n.beyond);
+        case MaxUlp:
+            return QVariant::fromValue<qulonglong>(n.maxUlp);
+        default:
+            return displayData(n, column);
     }
 }
 
@@ -312,46 +331,53 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
     const IncidentEntry* e = n.entry >= 0 ? m_incident->entry(n.entry) : nullptr;
     const bool first = e && m_incident->firstDivergentEntry && *m_incident->firstDivergentEntry == e->id;
     switch (role) {
-    case Qt::DisplayRole: return displayData(n, index.column());
-    case SortRole: return sortData(n, index.column());
-    case EntryRole: return n.entry;
-    case FirstDivergentRole: return first;
-    case Qt::DecorationRole:
-        if (index.column() != Name) return {};
-        if (first) return m_firstIcon;
-        if (e && e->isDivergent()) return m_divergentIcon;
-        return {};
-    case Qt::ForegroundRole:
-        if ((e && e->isDivergent()) || (!e && n.divergent > 0)) return QBrush(PlotStyle::divergentColor());
-        if (e && (e->verdict == QLatin1String("error") || e->verdict == QLatin1String("unpaired")))
-            return QBrush(PlotStyle::warningColor());
-        return {};
-    case Qt::FontRole:
-        if (first) {
-            QFont f;
-            f.setBold(true);
-            return f;
+        case Qt::DisplayRole:
+            return displayData(n, index.column());
+        case SortRole:
+            return sortData(n, index.column());
+        case EntryRole:
+            return n.entry;
+        case FirstDivergentRole:
+            return first;
+        case Qt::DecorationRole:
+            if (index.column() != Name) return {};
+            if (first) return m_firstIcon;
+            if (e && e->isDivergent()) return m_divergentIcon;
+            return {};
+        case Qt::ForegroundRole:
+            if ((e && e->isDivergent()) || (!e && n.divergent > 0))
+                return QBrush(PlotStyle::divergentColor());
+            if (e && (e->verdict == QLatin1String("error") || e->verdict == QLatin1String("unpaired")))
+                return QBrush(PlotStyle::warningColor());
+            return {};
+        case Qt::FontRole:
+            if (first) {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
+            return {};
+        case Qt::TextAlignmentRole:
+            if (index.column() == Mismatches || index.column() == Beyond || index.column() == MaxUlp)
+                return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+            return {};
+        case Qt::ToolTipRole: {
+            if (!e) return n.divergent ? tr("%n divergent below", nullptr, n.divergent) : QVariant();
+            QString tip = QStringLiteral("<b>%1</b><br>%2").arg(e->name.toHtmlEscaped(), e->verdict);
+            if (first) tip += tr("<br><b>First divergent op: the corruption enters here.</b>");
+            if (!e->detail.isEmpty()) tip += QStringLiteral("<br>") + e->detail.toHtmlEscaped();
+            return tip;
         }
-        return {};
-    case Qt::TextAlignmentRole:
-        if (index.column() == Mismatches || index.column() == Beyond || index.column() == MaxUlp)
-            return QVariant(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-    case Qt::ToolTipRole: {
-        if (!e) return n.divergent ? tr("%n divergent below", nullptr, n.divergent) : QVariant();
-        QString tip = QStringLiteral("<b>%1</b><br>%2").arg(e->name.toHtmlEscaped(), e->verdict);
-        if (first) tip += tr("<br><b>First divergent op: the corruption enters here.</b>");
-        if (!e->detail.isEmpty()) tip += QStringLiteral("<br>") + e->detail.toHtmlEscaped();
-        return tip;
-    }
-    default: return {};
+        default:
+            return {};
     }
 }
 
 QVariant DivergenceTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Name", "Op", "Beyond tol.", "Max ULP", "Signature", "Mismatches", "DType", "Shape"};
+    static const char* names[] = {"Name",      "Op",         "Beyond tol.", "Max ULP",
+                                  "Signature", "Mismatches", "DType",       "Shape"};
     if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
     if (role == Qt::ToolTipRole && section == Beyond)
         return tr("Elements beyond tolerance (ops: beyond the golden model's error bound)");

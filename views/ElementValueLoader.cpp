@@ -55,7 +55,8 @@ void ElementValueLoader::reset()
     ++m_currentJob;
 }
 
-Result<ElementValues> ElementValueLoader::load(const Incident& incident, int entryId, const std::atomic<bool>* cancel)
+Result<ElementValues> ElementValueLoader::load(const Incident& incident, int entryId,
+                                               const std::atomic<bool>* cancel)
 {
     const IncidentEntry* e = incident.entry(entryId);
     if (!e || !e->hasInfo) return Error{"no tensor to read"};
@@ -64,14 +65,16 @@ Result<ElementValues> ElementValueLoader::load(const Incident& incident, int ent
     v.dtype = e->dtype;
     setRows(v, e->shape);
     if (v.elements() > kMaxElements)
-        return Error{"element values are kept for tensors up to " + std::to_string(kMaxElements) + " elements"};
+        return Error{"element values are kept for tensors up to " + std::to_string(kMaxElements) +
+                     " elements"};
     if (e->source == EntrySource::TraceOp) {
         if (!incident.trace || e->suspectTensor.empty()) return Error{"no recorded output"};
         const Trace& trace = *incident.trace;
         const TraceOp* op = nullptr;
         for (const TraceOp& o : trace.ops)
             if (o.index == e->opIndex) op = &o;
-        if (!op || !golden::findGoldenOp(op->op)) return Error{"the golden model has no '" + e->opKind.toStdString() + "' op"};
+        if (!op || !golden::findGoldenOp(op->op))
+            return Error{"the golden model has no '" + e->opKind.toStdString() + "' op"};
         auto recorded = loadTensor(*trace.file, e->suspectTensor);
         if (!recorded) return recorded.error();
         if (cancel && cancel->load()) return cancelledError("cancelled");

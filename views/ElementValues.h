@@ -15,7 +15,7 @@ namespace faultline::views {
 struct ElementValues {
     int entryId = -1;
     DType dtype = DType::Float32;
-    uint64_t rows = 0, cols = 0;  // the 2-D view (last dimension = columns)
+    uint64_t rows = 0, cols = 0;           // the 2-D view (last dimension = columns)
     QString suspectLabel, referenceLabel;  // "gpu1 (recorded)", "golden model"
     std::vector<double> suspect, reference;
     std::vector<std::byte> suspectRaw, referenceRaw;  // little-endian elements of dtype

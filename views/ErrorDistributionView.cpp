@@ -1,5 +1,6 @@
 #include "ErrorDistributionView.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -7,7 +8,6 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <qcustomplot.h>
 
 #include "PlotStyle.h"
 
@@ -36,7 +36,8 @@ void setupLogCounts(QCPAxis* axis)
 std::vector<std::pair<double, double>> barsOf(const QCPBars* bars)
 {
     std::vector<std::pair<double, double>> out;
-    for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) out.push_back({it->key, it->value});
+    for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+        out.push_back({it->key, it->value});
     return out;
 }
 
@@ -85,7 +86,8 @@ ErrorDistributionView::ErrorDistributionView(QWidget* parent) : QWidget(parent)
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     layout->addWidget(m_plot, 1);
 
-    connect(m_kindBox, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) { setAbsolute(i == 1); });
+    connect(m_kindBox, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            [this](int i) { setAbsolute(i == 1); });
     PlotStyle::apply(m_plot);
     refresh();
 }

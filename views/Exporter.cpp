@@ -1,11 +1,11 @@
 #include "Exporter.h"
 
+#include <qcustomplot.h>
 #include <QAbstractItemModel>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <functional>
-#include <qcustomplot.h>
 
 namespace faultline::views {
 namespace {
@@ -43,7 +43,8 @@ QString Exporter::toCsv(QAbstractItemModel* model)
     QStringList header;
     for (int c = 0; c < columns; ++c) header << csvField(model->headerData(c, Qt::Horizontal).toString());
     out += header.join(QLatin1Char(',')) + QLatin1Char('\n');
-    std::function<void(const QModelIndex&, const QString&)> rows = [&](const QModelIndex& parent, const QString& path) {
+    std::function<void(const QModelIndex&, const QString&)> rows = [&](const QModelIndex& parent,
+                                                                       const QString& path) {
         while (model->canFetchMore(parent)) model->fetchMore(parent);
         for (int r = 0; r < model->rowCount(parent); ++r) {
             const QModelIndex first = model->index(r, 0, parent);
@@ -51,7 +52,8 @@ QString Exporter::toCsv(QAbstractItemModel* model)
             const QString full = path.isEmpty() ? name : path + QLatin1Char('/') + name;
             QStringList fields;
             fields << csvField(parent.isValid() || model->hasChildren(first) ? full : name);
-            for (int c = 1; c < columns; ++c) fields << csvField(model->data(model->index(r, c, parent)).toString());
+            for (int c = 1; c < columns; ++c)
+                fields << csvField(model->data(model->index(r, c, parent)).toString());
             out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
             if (model->hasChildren(first)) rows(first, full);
         }
@@ -64,7 +66,8 @@ QString Exporter::writeCsv(QAbstractItemModel* model, const QString& path)
 {
     if (!model) return QObject::tr("%1: no table to export").arg(path);
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return QObject::tr("%1: %2").arg(path, file.errorString());
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return QObject::tr("%1: %2").arg(path, file.errorString());
     file.write(toCsv(model).toUtf8());
     if (!file.commit()) return QObject::tr("%1: %2").arg(path, file.errorString());
     return {};

@@ -40,8 +40,8 @@ std::optional<std::pair<uint64_t, uint64_t>> HeatmapGrid::hottestCell() const
     return best;
 }
 
-int HeatmapBinning::chooseLevel(const TilePyramid& pyramid, double visibleRows, double visibleCols, int pixelRows,
-                                int pixelCols)
+int HeatmapBinning::chooseLevel(const TilePyramid& pyramid, double visibleRows, double visibleCols,
+                                int pixelRows, int pixelCols)
 {
     const auto& levels = pyramid.levels();
     if (levels.empty()) return 0;
@@ -66,12 +66,14 @@ double HeatmapBinning::tileValue(const TileLevel& level, size_t tile, HeatmapMet
 {
     if (level.mismatches.empty() || level.mismatches[tile] == 0) return kNaN;
     switch (metric) {
-    case HeatmapMetric::MaxAbsError: {
-        const double v = level.maxAbsError[tile];
-        return v > 0 ? v : kNaN;  // equal-valued mismatches (±0, NaN payloads) have |Δ| = 0
-    }
-    case HeatmapMetric::Mismatches: return double(level.mismatches[tile]);
-    case HeatmapMetric::Beyond: return level.beyond[tile] ? double(level.beyond[tile]) : kNaN;
+        case HeatmapMetric::MaxAbsError: {
+            const double v = level.maxAbsError[tile];
+            return v > 0 ? v : kNaN;  // equal-valued mismatches (±0, NaN payloads) have |Δ| = 0
+        }
+        case HeatmapMetric::Mismatches:
+            return double(level.mismatches[tile]);
+        case HeatmapMetric::Beyond:
+            return level.beyond[tile] ? double(level.beyond[tile]) : kNaN;
     }
     return kNaN;
 }
@@ -101,8 +103,8 @@ HeatmapGrid HeatmapBinning::tileWindow(const TilePyramid& pyramid, int level, He
     return g;
 }
 
-HeatmapGrid HeatmapBinning::elementWindow(const ElementValues& values, HeatmapMetric metric, double r0, double r1,
-                                          double c0, double c1)
+HeatmapGrid HeatmapBinning::elementWindow(const ElementValues& values, HeatmapMetric metric, double r0,
+                                          double r1, double c0, double c1)
 {
     HeatmapGrid g;
     g.level = HeatmapGrid::kElementLevel;
@@ -122,7 +124,7 @@ HeatmapGrid HeatmapBinning::elementWindow(const ElementValues& values, HeatmapMe
             if (metric == HeatmapMetric::MaxAbsError) {
                 const double s = values.suspect[size_t(i)], ref = values.reference[size_t(i)];
                 v = std::isfinite(s) && std::isfinite(ref) ? std::fabs(s - ref)
-                                                            : std::numeric_limits<double>::infinity();
+                                                           : std::numeric_limits<double>::infinity();
                 if (v == 0) v = kNaN;
             }
             g.values[size_t(r * g.cols + c)] = v;

@@ -41,8 +41,8 @@ public:
 
     // The cells of `level` that intersect element rows [r0, r1) and cols [c0, c1) (clamped to
     // the matrix). Cells without a mismatch are NaN.
-    static HeatmapGrid tileWindow(const TilePyramid& pyramid, int level, HeatmapMetric metric, double r0, double r1,
-                                  double c0, double c1);
+    static HeatmapGrid tileWindow(const TilePyramid& pyramid, int level, HeatmapMetric metric, double r0,
+                                  double r1, double c0, double c1);
     // One cell per element: |s - r| (MaxAbsError; +inf where a NaN/Inf differs) or 1 (counts)
     // where the bits differ, NaN where they are equal.
     static HeatmapGrid elementWindow(const ElementValues& values, HeatmapMetric metric, double r0, double r1,

@@ -1,5 +1,6 @@
 #include "HeatmapView.h"
 
+#include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
@@ -15,7 +16,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <qcustomplot.h>
 
 #include "PlotStyle.h"
 #include "core/compare/CompareJson.h"
@@ -36,9 +36,12 @@ QString num(double v)
 QString metricName(HeatmapMetric m)
 {
     switch (m) {
-    case HeatmapMetric::MaxAbsError: return QObject::tr("max |error|");
-    case HeatmapMetric::Mismatches: return QObject::tr("mismatches");
-    case HeatmapMetric::Beyond: return QObject::tr("beyond tolerance");
+        case HeatmapMetric::MaxAbsError:
+            return QObject::tr("max |error|");
+        case HeatmapMetric::Mismatches:
+            return QObject::tr("mismatches");
+        case HeatmapMetric::Beyond:
+            return QObject::tr("beyond tolerance");
     }
     return {};
 }
@@ -72,8 +75,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_metricBox->addItem(tr("Max |error|"), int(HeatmapMetric::MaxAbsError));
     m_metricBox->addItem(tr("Mismatches"), int(HeatmapMetric::Mismatches));
     m_metricBox->addItem(tr("Beyond tolerance"), int(HeatmapMetric::Beyond));
-    m_metricBox->setToolTip(tr("What each cell shows: the largest |suspect − reference| in it, or how many elements "
-                               "differ / are beyond tolerance"));
+    m_metricBox->setToolTip(
+        tr("What each cell shows: the largest |suspect − reference| in it, or how many elements "
+           "differ / are beyond tolerance"));
     bar->addWidget(m_metricBox);
     m_smBox = new QCheckBox(tr("Colour by SM"));
     m_smBox->setObjectName(QStringLiteral("heatmapBySm"));
@@ -143,8 +147,10 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this, rebinInThisReplot] {
         if (m_rebinTimer->isActive()) rebinInThisReplot();
     });
-    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { scheduleRebinOnUi(); });
-    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { scheduleRebinOnUi(); });
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this] { scheduleRebinOnUi(); });
+    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this] { scheduleRebinOnUi(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMoveOnUi);
     // The axis rect's size is known after layout: re-bin when it differs from what was binned for.
     connect(m_plot, &QCustomPlot::afterLayout, this, [this, rebinInThisReplot] {
@@ -247,7 +253,8 @@ void HeatmapView::updateSmAvailability()
                          .arg(replayed->target)
                          .arg(replayed->map.tile);
     } else if (m_incident->simulatedDefect.isEmpty()) {
-        why = tr("This trace records no tile→SM map for %1. Replay the op on a target that records them (sim:sm, "
+        why = tr("This trace records no tile→SM map for %1. Replay the op on a target that records them "
+                 "(sim:sm, "
                  "CUDA targets) to get one.")
                   .arg(m_incident->suspectLabel);
     } else if (!d) {
@@ -264,17 +271,19 @@ void HeatmapView::updateSmAvailability()
             why = tr("Too many SM tiles to draw.");
         } else {
             m_smLayout = TileSmMap{layout.tile, d->rows, d->cols, layout.tileMap(d->rows, d->cols)};
-            m_smSource = tr("virtual SM layout of %1's simulated defect: %2 SMs, %3×%3-element tiles in row-major "
-                            "order, tile t on SM t mod %2 (what the sim target records)")
-                             .arg(m_incident->suspectLabel)
-                             .arg(layout.sms)
-                             .arg(layout.tile);
+            m_smSource =
+                tr("virtual SM layout of %1's simulated defect: %2 SMs, %3×%3-element tiles in row-major "
+                   "order, tile t on SM t mod %2 (what the sim target records)")
+                    .arg(m_incident->suspectLabel)
+                    .arg(layout.sms)
+                    .arg(layout.tile);
         }
     }
     m_smBox->setEnabled(m_smLayout.has_value());
-    m_smBox->setToolTip(m_smLayout ? tr("Colour the tiles holding divergent elements by the SM that computed them: %1")
-                                         .arg(m_smSource)
-                                   : why);
+    m_smBox->setToolTip(
+        m_smLayout ? tr("Colour the tiles holding divergent elements by the SM that computed them: %1")
+                         .arg(m_smSource)
+                   : why);
     if (!m_smLayout && m_bySm) {
         m_bySm = false;
         const QSignalBlocker block(m_smBox);
@@ -355,10 +364,12 @@ std::optional<std::pair<double, double>> HeatmapView::errorRange() const
     if (!d || !d->tiles.hasCounts()) return m_errorRange;
     auto range = HeatmapBinning::positiveRange(d->tiles.levels().front().maxAbsError);
     if (m_values) {
-        const HeatmapGrid all = HeatmapBinning::elementWindow(*m_values, HeatmapMetric::MaxAbsError, 0,
-                                                              double(m_values->rows), 0, double(m_values->cols));
+        const HeatmapGrid all = HeatmapBinning::elementWindow(
+            *m_values, HeatmapMetric::MaxAbsError, 0, double(m_values->rows), 0, double(m_values->cols));
         if (auto er = HeatmapBinning::positiveRange(all.values))
-            range = range ? std::make_pair(std::min(range->first, er->first), std::max(range->second, er->second)) : er;
+            range =
+                range ? std::make_pair(std::min(range->first, er->first), std::max(range->second, er->second))
+                      : er;
     }
     m_errorRange = range;
     return m_errorRange;
@@ -414,8 +425,10 @@ HeatmapGrid HeatmapView::smGrid(QString* summary) const
     std::sort(ranked.rbegin(), ranked.rend());
     QStringList parts;
     for (size_t k = 0; k < ranked.size() && k < 4; ++k)
-        parts << tr("SM %1: %2 (%3%)").arg(ranked[k].second).arg(ranked[k].first).arg(
-                     total ? 100.0 * double(ranked[k].first) / double(total) : 0.0, 0, 'f', 0);
+        parts << tr("SM %1: %2 (%3%)")
+                     .arg(ranked[k].second)
+                     .arg(ranked[k].first)
+                     .arg(total ? 100.0 * double(ranked[k].first) / double(total) : 0.0, 0, 'f', 0);
     if (ranked.size() > 4) parts << tr("%1 more SMs").arg(ranked.size() - 4);
     *summary = tr("%1 elements by SM: %2%3")
                    .arg(m_metric == HeatmapMetric::Mismatches ? tr("Mismatched") : tr("Beyond-tolerance"),
@@ -434,7 +447,8 @@ void HeatmapView::rebinOnUi()
     if (!d) {
         QString why = e->verdict == QLatin1String("listed") ? tr("Not compared: open a reference file too.")
                                                             : tr("No comparison: %1").arg(e->verdict);
-        if (!e->detail.isEmpty() && e->verdict != QLatin1String("listed")) why += QStringLiteral("\n") + e->detail;
+        if (!e->detail.isEmpty() && e->verdict != QLatin1String("listed"))
+            why += QStringLiteral("\n") + e->detail;
         return showMessage(why);
     }
     if (!d->tiles.hasCounts())
@@ -454,17 +468,19 @@ void HeatmapView::rebinOnUi()
     HeatmapGrid g;
     if (m_values && HeatmapBinning::elementsFit(yr.size(), xr.size(), ph, pw)) {
         g = HeatmapBinning::elementWindow(*m_values, m_metric, yr.lower, yr.upper, xr.lower, xr.upper);
-        m_levelLabel->setText(tr("Cells: single elements (zoomed in; wheel zooms, drag pans, double-click fits)"));
+        m_levelLabel->setText(
+            tr("Cells: single elements (zoomed in; wheel zooms, drag pans, double-click fits)"));
     } else {
         const int level = HeatmapBinning::chooseLevel(d->tiles, yr.size(), xr.size(), ph, pw);
         g = HeatmapBinning::tileWindow(d->tiles, level, m_metric, yr.lower, yr.upper, xr.lower, xr.upper);
         const TileLevel& lv = d->tiles.levels()[size_t(level)];
-        m_levelLabel->setText(tr("Cells: pyramid level %1, tiles of %2×%3 elements (grid %4×%5); zoom in for finer cells")
-                                  .arg(level)
-                                  .arg(lv.tileRows)
-                                  .arg(lv.tileCols)
-                                  .arg(lv.gridRows)
-                                  .arg(lv.gridCols));
+        m_levelLabel->setText(
+            tr("Cells: pyramid level %1, tiles of %2×%3 elements (grid %4×%5); zoom in for finer cells")
+                .arg(level)
+                .arg(lv.tileRows)
+                .arg(lv.tileCols)
+                .arg(lv.gridRows)
+                .arg(lv.gridCols));
     }
     double lo = 1, hi = 1;
     if (m_metric == HeatmapMetric::MaxAbsError) {
@@ -485,8 +501,9 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
         // QCPColorMap needs two cells per axis to size them: pad with empty cells.
         const int kx = int(std::max<uint64_t>(2, grid.cols)), ky = int(std::max<uint64_t>(2, grid.rows));
         const double cw = double(grid.cellCols), ch = double(grid.cellRows);
-        auto* cells = new QCPColorMapData(kx, ky, QCPRange((double(grid.firstCol) + 0.5) * cw, (double(grid.firstCol) + kx - 0.5) * cw),
-                                         QCPRange((double(grid.firstRow) + 0.5) * ch, (double(grid.firstRow) + ky - 0.5) * ch));
+        auto* cells = new QCPColorMapData(
+            kx, ky, QCPRange((double(grid.firstCol) + 0.5) * cw, (double(grid.firstCol) + kx - 0.5) * cw),
+            QCPRange((double(grid.firstRow) + 0.5) * ch, (double(grid.firstRow) + ky - 0.5) * ch));
         cells->fill(kNaN);
         for (uint64_t r = 0; r < grid.rows; ++r)
             for (uint64_t c = 0; c < grid.cols; ++c) {
@@ -527,13 +544,15 @@ QString HeatmapView::infoText() const
         lines << tr("%1 of %2 elements beyond %3 · %4 mismatches · max %5 ulp · max |error| %6")
                      .arg(d->beyondTolerance)
                      .arg(d->elements)
-                     .arg(d->tolerance == "bound" ? tr("the op's error bound") : QString::fromStdString(d->tolerance))
+                     .arg(d->tolerance == "bound" ? tr("the op's error bound")
+                                                  : QString::fromStdString(d->tolerance))
                      .arg(d->mismatches)
                      .arg(d->maxUlp)
                      .arg(num(d->absError.max));
         if (d->mismatches)
-            lines << QStringLiteral("%1: %2").arg(QString::fromUtf8(signatureKindName(d->signature.kind).data()),
-                                                  QString::fromStdString(d->signature.detail));
+            lines << QStringLiteral("%1: %2").arg(
+                QString::fromUtf8(signatureKindName(d->signature.kind).data()),
+                QString::fromStdString(d->signature.detail));
         if (d->beyondRegion)
             lines << tr("Beyond-tolerance region: rows [%1, %2) × cols [%3, %4)")
                          .arg(d->beyondRegion->rowBegin)
@@ -560,7 +579,12 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
         const TileLevel& lv = d->tiles.levels()[size_t(level)];
         const uint64_t tr_ = row / lv.tileRows, tc = col / lv.tileCols;
         const size_t t = size_t(tr_ * lv.gridCols + tc);
-        QString s = tr("Level %1 tile (%2, %3), %4×%5 elements: ").arg(level).arg(tr_).arg(tc).arg(lv.tileRows).arg(lv.tileCols);
+        QString s = tr("Level %1 tile (%2, %3), %4×%5 elements: ")
+                        .arg(level)
+                        .arg(tr_)
+                        .arg(tc)
+                        .arg(lv.tileRows)
+                        .arg(lv.tileCols);
         if (lv.mismatches.empty() || lv.mismatches[t] == 0) return s + tr("no mismatch");
         return s + tr("%1 mismatches, %2 beyond tolerance, %3 anomalies, max |error| %4")
                        .arg(lv.mismatches[t])
@@ -576,17 +600,21 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
     if (m_values && flat < m_values->elements()) {
         const unsigned bits = bitLayout(m_values->dtype).totalBits;
         const uint64_t sb = m_values->suspectBits(flat), rb = m_values->referenceBits(flat);
-        lines << QStringLiteral("%1: %2 (%3)").arg(m_values->suspectLabel, num(m_values->suspect[size_t(flat)]),
-                                                 QString::fromStdString(bitsToHex(sb, bits)));
-        lines << QStringLiteral("%1: %2 (%3)").arg(m_values->referenceLabel, num(m_values->reference[size_t(flat)]),
-                                                 QString::fromStdString(bitsToHex(rb, bits)));
+        lines << QStringLiteral("%1: %2 (%3)")
+                     .arg(m_values->suspectLabel, num(m_values->suspect[size_t(flat)]),
+                          QString::fromStdString(bitsToHex(sb, bits)));
+        lines << QStringLiteral("%1: %2 (%3)")
+                     .arg(m_values->referenceLabel, num(m_values->reference[size_t(flat)]),
+                          QString::fromStdString(bitsToHex(rb, bits)));
         if (sb != rb) {
             QStringList flipped;
             for (unsigned b = bits; b-- > 0;)
                 if ((sb ^ rb) >> b & 1)
-                    flipped << QStringLiteral("%1 (%2)").arg(b).arg(QString::fromUtf8(bitFieldName(m_values->dtype, b).data()));
+                    flipped << QStringLiteral("%1 (%2)").arg(b).arg(
+                        QString::fromUtf8(bitFieldName(m_values->dtype, b).data()));
             lines << tr("|error| %1 · differing bits: %2")
-                         .arg(num(std::fabs(m_values->suspect[size_t(flat)] - m_values->reference[size_t(flat)])),
+                         .arg(num(std::fabs(m_values->suspect[size_t(flat)] -
+                                            m_values->reference[size_t(flat)])),
                               flipped.join(QStringLiteral(", ")));
         } else {
             lines << tr("bit-identical");
@@ -598,7 +626,8 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
 void HeatmapView::hoverElement(uint64_t row, uint64_t col)
 {
     const QString text = describeElement(row, col);
-    if (!text.isEmpty()) m_hoverLabel->setText(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+    if (!text.isEmpty())
+        m_hoverLabel->setText(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
 }
 
 void HeatmapView::onMouseMoveOnUi(QMouseEvent* event)

@@ -112,7 +112,7 @@ private:
     QString m_smSummary;
     HeatmapGrid m_grid;
     bool m_settingRange = false;
-    bool m_rebinInReplot = false;  // re-binning from beforeReplot: that replot draws the cells
+    bool m_rebinInReplot = false;            // re-binning from beforeReplot: that replot draws the cells
     mutable bool m_errorRangeKnown = false;  // errorRange() of this entry and values, cached
     mutable std::optional<std::pair<double, double>> m_errorRange;
     QSize m_binnedPixels;

@@ -30,7 +30,8 @@ QString Incident::title() const
     QStringList parts;
     if (hasTrace()) parts << QStringLiteral("%1 (%2 vs golden)").arg(fileName(tracePath), suspectLabel);
     if (hasPair())
-        parts << QStringLiteral("%1 vs %2").arg(fileName(qs(suspectFile->path())), fileName(qs(referenceFile->path())));
+        parts << QStringLiteral("%1 vs %2")
+                     .arg(fileName(qs(suspectFile->path())), fileName(qs(referenceFile->path())));
     if (singleFile) parts << fileName(qs(singleFile->path()));
     return parts.join(QStringLiteral(" + "));
 }
@@ -42,7 +43,10 @@ QString Incident::summary() const
         int divergent = 0;
         for (const BisectOp& b : bisect->ops)
             if (b.verdict == BisectVerdict::Divergent) ++divergent;
-        QString s = QStringLiteral("%1 ops bisected on %2, %3 divergent").arg(bisect->ops.size()).arg(suspectLabel).arg(divergent);
+        QString s = QStringLiteral("%1 ops bisected on %2, %3 divergent")
+                        .arg(bisect->ops.size())
+                        .arg(suspectLabel)
+                        .arg(divergent);
         if (bisect->firstDivergentOp) s += QStringLiteral(", first: op %1").arg(*bisect->firstDivergentOp);
         parts << s;
     }

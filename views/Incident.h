@@ -26,22 +26,25 @@ enum class EntrySource { TraceOp, Tensor };
 struct IncidentEntry {
     int id = 0;  // index into Incident::entries
     EntrySource source = EntrySource::Tensor;
-    QString name;     // module path (ops) or pairing key / tensor name (tensors)
-    QString opKind;   // ops: gemm, softmax, ...
+    QString name;        // module path (ops) or pairing key / tensor name (tensors)
+    QString opKind;      // ops: gemm, softmax, ...
     size_t opIndex = 0;  // ops: trace order
     // ops: ok | divergent | skipped | error; tensors: identical | within | beyond | error |
     // unpaired | listed (a lone file: no comparison)
     QString verdict;
     QString detail;
     const Divergence* divergence = nullptr;  // owned by the Incident; null when not compared
-    bool hasInfo = false;  // dtype and shape known
+    bool hasInfo = false;                    // dtype and shape known
     DType dtype = DType::Float32;
     std::vector<uint64_t> shape;
     // Where the element values come from (ElementValueLoader): tensors: names in the suspect and
     // reference files; ops: the suspect's recorded output (the reference is the golden model).
     std::string suspectTensor, referenceTensor;
 
-    bool isDivergent() const { return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond"); }
+    bool isDivergent() const
+    {
+        return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond");
+    }
 };
 
 // Tile->SM maps that replays of the incident's trace recorded, per op index, with the target
@@ -77,7 +80,7 @@ struct Incident {
     // A lone snapshot: listed, not compared.
     std::shared_ptr<const TensorFile> singleFile;
 
-    std::vector<IncidentEntry> entries;  // ops in trace order, then tensors in name order
+    std::vector<IncidentEntry> entries;      // ops in trace order, then tensors in name order
     std::optional<int> firstDivergentEntry;  // the bisect's first divergent op
     std::optional<int> storyEntry;           // what to show first
     QStringList warnings;

@@ -17,8 +17,9 @@ IncidentBanner::IncidentBanner(QWidget* parent) : QWidget(parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 2);
     layout->setSpacing(4);
-    m_story = new QLabel(tr("Open a trace, a suspect and a reference snapshot, or both (Ctrl+O or drop files here). "
-                            "Try <code>faultline demo</code> for a worked incident."));
+    m_story = new QLabel(
+        tr("Open a trace, a suspect and a reference snapshot, or both (Ctrl+O or drop files here). "
+           "Try <code>faultline demo</code> for a worked incident."));
     m_story->setObjectName(QStringLiteral("incidentStory"));
     m_story->setWordWrap(true);
     m_story->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -69,7 +70,8 @@ QString IncidentBanner::story(const Incident& inc)
         const IncidentEntry* first = inc.firstDivergentEntry ? inc.entry(*inc.firstDivergentEntry) : nullptr;
         if (first && first->divergence) {
             const Divergence& d = *first->divergence;
-            lines << tr("<b>Corruption enters at op %1 %2</b> (%3) on %4: %5 of %6 elements beyond the golden model's "
+            lines << tr("<b>Corruption enters at op %1 %2</b> (%3) on %4: %5 of %6 elements beyond the "
+                        "golden model's "
                         "error bound, max %7 ulp. %8 of %9 ops divergent.")
                          .arg(first->opIndex)
                          .arg(first->opKind, first->name.toHtmlEscaped(), inc.suspectLabel.toHtmlEscaped())
@@ -86,7 +88,8 @@ QString IncidentBanner::story(const Incident& inc)
                          .arg(first->opIndex)
                          .arg(first->opKind, first->name.toHtmlEscaped(), first->detail.toHtmlEscaped());
         } else {
-            lines << tr("<b>No op left its error bound</b>: %1's recorded outputs agree with the golden model (%2 ops).")
+            lines << tr("<b>No op left its error bound</b>: %1's recorded outputs agree with the golden "
+                        "model (%2 ops).")
                          .arg(inc.suspectLabel.toHtmlEscaped())
                          .arg(inc.bisect->ops.size());
         }
@@ -107,14 +110,17 @@ QString IncidentBanner::story(const Incident& inc)
                         .arg(QString::fromUtf8(signatureKindName(worst.signature.kind).data()));
         }
         if (!inc.compare->unpaired.empty() || !inc.compare->errors.empty())
-            line += tr(" · %1 unpaired, %2 not comparable").arg(inc.compare->unpaired.size()).arg(inc.compare->errors.size());
+            line += tr(" · %1 unpaired, %2 not comparable")
+                        .arg(inc.compare->unpaired.size())
+                        .arg(inc.compare->errors.size());
         lines << line;
     }
     if (inc.singleFile)
         lines << tr("<b>%1 tensors listed.</b> Open a reference snapshot with it to compare (suspect first).")
                      .arg(inc.singleFile->tensors().size());
     if (!inc.warnings.isEmpty())
-        lines << tr("<i>%n warning(s); first: %1</i>", nullptr, int(inc.warnings.size())).arg(inc.warnings.front().toHtmlEscaped());
+        lines << tr("<i>%n warning(s); first: %1</i>", nullptr, int(inc.warnings.size()))
+                     .arg(inc.warnings.front().toHtmlEscaped());
     return lines.join(QStringLiteral("<br>"));
 }
 
@@ -154,8 +160,9 @@ void IncidentBanner::hideProgress()
 
 void IncidentBanner::showError(const QString& message, const QString& title)
 {
-    m_error->setText(QStringLiteral("<span style='color:%1'><b>%2</b> %3</span>")
-                         .arg(PlotStyle::divergentColor().name(), title.toHtmlEscaped(), message.toHtmlEscaped()));
+    m_error->setText(
+        QStringLiteral("<span style='color:%1'><b>%2</b> %3</span>")
+            .arg(PlotStyle::divergentColor().name(), title.toHtmlEscaped(), message.toHtmlEscaped()));
     m_errorRow->show();
 }
 

@@ -42,7 +42,8 @@ quint64 IncidentLoader::loadOnWorker(const QStringList& paths, const Tolerance& 
     startWorkerJob<Outcome>(
         this, std::move(work),
         [this, job](int value, int, int maximum, const QString& what) {
-            if (job == m_currentJob && m_loading) emit progress(job, maximum > 0 ? double(value) / maximum : 0.0, what);
+            if (job == m_currentJob && m_loading)
+                emit progress(job, maximum > 0 ? double(value) / maximum : 0.0, what);
         },
         [this, job, cancelFlag](Outcome outcome) {
             if (job != m_currentJob) return;  // stale: a newer load superseded it
@@ -69,7 +70,11 @@ IncidentLoader::Outcome IncidentLoader::load(const QStringList& paths,
     std::vector<std::string> files;
     for (const QString& p : paths) files.push_back(p.toStdString());
     auto opened = openIncident(
-        files, [&](double f, const std::string& what) { if (progress) progress(f, qs(what)); }, cancel, tolerance);
+        files,
+        [&](double f, const std::string& what) {
+            if (progress) progress(f, qs(what));
+        },
+        cancel, tolerance);
     if (!opened) {
         if (opened.code() == ErrorCode::Cancelled) return {nullptr, {}, true};
         return {nullptr, qs(opened.message())};

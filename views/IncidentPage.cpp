@@ -1,10 +1,10 @@
 #include "IncidentPage.h"
 
+#include <qcustomplot.h>
 #include <QDataStream>
 #include <QEvent>
 #include <QSplitter>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include "BitHistogramView.h"
 #include "ElementValueLoader.h"
@@ -51,16 +51,18 @@ IncidentPage::IncidentPage(QWidget* parent) : QWidget(parent)
     m_vertical->setSizes({640, 290});
 
     m_values = new ElementValueLoader(this);
-    connect(m_values, &ElementValueLoader::loaded, this, [this](quint64, std::shared_ptr<const ElementValues> v) {
-        m_heatmap->setElementValues(v);
-        emit elementValuesSettled(v->entryId, true);
-    });
+    connect(m_values, &ElementValueLoader::loaded, this,
+            [this](quint64, std::shared_ptr<const ElementValues> v) {
+                m_heatmap->setElementValues(v);
+                emit elementValuesSettled(v->entryId, true);
+            });
     connect(m_values, &ElementValueLoader::unavailable, this, [this](quint64, const QString& reason) {
         m_heatmap->setElementValuesUnavailable(reason);
         emit elementValuesSettled(m_entry, false);
     });
     connect(m_model, &ModelDivergenceView::entryClicked, this, &IncidentPage::entryClicked);
-    for (QCustomPlot* p : {m_heatmap->plot(), m_bits->plot(), m_errors->plot(), m_model->plot()}) p->installEventFilter(this);
+    for (QCustomPlot* p : {m_heatmap->plot(), m_bits->plot(), m_errors->plot(), m_model->plot()})
+        p->installEventFilter(this);
     m_currentPlot = m_heatmap->plot();
 }
 

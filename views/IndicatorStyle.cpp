@@ -1,9 +1,9 @@
 #include "IndicatorStyle.h"
 
 #include <QPainter>
-#include <algorithm>
 #include <QStyleFactory>
 #include <QStyleOption>
+#include <algorithm>
 
 namespace faultline::views {
 

@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QShowEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -14,12 +13,13 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScreen>
-#include <QTimer>
 #include <QSettings>
+#include <QShowEvent>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTimer>
 #include <QTreeView>
 
 #include "DevicesPanel.h"
@@ -129,7 +129,8 @@ void MainWindow::createDocks()
     m_replayDock->setObjectName(QStringLiteral("replayDock"));
     m_replayDock->setWidget(m_replay);
     addDockWidget(Qt::RightDockWidgetArea, m_replayDock);
-    connect(m_replay, &ReplayPanel::stateChanged, this, [this](const QString& s) { statusBar()->showMessage(s, 6000); });
+    connect(m_replay, &ReplayPanel::stateChanged, this,
+            [this](const QString& s) { statusBar()->showMessage(s, 6000); });
     // Tile->SM maps a replay recorded are in the incident now: the heatmap re-reads them.
     connect(m_replay, &ReplayPanel::smMapsRecorded, m_page->heatmap(), &HeatmapView::refreshSmMap);
 
@@ -158,9 +159,11 @@ void MainWindow::createActions()
     QAction* close = file->addAction(tr("&Close Incident"), this, &MainWindow::closeIncident);
     close->setShortcut(QKeySequence::Close);
     file->addSeparator();
-    QAction* png = file->addAction(tr("Export Plot as &PNG…"), this, [this] { exportPlotWithDialog(QStringLiteral("png")); });
+    QAction* png = file->addAction(tr("Export Plot as &PNG…"), this,
+                                   [this] { exportPlotWithDialog(QStringLiteral("png")); });
     png->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    QAction* pdf = file->addAction(tr("Export Plot as P&DF…"), this, [this] { exportPlotWithDialog(QStringLiteral("pdf")); });
+    QAction* pdf = file->addAction(tr("Export Plot as P&DF…"), this,
+                                   [this] { exportPlotWithDialog(QStringLiteral("pdf")); });
     pdf->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     QAction* csv = file->addAction(tr("Export &Table as CSV…"), this, &MainWindow::exportTableWithDialog);
     csv->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
@@ -205,10 +208,11 @@ void MainWindow::createActions()
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Faultline"), this, [this] {
-        QMessageBox::about(this, tr("About Faultline"),
-                           tr("<b>Faultline %1</b><br>GPU forensics workbench: where, which bits and how often a suspect "
-                              "device diverges.<br>Licensed under the GPL-3.0-or-later (QCustomPlot).")
-                               .arg(QApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About Faultline"),
+            tr("<b>Faultline %1</b><br>GPU forensics workbench: where, which bits and how often a suspect "
+               "device diverges.<br>Licensed under the GPL-3.0-or-later (QCustomPlot).")
+                .arg(QApplication::applicationVersion()));
     });
 }
 
@@ -305,7 +309,8 @@ void MainWindow::onEntrySelectedOnUi(int entryId)
 {
     m_page->showEntry(entryId);
     const IncidentEntry* e = m_incident ? m_incident->entry(entryId) : nullptr;
-    m_replay->setSelectedOp(e && e->source == EntrySource::TraceOp ? std::optional<size_t>(e->opIndex) : std::nullopt);
+    m_replay->setSelectedOp(e && e->source == EntrySource::TraceOp ? std::optional<size_t>(e->opIndex)
+                                                                   : std::nullopt);
 }
 
 QAbstractItemModel* MainWindow::currentTableModel() const
@@ -338,7 +343,8 @@ QString MainWindow::exportCurrentTable(const QString& path)
 void MainWindow::exportPlotWithDialog(const QString& suffix)
 {
     const QString filter = suffix == QLatin1String("pdf") ? tr("PDF (*.pdf)") : tr("PNG image (*.png)");
-    QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QStringLiteral("faultline-plot.") + suffix, filter);
+    QString path = QFileDialog::getSaveFileName(this, tr("Export plot"),
+                                                QStringLiteral("faultline-plot.") + suffix, filter);
     if (path.isEmpty()) return;
     if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + suffix;
     exportCurrentPlot(path);
@@ -346,8 +352,8 @@ void MainWindow::exportPlotWithDialog(const QString& suffix)
 
 void MainWindow::exportTableWithDialog()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Export table"), QStringLiteral("faultline-table.csv"),
-                                                tr("CSV (*.csv)"));
+    QString path = QFileDialog::getSaveFileName(this, tr("Export table"),
+                                                QStringLiteral("faultline-table.csv"), tr("CSV (*.csv)"));
     if (path.isEmpty()) return;
     if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".csv");
     exportCurrentTable(path);
@@ -358,7 +364,8 @@ void MainWindow::rebuildRecentMenu()
     m_recentMenu->clear();
     const QList<QStringList> recent = RecentFiles::load();
     for (const QStringList& paths : recent) {
-        QAction* a = m_recentMenu->addAction(RecentFiles::label(paths), this, [this, paths] { openFiles(paths); });
+        QAction* a =
+            m_recentMenu->addAction(RecentFiles::label(paths), this, [this, paths] { openFiles(paths); });
         a->setToolTip(paths.join(QLatin1Char('\n')));
     }
     if (!recent.isEmpty()) {

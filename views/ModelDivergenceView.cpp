@@ -1,5 +1,6 @@
 #include "ModelDivergenceView.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -11,7 +12,6 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "DivergenceTreeModel.h"
 #include "PlotStyle.h"
@@ -139,7 +139,9 @@ void ModelDivergenceView::onMouseMoveOnUi(QMouseEvent* event)
 {
     const IncidentEntry* e = m_incident ? m_incident->entry(entryAtPixel(event->position().x())) : nullptr;
     if (!e) return;
-    QString text = e->source == EntrySource::TraceOp ? tr("op %1 %2 · %3").arg(e->opIndex).arg(e->opKind, e->name) : e->name;
+    QString text = e->source == EntrySource::TraceOp
+                       ? tr("op %1 %2 · %3").arg(e->opIndex).arg(e->opKind, e->name)
+                       : e->name;
     text += QStringLiteral("\n") + e->verdict;
     if (const Divergence* d = e->divergence) {
         text += tr("\n%1 of %2 beyond tolerance · %3 mismatches · max %4 ulp")
@@ -147,7 +149,8 @@ void ModelDivergenceView::onMouseMoveOnUi(QMouseEvent* event)
                     .arg(d->elements)
                     .arg(d->mismatches)
                     .arg(d->maxUlp);
-        if (d->mismatches) text += QStringLiteral("\n") + QString::fromUtf8(signatureKindName(d->signature.kind).data());
+        if (d->mismatches)
+            text += QStringLiteral("\n") + QString::fromUtf8(signatureKindName(d->signature.kind).data());
     } else if (!e->detail.isEmpty()) {
         text += QStringLiteral("\n") + e->detail;
     }

@@ -53,7 +53,8 @@ QColor PlotStyle::verdictColor(const QString& verdict)
 {
     if (verdict == QLatin1String("healthy")) return okColor();
     if (verdict == QLatin1String("transient")) return warningColor();
-    if (verdict == QLatin1String("persistent") || verdict == QLatin1String("device-specific")) return divergentColor();
+    if (verdict == QLatin1String("persistent") || verdict == QLatin1String("device-specific"))
+        return divergentColor();
     return QApplication::palette().color(QPalette::Disabled, QPalette::Text);
 }
 

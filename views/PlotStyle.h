@@ -1,9 +1,9 @@
 #pragma once
 // The workbench's colours and the look of every QCustomPlot, taken from the application
 // palette so plots follow the light/dark setting. Colours are chosen to read on both.
+#include <qcustomplot.h>
 #include <QColor>
 #include <QString>
-#include <qcustomplot.h>
 
 namespace faultline::views {
 

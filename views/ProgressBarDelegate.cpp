@@ -11,7 +11,8 @@ ProgressBarDelegate::ProgressBarDelegate(int fractionRole, QObject* parent)
 {
 }
 
-void ProgressBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const
+void ProgressBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option,
+                                const QModelIndex& index) const
 {
     const QVariant fraction = index.data(m_fractionRole);
     if (!fraction.isValid()) {

@@ -9,7 +9,8 @@ class ProgressBarDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
     explicit ProgressBarDelegate(int fractionRole, QObject* parent = nullptr);
-    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override;
 
 private:
     int m_fractionRole;

@@ -119,9 +119,10 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     auto* referenceRow = new QHBoxLayout;
     m_reference = new QComboBox;
     m_reference->setObjectName(QStringLiteral("replayReference"));
-    m_reference->setToolTip(tr("A target known to be healthy. Targets that are its peers (same GPU model, SM count "
-                               "and libraries) must reproduce its bits exactly, even where a production library "
-                               "is not the golden model. By default the peers' majority decides."));
+    m_reference->setToolTip(
+        tr("A target known to be healthy. Targets that are its peers (same GPU model, SM count "
+           "and libraries) must reproduce its bits exactly, even where a production library "
+           "is not the golden model. By default the peers' majority decides."));
     referenceRow->addWidget(new QLabel(tr("Reference")));
     referenceRow->addWidget(m_reference, 1);
     targetsLayout->addLayout(referenceRow);
@@ -147,8 +148,9 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_resultsPath = new QLineEdit;
     m_resultsPath->setObjectName(QStringLiteral("replayResultsPath"));
     m_resultsPath->setPlaceholderText(tr("next to the trace: <trace>-replay-<time>.h5"));
-    m_resultsPath->setToolTip(tr("The campaign's results file (HDF5, as `faultline replay --out`); its runs are "
-                                 "journaled beside it (.journal.jsonl) as they finish"));
+    m_resultsPath->setToolTip(
+        tr("The campaign's results file (HDF5, as `faultline replay --out`); its runs are "
+           "journaled beside it (.journal.jsonl) as they finish"));
     m_browse = new QPushButton(tr("…"));
     m_browse->setObjectName(QStringLiteral("replayBrowseResults"));
     m_browse->setToolTip(tr("Choose the results file"));
@@ -164,8 +166,9 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_cancel->setObjectName(QStringLiteral("replayCancel"));
     m_resume = new QPushButton(tr("Resume"));
     m_resume->setObjectName(QStringLiteral("replayResume"));
-    m_resume->setToolTip(tr("Continue the campaign journaled beside the results file with the same targets, ops and "
-                            "repetitions: journaled runs are kept, not run again"));
+    m_resume->setToolTip(
+        tr("Continue the campaign journaled beside the results file with the same targets, ops and "
+           "repetitions: journaled runs are kept, not run again"));
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancel);
     buttons->addWidget(m_resume);
@@ -263,9 +266,12 @@ ReplayPanel::OpSelection ReplayPanel::opSelection() const
 QString ReplayPanel::opSelectionText() const
 {
     switch (opSelection()) {
-    case OpSelection::All: return {};
-    case OpSelection::Divergent: return m_incident ? m_incident->divergentOpSelection() : QString();
-    case OpSelection::Selected: return m_selectedOpIndex ? QString::number(*m_selectedOpIndex) : QString();
+        case OpSelection::All:
+            return {};
+        case OpSelection::Divergent:
+            return m_incident ? m_incident->divergentOpSelection() : QString();
+        case OpSelection::Selected:
+            return m_selectedOpIndex ? QString::number(*m_selectedOpIndex) : QString();
     }
     return {};
 }
@@ -287,7 +293,8 @@ void ReplayPanel::addTargetItem(const QString& spec, const QString& label, const
 void ReplayPanel::rebuildTargets()
 {
     m_targets->clear();
-    addTargetItem(QStringLiteral("cpu"), tr("cpu — golden model"), tr("The bit-exact CPU golden model"), true);
+    addTargetItem(QStringLiteral("cpu"), tr("cpu — golden model"), tr("The bit-exact CPU golden model"),
+                  true);
     if (m_incident && !m_incident->simulatedDefect.isEmpty()) {
         const QString spec = normalise(m_incident->simulatedDefect);
         if (!spec.isEmpty())
@@ -354,15 +361,16 @@ void ReplayPanel::showLocalGpus()
         for (int i = 0; i < m_targets->count() && !listed; ++i)
             listed = m_targets->item(i)->data(kSpecRole).toString() == m_gpuSpecs[g];
         if (!listed)
-            addTargetItem(m_gpuSpecs[g], m_gpuLabels.value(g), tr("Replay on this machine's GPU %1").arg(m_gpuSpecs[g]),
-                          false);
+            addTargetItem(m_gpuSpecs[g], m_gpuLabels.value(g),
+                          tr("Replay on this machine's GPU %1").arg(m_gpuSpecs[g]), false);
     }
     if (m_gpuSpecs.isEmpty()) {
         auto* cuda = new QListWidgetItem(tr("CUDA devices: none found (see the Devices tab)"), m_targets);
         cuda->setFlags(Qt::NoItemFlags);
         cuda->setData(kGpuNoteRole, true);
-        cuda->setToolTip(tr("This machine's GPUs are listed in the Devices tab, with the reason when there are none; "
-                            "cuda:<index> can still be added below"));
+        cuda->setToolTip(
+            tr("This machine's GPUs are listed in the Devices tab, with the reason when there are none; "
+               "cuda:<index> can still be added below"));
     }
 }
 
@@ -372,7 +380,8 @@ void ReplayPanel::addCustomTarget()
     const QString spec = normalise(m_customTarget->text(), &error);
     if (spec.isEmpty()) {
         m_lastError = error;
-        m_note->setText(tr("<span style='color:%1'>%2</span>").arg(PlotStyle::divergentColor().name(), error.toHtmlEscaped()));
+        m_note->setText(tr("<span style='color:%1'>%2</span>")
+                            .arg(PlotStyle::divergentColor().name(), error.toHtmlEscaped()));
         return;
     }
     addTargetItem(spec, QString(), modelDescription(spec), true);
@@ -416,7 +425,8 @@ QStringList ReplayPanel::availableTargets() const
 {
     QStringList out;
     for (int i = 0; i < m_targets->count(); ++i)
-        if (m_targets->item(i)->flags() & Qt::ItemIsUserCheckable) out << m_targets->item(i)->data(kSpecRole).toString();
+        if (m_targets->item(i)->flags() & Qt::ItemIsUserCheckable)
+            out << m_targets->item(i)->data(kSpecRole).toString();
     return out;
 }
 
@@ -448,7 +458,8 @@ QString ReplayPanel::defaultResultsPath() const
     const QFileInfo trace(m_incident->tracePath);
     QString dir = trace.absolutePath();
     if (!QFileInfo(dir).isWritable()) {
-        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/replays");
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+              QStringLiteral("/replays");
         QDir().mkpath(dir);
     }
     const QString stem = trace.completeBaseName() + QStringLiteral("-replay-") +
@@ -462,9 +473,9 @@ QString ReplayPanel::defaultResultsPath() const
 void ReplayPanel::chooseResultsPath()
 {
     const QString start = resultsPath().isEmpty() ? defaultResultsPath() : resultsPath();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save replay results to"), start,
-                                                      tr("Campaign results (*.h5)"), nullptr,
-                                                      QFileDialog::DontConfirmOverwrite);
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save replay results to"), start, tr("Campaign results (*.h5)"),
+                                     nullptr, QFileDialog::DontConfirmOverwrite);
     if (!path.isEmpty()) setResultsPath(path);
 }
 
@@ -499,8 +510,10 @@ void ReplayPanel::fitColumns()
     for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
         numbers += m_table->columnWidth(c);
     const int room = std::max(90, m_table->viewport()->width() - numbers);
-    m_table->setColumnWidth(ReplayResultsModel::Target, std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
-    m_table->setColumnWidth(ReplayResultsModel::Progress, std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
+    m_table->setColumnWidth(ReplayResultsModel::Target,
+                            std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
+    m_table->setColumnWidth(ReplayResultsModel::Progress,
+                            std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
 }
 
 void ReplayPanel::setState(const QString& state)
@@ -515,7 +528,8 @@ void ReplayPanel::updateControls()
     const bool running = m_runner->isRunning();
     const bool hasTrace = m_incident && m_incident->hasTrace();
     const QString divergent = m_incident ? m_incident->divergentOpSelection() : QString();
-    m_divergentOps->setText(divergent.isEmpty() ? tr("Divergent ops (none)") : tr("Divergent ops (%1)").arg(divergent));
+    m_divergentOps->setText(divergent.isEmpty() ? tr("Divergent ops (none)")
+                                                : tr("Divergent ops (%1)").arg(divergent));
     m_divergentOps->setEnabled(!running && !divergent.isEmpty());
     QString selected = tr("Selected op (none)");
     if (m_selectedOpIndex && m_incident)
@@ -565,7 +579,8 @@ bool ReplayPanel::startCampaign(bool resume)
     if (!m_incident || !m_incident->hasTrace()) return refuse(tr("no trace is open"));
     const QStringList targets = checkedTargets();
     if (targets.isEmpty()) return refuse(tr("no target is checked"));
-    if (opSelection() != OpSelection::All && opSelectionText().isEmpty()) return refuse(tr("no op in this selection"));
+    if (opSelection() != OpSelection::All && opSelectionText().isEmpty())
+        return refuse(tr("no op in this selection"));
     CampaignOptions options;
     options.tracePath = m_incident->tracePath.toStdString();
     for (const QString& t : targets) {
@@ -593,9 +608,10 @@ bool ReplayPanel::startCampaign(bool resume)
     } else {
         path = resultsPath();
         if (QFileInfo::exists(journalOf(path)))
-            return refuse(tr("'%1' already has the journal of an earlier campaign: Resume continues it, or choose "
-                             "another results file")
-                              .arg(path));
+            return refuse(
+                tr("'%1' already has the journal of an earlier campaign: Resume continues it, or choose "
+                   "another results file")
+                    .arg(path));
     }
     options.outPath = path.toStdString();
     options.resume = resume;
@@ -642,7 +658,8 @@ void ReplayPanel::onRunFinishedOnUi(quint64 job, quint64 done, quint64 total, co
         if (const auto outcome = parseRunOutcome(what.mid(colon + 2).toStdString()))
             m_results->recordRun(what.left(opAt), *outcome);
     m_progress->setValue(int(std::min<quint64>(done, 1u << 30)));
-    if (!m_runner->isCancelling()) setState(tr("Running: %1 of %2 runs — last: %3").arg(done).arg(total).arg(what));
+    if (!m_runner->isCancelling())
+        setState(tr("Running: %1 of %2 runs — last: %3").arg(done).arg(total).arg(what));
 }
 
 void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignReport> report)
@@ -679,7 +696,8 @@ void ReplayPanel::recordSmMaps(const CampaignReport& report)
     }
     QList<qulonglong> ops;
     for (const auto& [op, chosen] : best) {
-        m_incident->replaySmMaps->byOp[op] = {QString::fromStdString(chosen.second->target), chosen.second->smMap};
+        m_incident->replaySmMaps->byOp[op] = {QString::fromStdString(chosen.second->target),
+                                              chosen.second->smMap};
         ops << qulonglong(op);
     }
     if (!ops.isEmpty()) emit smMapsRecorded(ops);
@@ -690,7 +708,8 @@ void ReplayPanel::onFailedOnUi(quint64 job, const QString& message)
     if (job != m_job) return;
     m_lastError = message;
     m_results->fail(message);
-    m_note->setText(tr("<span style='color:%1'>%2</span>").arg(PlotStyle::divergentColor().name(), message.toHtmlEscaped()));
+    m_note->setText(tr("<span style='color:%1'>%2</span>")
+                        .arg(PlotStyle::divergentColor().name(), message.toHtmlEscaped()));
     setState(tr("Failed: %1").arg(message));
     updateControls();
     emit failed(message);

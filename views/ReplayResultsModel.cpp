@@ -81,7 +81,8 @@ void ReplayResultsModel::finish(const CampaignReport& report)
         r.partial = report.cancelled;
         r.verdict = t.runs ? QString::fromStdString(nameOf(t.verdict)) : QStringLiteral("no runs");
         r.details = QString::fromStdString(t.explanation);
-        if (report.cancelled) r.details = tr("cancelled: %1 of %2 runs done; ").arg(t.runs).arg(r.planned) + r.details;
+        if (report.cancelled)
+            r.details = tr("cancelled: %1 of %2 runs done; ").arg(t.runs).arg(r.planned) + r.details;
     }
     endResetModel();
 }
@@ -146,18 +147,32 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
     if (role == FractionRole && index.column() == Progress) return fraction;
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-        case Target: return r.target;
-        case Progress: return QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
-        case Runs: return QString::number(r.runs);
-        case Failures: return QString::number(r.failures);
-        case Rate: return r.runs ? QStringLiteral("%1/%2 (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate.rate)) : QString();
-        case Interval: return r.runs ? intervalText(r.rate) : QString();
-        case Verdict: return r.partial ? tr("%1 (partial)").arg(r.verdict) : r.verdict;
-        case Details: return r.details;
-        default: return {};
+            case Target:
+                return r.target;
+            case Progress:
+                return QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
+            case Runs:
+                return QString::number(r.runs);
+            case Failures:
+                return QString::number(r.failures);
+            case Rate:
+                return r.runs ? QStringLiteral("%1/%2 (%3)")
+                                    .arg(r.failures)
+                                    .arg(r.runs)
+                                    .arg(percent(r.rate.rate))
+                              : QString();
+            case Interval:
+                return r.runs ? intervalText(r.rate) : QString();
+            case Verdict:
+                return r.partial ? tr("%1 (partial)").arg(r.verdict) : r.verdict;
+            case Details:
+                return r.details;
+            default:
+                return {};
         }
     }
-    if (role == Qt::ForegroundRole && index.column() == Verdict) return QBrush(PlotStyle::verdictColor(r.verdict));
+    if (role == Qt::ForegroundRole && index.column() == Verdict)
+        return QBrush(PlotStyle::verdictColor(r.verdict));
     if (role == Qt::BackgroundRole && index.column() == Verdict && r.summarised) {
         QColor tint = PlotStyle::verdictColor(r.verdict);
         tint.setAlpha(40);
@@ -171,7 +186,8 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
     if (role == Qt::ToolTipRole && index.column() == Rate && r.runs)
         return tr("%1 of %2 runs failed (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate.rate));
     if (role == Qt::ToolTipRole && index.column() == Interval && r.runs)
-        return tr("95% Wilson score interval of the failure rate: %1 to %2").arg(percent(r.rate.low), percent(r.rate.high));
+        return tr("95% Wilson score interval of the failure rate: %1 to %2")
+            .arg(percent(r.rate.low), percent(r.rate.high));
     if (role == Qt::ToolTipRole) {
         QString tip = r.target;
         if (!r.description.isEmpty()) tip += QStringLiteral("\n") + r.description;
@@ -188,18 +204,20 @@ QVariant ReplayResultsModel::headerData(int section, Qt::Orientation orientation
 {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) {
-        static const char* names[] = {"Target", "Verdict", "Failed", "95% CI", "Progress", "Runs", "Failures", "Details"};
+        static const char* names[] = {"Target",   "Verdict", "Failed",   "95% CI",
+                                      "Progress", "Runs",    "Failures", "Details"};
         return tr(names[section]);
     }
     if (role == Qt::ToolTipRole) {
-        static const char* tips[] = {"The replay target (its full spec in the row's tooltip)",
-                                     "healthy | transient | persistent | device-specific",
-                                     "Failed runs / runs (failure rate)",
-                                     "95% Wilson score interval of the failure rate",
-                                     "Runs done / planned",
-                                     "Runs done",
-                                     "Runs that did not match the golden model (mismatch, hang, crash, error)",
-                                     "Why the verdict, hangs and crashes"};
+        static const char* tips[] = {
+            "The replay target (its full spec in the row's tooltip)",
+            "healthy | transient | persistent | device-specific",
+            "Failed runs / runs (failure rate)",
+            "95% Wilson score interval of the failure rate",
+            "Runs done / planned",
+            "Runs done",
+            "Runs that did not match the golden model (mismatch, hang, crash, error)",
+            "Why the verdict, hangs and crashes"};
         return tr(tips[section]);
     }
     return {};

@@ -56,8 +56,10 @@ void ScreenshotDriver::afterValuesOnUi()
 {
     ReplayPanel* replay = m_window->replayPanel();
     if (m_replay && replay->start()) {
-        connect(replay, &ReplayPanel::finished, this, [this] { QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi); });
-        connect(replay, &ReplayPanel::failed, this, [this] { QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi); });
+        connect(replay, &ReplayPanel::finished, this,
+                [this] { QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi); });
+        connect(replay, &ReplayPanel::failed, this,
+                [this] { QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi); });
         return;
     }
     QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi);
@@ -73,13 +75,14 @@ void ScreenshotDriver::grabOnUi()
     }
     QDir().mkpath(m_dir);
     IncidentPage* page = m_window->page();
-    m_steps = {{QStringLiteral("heatmap.png"), page->heatmap()},
-               {QStringLiteral("bits.png"), page->bits()},
-               {QStringLiteral("errors.png"), page->errors()},
-               {QStringLiteral("model.png"), page->modelView()},
-               {QStringLiteral("tree.png"), m_window->findChild<QDockWidget*>(QStringLiteral("tensorTreeDock"))},
-               {QStringLiteral("replay.png"), m_window->findChild<QDockWidget*>(QStringLiteral("replayDock"))},
-               {QStringLiteral("devices.png"), m_window->findChild<QDockWidget*>(QStringLiteral("devicesDock"))}};
+    m_steps = {
+        {QStringLiteral("heatmap.png"), page->heatmap()},
+        {QStringLiteral("bits.png"), page->bits()},
+        {QStringLiteral("errors.png"), page->errors()},
+        {QStringLiteral("model.png"), page->modelView()},
+        {QStringLiteral("tree.png"), m_window->findChild<QDockWidget*>(QStringLiteral("tensorTreeDock"))},
+        {QStringLiteral("replay.png"), m_window->findChild<QDockWidget*>(QStringLiteral("replayDock"))},
+        {QStringLiteral("devices.png"), m_window->findChild<QDockWidget*>(QStringLiteral("devicesDock"))}};
     nextViewOnUi();
 }
 
@@ -102,7 +105,8 @@ void ScreenshotDriver::nextViewOnUi()
             const QString file = QDir(m_dir).filePath(name);
             const bool saved = widget->grab().save(file);
             m_ok = m_ok && saved;
-            std::fprintf(stderr, "screenshot: %s %s\n", saved ? "wrote" : "could not write", qPrintable(file));
+            std::fprintf(stderr, "screenshot: %s %s\n", saved ? "wrote" : "could not write",
+                         qPrintable(file));
         }
         nextViewOnUi();
     });
@@ -122,7 +126,8 @@ void ScreenshotDriver::zoomHeatmapToTheStoryOnUi()
                     double(r.colEnd) + padC);
     const HeatmapGrid& g = heatmap->shownGrid();
     if (const auto hot = g.hottestCell())
-        heatmap->hoverElement((g.firstRow + hot->first) * g.cellRows, (g.firstCol + hot->second) * g.cellCols);
+        heatmap->hoverElement((g.firstRow + hot->first) * g.cellRows,
+                              (g.firstCol + hot->second) * g.cellCols);
 }
 
 void ScreenshotDriver::failedOnUi(const QString& message)

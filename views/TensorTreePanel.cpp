@@ -94,7 +94,7 @@ TensorTreePanel::TensorTreePanel(QWidget* parent) : QWidget(parent)
         m_toleranceValue->setPlaceholderText(kind == QLatin1String("exact") ? QString()
                                              : kind == QLatin1String("ulp") ? tr("N, e.g. 4")
                                              : kind == QLatin1String("abs") ? tr("X, e.g. 1e-5")
-                                                                             : tr("X, e.g. 1e-3"));
+                                                                            : tr("X, e.g. 1e-3"));
     };
     connect(m_toleranceKind, &QComboBox::currentIndexChanged, this, kindChanged);
     kindChanged();
@@ -130,7 +130,8 @@ void TensorTreePanel::setIncident(std::shared_ptr<const Incident> incident)
         m_view->expandToDepth(0);
     }
     for (int c = 0; c < DivergenceTreeModel::ColumnCount; ++c) m_view->resizeColumnToContents(c);
-    m_view->setColumnWidth(DivergenceTreeModel::Name, std::min(m_view->columnWidth(DivergenceTreeModel::Name), 170));
+    m_view->setColumnWidth(DivergenceTreeModel::Name,
+                           std::min(m_view->columnWidth(DivergenceTreeModel::Name), 170));
 }
 
 void TensorTreePanel::setTolerance(const Tolerance& tolerance)
@@ -161,9 +162,9 @@ bool TensorTreePanel::applyTolerance()
     auto tolerance = parseTolerance(toleranceText().toStdString());
     if (!tolerance) {
         m_toleranceMessage = QString::fromStdString(tolerance.message());
-        m_toleranceError->setText(QStringLiteral("<span style='color:%1'>%2</span>")
-                                      .arg(PlotStyle::divergentColor().name(),
-                                           m_toleranceMessage.toHtmlEscaped()));
+        m_toleranceError->setText(
+            QStringLiteral("<span style='color:%1'>%2</span>")
+                .arg(PlotStyle::divergentColor().name(), m_toleranceMessage.toHtmlEscaped()));
         m_toleranceError->show();
         return false;
     }
@@ -183,7 +184,8 @@ void TensorTreePanel::selectEntry(int entryId)
         index = m_proxy->mapFromSource(source);
     }
     for (QModelIndex p = index.parent(); p.isValid(); p = p.parent()) m_view->expand(p);
-    m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->selectionModel()->setCurrentIndex(
+        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     m_view->scrollTo(index);
     if (m_selected != entryId) onCurrentChangedOnUi(index);
 }

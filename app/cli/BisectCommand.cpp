@@ -43,7 +43,8 @@ int runBisect(const BisectOptions& o)
         return kExitError;
     }
     if (report->checkedOps == 0 && !report->firstDivergentOp) {
-        std::cerr << "error: " << o.trace << ": no op could be checked against the golden model (see the ops' details)\n";
+        std::cerr << "error: " << o.trace
+                  << ": no op could be checked against the golden model (see the ops' details)\n";
         return kExitError;
     }
     return report->firstDivergentOp ? kExitDiverged : kExitOk;

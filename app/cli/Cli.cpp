@@ -15,9 +15,10 @@ namespace faultline::cli {
 
 int run(int argc, char** argv)
 {
-    CLI::App app{"Faultline: GPU forensics workbench. Replays the kernels of an incident and compares "
-                 "suspect and healthy devices element by element.\n"
-                 "Without a subcommand, opens the GUI with the given files."};
+    CLI::App app{
+        "Faultline: GPU forensics workbench. Replays the kernels of an incident and compares "
+        "suspect and healthy devices element by element.\n"
+        "Without a subcommand, opens the GUI with the given files."};
     app.set_version_flag("--version", std::string("faultline ") + FAULTLINE_VERSION);
     std::vector<std::string> guiFiles;
     app.add_option("FILES", guiFiles, "Files to open in the GUI");

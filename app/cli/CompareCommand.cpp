@@ -32,8 +32,9 @@ int runCompare(const CompareCliOptions& o)
         return failWith(tolerance.error());
     }
     if (tolerance->kind == ToleranceKind::Bound) {
-        std::cerr << "error: --tolerance bound needs per-element bounds from the op that produced the tensor; "
-                     "it is used by replay and bisect, not by compare\n";
+        std::cerr
+            << "error: --tolerance bound needs per-element bounds from the op that produced the tensor; "
+               "it is used by replay and bisect, not by compare\n";
         return kExitError;
     }
     if (!o.out.empty()) {
@@ -41,8 +42,8 @@ int runCompare(const CompareCliOptions& o)
         std::error_code ec;
         for (const std::string& input : {o.suspect, o.reference})
             if (std::filesystem::equivalent(o.out, input, ec))
-                return failWith(fileError(o.out, "is an input of this comparison; write the results elsewhere",
-                                          ErrorCode::Usage));
+                return failWith(fileError(
+                    o.out, "is an input of this comparison; write the results elsewhere", ErrorCode::Usage));
     }
     OpenOptions open;
     open.allowExternal = o.allowExternal;
@@ -58,7 +59,8 @@ int runCompare(const CompareCliOptions& o)
     options.compare.tolerance = *tolerance;
     options.compare.threads = o.threads;
     options.compare.topK = o.topK;
-    options.pairing.suspect = {o.suspectGroup, o.suspectStrip.empty() ? o.strip : o.suspectStrip, o.suspectAdd};
+    options.pairing.suspect = {o.suspectGroup, o.suspectStrip.empty() ? o.strip : o.suspectStrip,
+                               o.suspectAdd};
     options.pairing.reference = {o.referenceGroup, o.referenceStrip.empty() ? o.strip : o.referenceStrip,
                                  o.referenceAdd};
     CompareRun run(options);
@@ -78,10 +80,11 @@ int runCompare(const CompareCliOptions& o)
         d.tiles.releaseCounts();
         return st;
     });
-    if (!o.quiet) run.setProgress([](double f, const std::string& what) {
-        printProgress(f, what);
-        return true;
-    });
+    if (!o.quiet)
+        run.setProgress([](double f, const std::string& what) {
+            printProgress(f, what);
+            return true;
+        });
     auto report = run.run(**suspect, **reference);
     endProgress();
     if (!report) {
@@ -101,7 +104,8 @@ int runCompare(const CompareCliOptions& o)
     for (const Divergence& d : report->tensors) beyond = beyond || d.beyondTolerance > 0;
     if (!report->errors.empty()) {
         for (const PairError& e : report->errors)
-            std::cerr << "error: " << o.suspect << " vs " << o.reference << ": " << e.name << ": " << e.message << "\n";
+            std::cerr << "error: " << o.suspect << " vs " << o.reference << ": " << e.name << ": "
+                      << e.message << "\n";
         return kExitError;
     }
     if (report->tensors.empty()) {
@@ -118,18 +122,21 @@ CommandRunner addCompareCommand(CLI::App& app)
 {
     auto o = std::make_shared<CompareCliOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "compare", "Compare a suspect and a reference snapshot element by element: which bits, where, what pattern");
+        "compare",
+        "Compare a suspect and a reference snapshot element by element: which bits, where, what pattern");
     cmd->add_option("SUSPECT", o->suspect, "suspect snapshot (HDF5 or safetensors)")->required();
     cmd->add_option("REFERENCE", o->reference, "reference snapshot (HDF5 or safetensors)")->required();
     cmd->add_option("--tolerance", o->tolerance, "exact | ulp:N | abs:X | rel:X (default exact)");
     cmd->add_flag("--json", o->json, "one JSON document");
-    cmd->add_option("--out", o->out, "write everything the GUI draws (tile pyramids, histograms) to an HDF5 file");
+    cmd->add_option("--out", o->out,
+                    "write everything the GUI draws (tile pyramids, histograms) to an HDF5 file");
     cmd->add_option("--strip-prefix", o->strip, "remove this name prefix on both sides (e.g. module.)");
     cmd->add_option("--suspect-strip", o->suspectStrip, "remove this prefix from suspect names");
     cmd->add_option("--reference-strip", o->referenceStrip, "remove this prefix from reference names");
     cmd->add_option("--suspect-add", o->suspectAdd, "put this prefix before suspect names");
     cmd->add_option("--reference-add", o->referenceAdd, "put this prefix before reference names");
-    cmd->add_option("--suspect-group", o->suspectGroup, "compare only this group of the suspect (e.g. rank0/)");
+    cmd->add_option("--suspect-group", o->suspectGroup,
+                    "compare only this group of the suspect (e.g. rank0/)");
     cmd->add_option("--reference-group", o->referenceGroup, "… against this group of the reference");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
     cmd->add_option("--top", o->topK, "worst elements to list per tensor");

@@ -38,7 +38,8 @@ void printLosses(const DemoIncident& d)
 
 int investigate(const DemoIncident& d, const DemoCliOptions& o)
 {
-    std::printf("\n1. Bisect the captured step against the golden model (suspect %s)\n", d.suspectLabel.c_str());
+    std::printf("\n1. Bisect the captured step against the golden model (suspect %s)\n",
+                d.suspectLabel.c_str());
     auto trace = readTrace(d.tracePath);
     if (!trace) {
         return failWith(trace.error());
@@ -63,12 +64,13 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
         const Divergence& dv = *b.divergence;
         std::printf("  first divergent op: %zu %s (%s)\n", b.index, b.op.c_str(), b.name.c_str());
         std::printf("  %llu of %llu elements beyond the op's error bound, max %llu ulp\n",
-                    static_cast<unsigned long long>(dv.beyondTolerance), static_cast<unsigned long long>(dv.elements),
-                    static_cast<unsigned long long>(dv.maxUlp));
+                    static_cast<unsigned long long>(dv.beyondTolerance),
+                    static_cast<unsigned long long>(dv.elements), static_cast<unsigned long long>(dv.maxUlp));
         std::printf("  signature: %s — %s\n", std::string(signatureKindName(dv.signature.kind)).c_str(),
                     dv.signature.detail.c_str());
         for (const SignatureFinding& f : dv.signature.secondary)
-            std::printf("    also: %s — %s\n", std::string(signatureKindName(f.kind)).c_str(), f.detail.c_str());
+            std::printf("    also: %s — %s\n", std::string(signatureKindName(f.kind)).c_str(),
+                        f.detail.c_str());
         if (dv.beyondRegion)
             std::printf("  region: rows [%llu, %llu) cols [%llu, %llu)\n",
                         static_cast<unsigned long long>(dv.beyondRegion->rowBegin),
@@ -78,8 +80,9 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
     }
     std::printf("  %zu of %zu ops divergent: %s\n", divergent, bisect->ops.size(), divergentOps.c_str());
 
-    std::printf("\n2. Replay the divergent ops on the golden model and on the suspect device (%u reps each)\n",
-                o.reps);
+    std::printf(
+        "\n2. Replay the divergent ops on the golden model and on the suspect device (%u reps each)\n",
+        o.reps);
     CampaignOptions c;
     c.tracePath = d.tracePath;
     c.targets = {*parseTargetSpec("cpu"), *parseTargetSpec(d.suspectDefect)};
@@ -94,9 +97,10 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
         return failWith(replay.error());
     }
     for (const TargetSummary& t : replay->targets)
-        std::printf("  %-48s %-16s %llu/%llu runs failed, rate %.0f%% [95%% CI %.0f%%, %.0f%%]\n", t.target.c_str(),
-                    nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
-                    static_cast<unsigned long long>(t.runs), 100 * t.rate.rate, 100 * t.rate.low, 100 * t.rate.high);
+        std::printf("  %-48s %-16s %llu/%llu runs failed, rate %.0f%% [95%% CI %.0f%%, %.0f%%]\n",
+                    t.target.c_str(), nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
+                    static_cast<unsigned long long>(t.runs), 100 * t.rate.rate, 100 * t.rate.low,
+                    100 * t.rate.high);
 
     std::printf("\n3. What it did to the weights: incident vs healthy checkpoints after the last step\n");
     const std::string& inc = d.incidentCheckpoints.back();
@@ -114,17 +118,18 @@ int investigate(const DemoIncident& d, const DemoCliOptions& o)
     }
     for (const Divergence& dv : cmp->tensors)
         std::printf("  %-40s %8llu of %8llu elements differ, max %llu ulp\n", dv.name.c_str(),
-                    static_cast<unsigned long long>(dv.mismatches), static_cast<unsigned long long>(dv.elements),
-                    static_cast<unsigned long long>(dv.maxUlp));
+                    static_cast<unsigned long long>(dv.mismatches),
+                    static_cast<unsigned long long>(dv.elements), static_cast<unsigned long long>(dv.maxUlp));
 
     std::string verdict = "unknown";
     for (const TargetSummary& t : replay->targets)
         if (t.target != "cpu") verdict = nameOf(t.verdict);
-    std::printf("\nVerdict: %s is %s — corruption enters at op %zu and reproduces on replay; the golden model "
-                "is clean.\n",
-                d.suspectLabel.c_str(), verdict.c_str(), *bisect->firstDivergentOp);
-    std::printf("Next: faultline %s   (GUI)   or   faultline bisect %s --suspect %s --json\n", d.tracePath.c_str(),
-                d.tracePath.c_str(), d.suspectLabel.c_str());
+    std::printf(
+        "\nVerdict: %s is %s — corruption enters at op %zu and reproduces on replay; the golden model "
+        "is clean.\n",
+        d.suspectLabel.c_str(), verdict.c_str(), *bisect->firstDivergentOp);
+    std::printf("Next: faultline %s   (GUI)   or   faultline bisect %s --suspect %s --json\n",
+                d.tracePath.c_str(), d.tracePath.c_str(), d.suspectLabel.c_str());
     return kExitOk;
 }
 
@@ -132,23 +137,25 @@ int runDemo(const DemoCliOptions& o, int argc, char** argv)
 {
     DemoOptions options;
     options.outDir = o.out;
-    std::printf("Faultline demo incident: a transformer block trained for %u steps on 2 data-parallel ranks;\n"
-                "rank 1 runs on a GPU whose SM 7 silently corrupts the GEMM tiles it computes.\n",
-                options.steps);
+    std::printf(
+        "Faultline demo incident: a transformer block trained for %u steps on 2 data-parallel ranks;\n"
+        "rank 1 runs on a GPU whose SM 7 silently corrupts the GEMM tiles it computes.\n",
+        options.steps);
     std::fflush(stdout);
     auto incident = buildDemoIncident(options);
     if (!incident) {
         return failWith(incident.error());
     }
-    std::printf("  wrote %s (%zu ops) and %zu checkpoints under %s/checkpoints\n", incident->tracePath.c_str(),
-                incident->opsRecorded, incident->healthyCheckpoints.size() + incident->incidentCheckpoints.size(),
-                o.out.c_str());
+    std::printf("  wrote %s (%zu ops) and %zu checkpoints under %s/checkpoints\n",
+                incident->tracePath.c_str(), incident->opsRecorded,
+                incident->healthyCheckpoints.size() + incident->incidentCheckpoints.size(), o.out.c_str());
     printLosses(*incident);
 #ifdef FAULTLINE_HAVE_GUI
     if (!o.headless && haveDisplay()) {
         std::fflush(stdout);
-        return launchGui(argc, argv, {incident->tracePath, incident->incidentCheckpoints.back(),
-                                      incident->healthyCheckpoints.back()});
+        return launchGui(
+            argc, argv,
+            {incident->tracePath, incident->incidentCheckpoints.back(), incident->healthyCheckpoints.back()});
     }
 #else
     (void)argc;
@@ -162,8 +169,9 @@ int runDemo(const DemoCliOptions& o, int argc, char** argv)
 CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv)
 {
     auto o = std::make_shared<DemoCliOptions>();
-    CLI::App* cmd = app.add_subcommand("demo", "Build the embedded demo incident and investigate it (GUI, or "
-                                               "headless without a display)");
+    CLI::App* cmd = app.add_subcommand("demo",
+                                       "Build the embedded demo incident and investigate it (GUI, or "
+                                       "headless without a display)");
     cmd->add_flag("--headless", o->headless, "print the investigation instead of opening the GUI");
     cmd->add_option("--out", o->out, "directory for the incident's files (default faultline-demo)");
     cmd->add_option("--reps", o->reps, "replay repetitions")->check(CLI::Range(1u, 1000u));

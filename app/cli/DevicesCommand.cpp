@@ -4,8 +4,8 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -47,9 +47,10 @@ std::string devicesText(const DeviceReport& r)
     if (!r.nvmlAvailable) out << (r.nvmlError.empty() ? std::string("no NVML") : r.nvmlError) << "\n";
     for (const LocalGpu& g : r.gpus) {
         out << "cuda:" << g.index << "  " << g.name << "  " << g.uuid << "\n"
-            << "    pci " << g.pciBusId << ", compute " << g.computeCapability << ", " << g.smCount << " SMs, "
-            << formatGiB(g.memoryBytes) << ", clock " << g.clockKHz / 1000 << " MHz, memory clock "
-            << g.memoryClockKHz / 1000 << " MHz, ECC " << (g.eccEnabled ? "on" : "off") << "\n";
+            << "    pci " << g.pciBusId << ", compute " << g.computeCapability << ", " << g.smCount
+            << " SMs, " << formatGiB(g.memoryBytes) << ", clock " << g.clockKHz / 1000
+            << " MHz, memory clock " << g.memoryClockKHz / 1000 << " MHz, ECC "
+            << (g.eccEnabled ? "on" : "off") << "\n";
         if (!g.peerKey.empty()) out << "    peer key: " << g.peerKey << "\n";
         if (!g.health) continue;
         const GpuHealth& n = *g.health;
@@ -57,17 +58,18 @@ std::string devicesText(const DeviceReport& r)
             << ", InfoROM " << n.inforomImageVersion << "\n"
             << "    ECC volatile corrected " << optionalText(n.eccCorrectedVolatile) << ", uncorrected "
             << optionalText(n.eccUncorrectedVolatile) << "; aggregate corrected "
-            << optionalText(n.eccCorrectedAggregate) << ", uncorrected " << optionalText(n.eccUncorrectedAggregate)
-            << "\n"
-            << "    remapped rows correctable " << optionalText(n.remappedRowsCorrectable) << ", uncorrectable "
-            << optionalText(n.remappedRowsUncorrectable) << ", pending " << optionalText(n.remapPending)
-            << ", failure " << optionalText(n.remapFailure) << "; " << optionalText(n.temperatureC) << " C, "
-            << optionalText(n.powerW) << " W\n";
+            << optionalText(n.eccCorrectedAggregate) << ", uncorrected "
+            << optionalText(n.eccUncorrectedAggregate) << "\n"
+            << "    remapped rows correctable " << optionalText(n.remappedRowsCorrectable)
+            << ", uncorrectable " << optionalText(n.remappedRowsUncorrectable) << ", pending "
+            << optionalText(n.remapPending) << ", failure " << optionalText(n.remapFailure) << "; "
+            << optionalText(n.temperatureC) << " C, " << optionalText(n.powerW) << " W\n";
     }
     if (r.gpus.size() >= 2) {
         const auto groups = r.peerGroups();
         if (groups.empty())
-            out << "No two GPUs here are peers: production-library replays are judged against the golden model's "
+            out << "No two GPUs here are peers: production-library replays are judged against the golden "
+                   "model's "
                    "bound only\n";
         for (const auto& g : groups) {
             out << "Peers (bitwise comparable on production libraries):";
@@ -90,7 +92,8 @@ int runDevices(const DevicesOptions& o)
     proc.finish(std::chrono::seconds(5));
     if (outcome != WorkerProcess::ReadOutcome::Line) {
         std::cerr << "error: " << worker << ": no device report ("
-                  << (outcome == WorkerProcess::ReadOutcome::Timeout ? "timed out" : proc.describeExit()) << ")";
+                  << (outcome == WorkerProcess::ReadOutcome::Timeout ? "timed out" : proc.describeExit())
+                  << ")";
         const std::string err = proc.stderrText();
         if (!err.empty()) std::cerr << ": " << err;
         std::cerr << "\n";

@@ -59,7 +59,8 @@ int runInspect(const InspectOptions& o)
 CommandRunner addInspectCommand(CLI::App& app)
 {
     auto o = std::make_shared<InspectOptions>();
-    CLI::App* cmd = app.add_subcommand("inspect", "List every tensor in HDF5 snapshots, traces and safetensors files");
+    CLI::App* cmd =
+        app.add_subcommand("inspect", "List every tensor in HDF5 snapshots, traces and safetensors files");
     cmd->add_option("FILE", o->files, "HDF5 (.h5) or safetensors files")->required();
     cmd->add_flag("--json", o->json, "One JSON document (an array when several files are given)");
     cmd->add_flag("--allow-external", o->allowExternal,

@@ -68,7 +68,8 @@ int runReplay(const ReplayOptions& o)
     else
         std::cout << campaignText(*report);
     if (report->cancelled) {
-        std::cerr << "replay cancelled; finished runs are kept" << (o.out.empty() ? "" : " (use --resume)") << "\n";
+        std::cerr << "replay cancelled; finished runs are kept" << (o.out.empty() ? "" : " (use --resume)")
+                  << "\n";
         return kExitError;
     }
     for (const TargetSummary& t : report->targets)
@@ -81,11 +82,14 @@ int runReplay(const ReplayOptions& o)
 CommandRunner addReplayCommand(CLI::App& app)
 {
     auto o = std::make_shared<ReplayOptions>();
-    CLI::App* cmd = app.add_subcommand("replay", "Replay trace ops on targets (cpu, sim:<fault>, cuda:N), many times, "
-                                                 "and judge every output");
+    CLI::App* cmd = app.add_subcommand("replay",
+                                       "Replay trace ops on targets (cpu, sim:<fault>, cuda:N), many times, "
+                                       "and judge every output");
     cmd->add_option("TRACE", o->trace, "trace v1 file")->required();
-    cmd->add_option("--targets", o->targets, "comma-separated: cpu, sim:<model>[:k=v,...], cuda:<index>")->required();
-    cmd->add_option("--ops", o->ops, "op selection: indices, ranges, op kinds (e.g. 0,3-5,gemm); default all");
+    cmd->add_option("--targets", o->targets, "comma-separated: cpu, sim:<model>[:k=v,...], cuda:<index>")
+        ->required();
+    cmd->add_option("--ops", o->ops,
+                    "op selection: indices, ranges, op kinds (e.g. 0,3-5,gemm); default all");
     cmd->add_option("--reps", o->reps, "repetitions per op and target")->check(CLI::Range(1u, 1000000u));
     cmd->add_option("--out", o->out, "results file (HDF5); runs are journaled beside it as they finish");
     cmd->add_flag("--resume", o->resume, "continue the campaign journaled beside --out");
@@ -95,9 +99,10 @@ CommandRunner addReplayCommand(CLI::App& app)
     cmd->add_option("--reference", o->reference,
                     "a target known healthy: peers of it (same GPU model, SM count and libraries) must "
                     "reproduce its bits; default: the peers' majority");
-    cmd->add_flag("--copy-all", o->copyAll,
-                  "copy every repetition's outputs to the host, also those the target found bitwise identical "
-                  "to a judged one (catches bits changed on the way to the host)");
+    cmd->add_flag(
+        "--copy-all", o->copyAll,
+        "copy every repetition's outputs to the host, also those the target found bitwise identical "
+        "to a judged one (catches bits changed on the way to the host)");
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/FloatFormats.h"
 #include "core/compare/CompareJson.h"
 #include "core/compare/TensorComparer.h"
-#include "core/FloatFormats.h"
 
 using namespace faultline;
 
@@ -76,8 +76,8 @@ int main(int argc, char** argv)
         }
     }
     const DType dtype = bf16 ? DType::BFloat16 : DType::Float32;
-    std::printf("in-memory compare: %s %llux%llu, %.0f%% of elements 1 ulp apart, best of %d\n", dtypeName.c_str(),
-                (unsigned long long)size, (unsigned long long)size, fraction * 100, reps);
+    std::printf("in-memory compare: %s %llux%llu, %.0f%% of elements 1 ulp apart, best of %d\n",
+                dtypeName.c_str(), (unsigned long long)size, (unsigned long long)size, fraction * 100, reps);
 
     double plain = 1e30, plainCpu = 1e30;
     uint64_t plainCount = 0;
@@ -113,16 +113,18 @@ int main(int argc, char** argv)
             }
             d = std::move(*res);
         }
-        std::printf("faultline full analysis (%u thr)  %7.2f ns/element  %.1fx the plain loop; CPU %.2f ns/element, "
-                    "%.2f ns/mismatch\n",
-                    threads, best * 1e9 / double(n), best / plain, bestCpu * 1e9 / double(n),
-                    bestCpu * 1e9 / double(std::max<uint64_t>(1, d.mismatches)));
+        std::printf(
+            "faultline full analysis (%u thr)  %7.2f ns/element  %.1fx the plain loop; CPU %.2f ns/element, "
+            "%.2f ns/mismatch\n",
+            threads, best * 1e9 / double(n), best / plain, bestCpu * 1e9 / double(n),
+            bestCpu * 1e9 / double(std::max<uint64_t>(1, d.mismatches)));
         if (threads == 1) {
             const std::string digest = divergenceToJson(d).dump();
-            std::printf("digest: mismatches %llu, mean abs %.17g, rms abs %.17g, mean rel %.17g, json %zu bytes, "
-                        "hash %016llx\n",
-                        (unsigned long long)d.mismatches, d.absError.mean, d.absError.rms, d.relError.mean,
-                        digest.size(), (unsigned long long)std::hash<std::string>{}(digest));
+            std::printf(
+                "digest: mismatches %llu, mean abs %.17g, rms abs %.17g, mean rel %.17g, json %zu bytes, "
+                "hash %016llx\n",
+                (unsigned long long)d.mismatches, d.absError.mean, d.absError.rms, d.relError.mean,
+                digest.size(), (unsigned long long)std::hash<std::string>{}(digest));
         }
     }
     return 0;

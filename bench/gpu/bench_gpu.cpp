@@ -52,37 +52,51 @@ bool checkBitExact(Target& target)
         const auto u = uint64_t(s);
         cases.push_back({"gemm", "gemm", {randomTensor({u, u + 3}, 1), randomTensor({u + 3, u + 1}, 2)}, {}});
     }
-    cases.push_back({"gemm trans", "gemm", {randomTensor({200, 130}, 3), randomTensor({300, 200}, 4)},
+    cases.push_back({"gemm trans",
+                     "gemm",
+                     {randomTensor({200, 130}, 3), randomTensor({300, 200}, 4)},
                      {{"trans_a", int64_t(1)}, {"trans_b", int64_t(1)}}});
-    cases.push_back({"gemm batched+C", "gemm",
+    cases.push_back({"gemm batched+C",
+                     "gemm",
                      {randomTensor({4, 96, 80}, 5), randomTensor({80, 64}, 6), randomTensor({64}, 7)},
                      {{"alpha", 0.5}, {"beta", 2.0}}});
     for (uint64_t n : {1ull, 31ull, 1000ull, 8192ull}) {
         cases.push_back({"add", "add", {randomTensor({64, n}, 10), randomTensor({64, n}, 11)}, {}});
         cases.push_back({"gelu", "gelu", {randomTensor({64, n}, 12, 4)}, {}});
-        cases.push_back({"gelu tanh", "gelu", {randomTensor({64, n}, 13, 4)}, {{"approximate", std::string("tanh")}}});
+        cases.push_back(
+            {"gelu tanh", "gelu", {randomTensor({64, n}, 13, 4)}, {{"approximate", std::string("tanh")}}});
         cases.push_back({"silu", "silu", {randomTensor({64, n}, 14, 6)}, {}});
         cases.push_back({"softmax", "softmax", {randomTensor({64, n}, 15, 5)}, {{"scale", 0.3}}});
-        cases.push_back({"layernorm", "layernorm", {randomTensor({64, n}, 16), randomTensor({n}, 17), randomTensor({n}, 18)}, {}});
-        cases.push_back({"rmsnorm", "rmsnorm", {randomTensor({64, n}, 19), randomTensor({n}, 20)}, {{"eps", 1e-6}}});
-        cases.push_back({"all_reduce sum", "all_reduce",
+        cases.push_back({"layernorm",
+                         "layernorm",
+                         {randomTensor({64, n}, 16), randomTensor({n}, 17), randomTensor({n}, 18)},
+                         {}});
+        cases.push_back(
+            {"rmsnorm", "rmsnorm", {randomTensor({64, n}, 19), randomTensor({n}, 20)}, {{"eps", 1e-6}}});
+        cases.push_back({"all_reduce sum",
+                         "all_reduce",
                          {randomTensor({64, n}, 21), randomTensor({64, n}, 22), randomTensor({64, n}, 23),
                           randomTensor({64, n}, 24)},
                          {}});
-        cases.push_back({"all_reduce max", "all_reduce", {randomTensor({64, n}, 25), randomTensor({64, n}, 26)},
+        cases.push_back({"all_reduce max",
+                         "all_reduce",
+                         {randomTensor({64, n}, 25), randomTensor({64, n}, 26)},
                          {{"reduce_op", std::string("max")}}});
     }
     // attention: q [b, h, sq, d], k/v [b, h, sk, d|dv]; causal and not, short and long key rows.
     struct AttentionShape {
         uint64_t b, h, sq, sk, d, dv;
     };
-    for (const AttentionShape& a : {AttentionShape{1, 8, 256, 256, 64, 64}, AttentionShape{2, 4, 100, 1000, 128, 96},
-                                    AttentionShape{1, 2, 1, 4096, 32, 32}, AttentionShape{3, 1, 33, 7, 5, 3}}) {
+    for (const AttentionShape& a :
+         {AttentionShape{1, 8, 256, 256, 64, 64}, AttentionShape{2, 4, 100, 1000, 128, 96},
+          AttentionShape{1, 2, 1, 4096, 32, 32}, AttentionShape{3, 1, 33, 7, 5, 3}}) {
         for (bool causal : {false, true}) {
-            cases.push_back({causal ? "attention causal" : "attention", "attention",
-                             {randomTensor({a.b, a.h, a.sq, a.d}, 30, 2), randomTensor({a.b, a.h, a.sk, a.d}, 31, 2),
-                              randomTensor({a.b, a.h, a.sk, a.dv}, 32)},
-                             {{"causal", int64_t(causal)}}});
+            cases.push_back(
+                {causal ? "attention causal" : "attention",
+                 "attention",
+                 {randomTensor({a.b, a.h, a.sq, a.d}, 30, 2), randomTensor({a.b, a.h, a.sk, a.d}, 31, 2),
+                  randomTensor({a.b, a.h, a.sk, a.dv}, 32)},
+                 {{"causal", int64_t(causal)}}});
         }
     }
     bool all = true;
@@ -97,7 +111,8 @@ bool checkBitExact(Target& target)
         auto cpu = golden::runGolden(c.op, c.inputs, c.params);
         std::string shape = golden::shapeString(c.inputs[0].shape);
         if (!gpu || !cpu) {
-            std::printf("  %-16s %-16s ERROR %s\n", c.label, shape.c_str(), !gpu ? gpu.message().c_str() : cpu.message().c_str());
+            std::printf("  %-16s %-16s ERROR %s\n", c.label, shape.c_str(),
+                        !gpu ? gpu.message().c_str() : cpu.message().c_str());
             all = false;
             continue;
         }
@@ -112,13 +127,13 @@ bool checkBitExact(Target& target)
     return all;
 }
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        const int rc_ = int(x);                                                                \
-        if (rc_ != 0) {                                                                        \
-            std::printf("CUDA/cuBLAS error %d at %s:%d: %s\n", rc_, __FILE__, __LINE__, #x);   \
-            std::exit(1);                                                                      \
-        }                                                                                      \
+#define CK(x)                                                                                \
+    do {                                                                                     \
+        const int rc_ = int(x);                                                              \
+        if (rc_ != 0) {                                                                      \
+            std::printf("CUDA/cuBLAS error %d at %s:%d: %s\n", rc_, __FILE__, __LINE__, #x); \
+            std::exit(1);                                                                    \
+        }                                                                                    \
     } while (0)
 
 float* deviceRandom(size_t count, uint32_t seed)
@@ -182,7 +197,8 @@ int main(int argc, char** argv)
     CK(cudaMalloc(&out, nn * 4));
     const float one = 1.0f, zero = 0.0f;
     auto sgemm = [&](float* d) {
-        CK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b, int(n), a, int(n), &zero, d, int(n)));
+        CK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b, int(n), a, int(n), &zero,
+                       d, int(n)));
     };
 
     std::printf("\n2. cuBLAS SGEMM determinism (%lld^3, pedantic math, 100 repetitions)\n", (long long)n);
@@ -190,22 +206,24 @@ int main(int argc, char** argv)
     int differing = 0;
     for (int rep = 0; rep < 100; ++rep) {
         sgemm(out);
-        auto s = cuda::compareOnDevice(0, ref, out, {uint64_t(n), uint64_t(n)}, cuda::kCompareTile, nullptr, nullptr);
+        auto s = cuda::compareOnDevice(0, ref, out, {uint64_t(n), uint64_t(n)}, cuda::kCompareTile, nullptr,
+                                       nullptr);
         if (!s) {
             std::printf("  %s\n", s.message().c_str());
             return 1;
         }
         differing += s->mismatched != 0;
     }
-    std::printf("  %d of 100 repetitions differ from the first: %s\n", differing, differing ? "NOT DETERMINISTIC" : "deterministic");
+    std::printf("  %d of 100 repetitions differ from the first: %s\n", differing,
+                differing ? "NOT DETERMINISTIC" : "deterministic");
     ok = ok && differing == 0;
 
     // cuBLASLt through the replay's runner (heuristic algorithm 0, 32 MiB workspace), pedantic
     // FP32 and TF32: every repetition compared on the device with the first.
     cuda::CublasLtRunner lt(0);
     for (bool tf32 : {false, true}) {
-        std::printf("\n2%s. cuBLASLt determinism (%lld^3, %s, 100 repetitions)\n", tf32 ? "c" : "b", (long long)n,
-                    tf32 ? "32F_FAST_TF32" : "32F_PEDANTIC");
+        std::printf("\n2%s. cuBLASLt determinism (%lld^3, %s, 100 repetitions)\n", tf32 ? "c" : "b",
+                    (long long)n, tf32 ? "32F_FAST_TF32" : "32F_PEDANTIC");
         cuda::CudaOpSettings settings;
         settings.impl = cuda::CudaImpl::CublasLt;
         settings.tf32 = tf32;
@@ -227,7 +245,8 @@ int main(int argc, char** argv)
         int ltDiffering = 0;
         for (int rep = 0; rep < 100; ++rep) {
             ltRun(out);
-            auto s = cuda::compareOnDevice(0, ref, out, {uint64_t(n), uint64_t(n)}, cuda::kCompareTile, nullptr, nullptr);
+            auto s = cuda::compareOnDevice(0, ref, out, {uint64_t(n), uint64_t(n)}, cuda::kCompareTile,
+                                           nullptr, nullptr);
             if (!s) {
                 std::printf("  %s\n", s.message().c_str());
                 return 1;
@@ -253,8 +272,8 @@ int main(int argc, char** argv)
     const double goldenMs = timeMs([&] { CK(cuda::launchGoldenGemm(g, nullptr)); }, 5);
     const double cublasMs = timeMs([&] { sgemm(ref); }, 5);
     const double goldenGf = flop / goldenMs / 1e6, cublasGf = flop / cublasMs / 1e6;
-    std::printf("  golden GEMM  %9.0f GFLOP/s\n  cuBLAS SGEMM %9.0f GFLOP/s\n  ratio %.2f (goal >= 0.5)\n", goldenGf,
-                cublasGf, goldenGf / cublasGf);
+    std::printf("  golden GEMM  %9.0f GFLOP/s\n  cuBLAS SGEMM %9.0f GFLOP/s\n  ratio %.2f (goal >= 0.5)\n",
+                goldenGf, cublasGf, goldenGf / cublasGf);
 
     std::printf("\n4. device-side compare bandwidth\n");
     const size_t big = size_t(1) << 28;  // 1 GiB per operand
@@ -268,11 +287,12 @@ int main(int argc, char** argv)
     CK(cudaMemset(y, 0x3c, big * 4));
     const cuda::View2d v{big / 8192, 8192};
     const double copyMs = timeMs([&] { CK(cudaMemcpy(y, x, big * 4, cudaMemcpyDeviceToDevice)); }, 10);
-    const double cmpMs = timeMs([&] { CK(cuda::launchCompare(x, y, v, cuda::kCompareTile, nullptr, acc, nullptr)); }, 10);
+    const double cmpMs =
+        timeMs([&] { CK(cuda::launchCompare(x, y, v, cuda::kCompareTile, nullptr, acc, nullptr)); }, 10);
     // Both move 2 x 4 bytes per element (memcpy: read + write; compare: two reads).
     const double copyGBs = 2.0 * big * 4 / copyMs / 1e6, cmpGBs = 2.0 * big * 4 / cmpMs / 1e6;
-    std::printf("  memcpy D2D %8.0f GB/s\n  compare    %8.0f GB/s\n  ratio %.2f (goal >= 0.7)\n", copyGBs, cmpGBs,
-                cmpGBs / copyGBs);
+    std::printf("  memcpy D2D %8.0f GB/s\n  compare    %8.0f GB/s\n  ratio %.2f (goal >= 0.7)\n", copyGBs,
+                cmpGBs, cmpGBs / copyGBs);
     cudaFree(x);
     cudaFree(y);
     cudaFree(acc);

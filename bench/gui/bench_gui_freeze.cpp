@@ -50,7 +50,7 @@ double warmPageCache(const QString& path)
 }
 
 struct Gap {
-    double atMs = 0;   // end of the gap, from openFiles
+    double atMs = 0;  // end of the gap, from openFiles
     double wallMs = 0;
     double cpuMs = 0;  // GUI thread CPU time inside the gap
 };
@@ -95,8 +95,9 @@ int main(int argc, char** argv)
         }
     }
     if (bad || files.size() != 2) {
-        std::fprintf(stderr, "usage: bench_gui_freeze SUSPECT REFERENCE [--interval-ms N] [--settle-ms N] [--top N] "
-                             "[--breakdown REPEATS]\n");
+        std::fprintf(stderr,
+                     "usage: bench_gui_freeze SUSPECT REFERENCE [--interval-ms N] [--settle-ms N] [--top N] "
+                     "[--breakdown REPEATS]\n");
         return 2;
     }
     double bytes = 0;
@@ -179,15 +180,19 @@ int main(int argc, char** argv)
     const auto incident = window.incident();
     std::printf("pair: %s + %s, %.2f GiB, %zu entries\n", qPrintable(files[0]), qPrintable(files[1]),
                 bytes / 1073741824.0, incident ? incident->entries.size() : size_t(0));
-    std::printf("sampler: %d ms precise timer; openFiles() called at CLOCK_MONOTONIC %lld.%06ld s (for perf -k "
-                "CLOCK_MONOTONIC), returned after %.2f ms\n",
-                intervalMs, (long long)monotonic.tv_sec, monotonic.tv_nsec / 1000, openMs);
+    std::printf(
+        "sampler: %d ms precise timer; openFiles() called at CLOCK_MONOTONIC %lld.%06ld s (for perf -k "
+        "CLOCK_MONOTONIC), returned after %.2f ms\n",
+        intervalMs, (long long)monotonic.tv_sec, monotonic.tv_nsec / 1000, openMs);
     std::printf("load time (openFiles -> incidentShown): %.0f ms; measured until %.0f ms\n", shownMs, endMs);
-    std::printf("event-loop samples: %zu (dispatcher wake-ups: %llu)\n", gaps.size(), (unsigned long long)wakeUps);
-    std::printf("gap between samples: median %.2f ms, p99 %.2f ms, longest %.2f ms; %zu over 16 ms, %zu over 50 ms\n",
-                p50, p99, longest, over16, over50);
+    std::printf("event-loop samples: %zu (dispatcher wake-ups: %llu)\n", gaps.size(),
+                (unsigned long long)wakeUps);
+    std::printf(
+        "gap between samples: median %.2f ms, p99 %.2f ms, longest %.2f ms; %zu over 16 ms, %zu over 50 ms\n",
+        p50, p99, longest, over16, over50);
     std::vector<Gap> byLength = gaps;
-    std::sort(byLength.begin(), byLength.end(), [](const Gap& a, const Gap& b) { return a.wallMs > b.wallMs; });
+    std::sort(byLength.begin(), byLength.end(),
+              [](const Gap& a, const Gap& b) { return a.wallMs > b.wallMs; });
     std::printf("longest gaps (end time from openFiles; GUI thread CPU time inside):\n");
     for (size_t k = 0; k < byLength.size() && k < size_t(top); ++k) {
         const Gap& g = byLength[k];

@@ -15,18 +15,18 @@
 // ms, replot ms and count) and the median and max per-step time (on a shared machine, wall minus
 // CPU is time spent waiting for a core). Exit code 0, 2 on bad arguments. The goal (< 30 ms per
 // step) is reported, not judged.
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QMouseEvent>
 #include <QPointingDevice>
 #include <QWheelEvent>
 #include <algorithm>
-#include <ctime>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <qcustomplot.h>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -69,7 +69,8 @@ void makeTensors(uint64_t n, std::vector<float>& reference, std::vector<float>& 
     for (int k = 0; k < 20000; ++k) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         const uint64_t i = (state >> 11) % (n * n);
-        const unsigned bit = unsigned(state >> 3) % 100 == 0 ? 23 + unsigned(state >> 7) % 8 : unsigned(state >> 7) % 23;
+        const unsigned bit =
+            unsigned(state >> 3) % 100 == 0 ? 23 + unsigned(state >> 7) % 8 : unsigned(state >> 7) % 23;
         const uint32_t bits = std::bit_cast<uint32_t>(suspect[size_t(i)]) ^ (uint32_t(1) << bit);
         suspect[size_t(i)] = std::bit_cast<float>(bits);
     }
@@ -196,8 +197,9 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "compare failed: %s\n", d.message().c_str());
             return 1;
         }
-        std::printf("tensor: %llu x %llu float32, %llu elements differ (made in %.0f ms, compared in %.0f ms)\n",
-                    (unsigned long long)n, (unsigned long long)n, (unsigned long long)corrupted, madeMs, msSince(t));
+        std::printf(
+            "tensor: %llu x %llu float32, %llu elements differ (made in %.0f ms, compared in %.0f ms)\n",
+            (unsigned long long)n, (unsigned long long)n, (unsigned long long)corrupted, madeMs, msSince(t));
         CompareReport report;
         report.tensors.push_back(std::move(d).value());
         incident->compare = std::move(report);
@@ -236,8 +238,8 @@ int main(int argc, char** argv)
     };
     auto wheel = [&](int notches, const char* kind) {
         const QPointF pos = focus();
-        QWheelEvent e(pos, plot->mapToGlobal(pos), QPoint(), QPoint(0, 120 * notches), Qt::NoButton, Qt::NoModifier,
-                      Qt::NoScrollPhase, false);
+        QWheelEvent e(pos, plot->mapToGlobal(pos), QPoint(), QPoint(0, 120 * notches), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
         steps.push_back(timer.run(kind, plot, &e));
     };
     auto mouse = [&](QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
@@ -250,7 +252,8 @@ int main(int argc, char** argv)
         mouse(QEvent::MouseButtonPress, pos, Qt::LeftButton, Qt::LeftButton);
         for (int k = 0; k < 4; ++k) {
             pos += k < 2 ? QPointF(dx, dy) : QPointF(-dx, -dy);
-            QMouseEvent e(QEvent::MouseMove, pos, plot->mapToGlobal(pos), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+            QMouseEvent e(QEvent::MouseMove, pos, plot->mapToGlobal(pos), Qt::NoButton, Qt::LeftButton,
+                          Qt::NoModifier);
             steps.push_back(timer.run("pan", plot, &e));
         }
         mouse(QEvent::MouseButtonRelease, pos, Qt::LeftButton, Qt::NoButton);
@@ -260,8 +263,8 @@ int main(int argc, char** argv)
         const QPointF pos = QPointF(rect.center());
         mouse(QEvent::MouseButtonPress, pos, Qt::LeftButton, Qt::LeftButton);
         mouse(QEvent::MouseButtonRelease, pos, Qt::LeftButton, Qt::NoButton);
-        QMouseEvent e(QEvent::MouseButtonDblClick, pos, plot->mapToGlobal(pos), Qt::LeftButton, Qt::LeftButton,
-                      Qt::NoModifier);
+        QMouseEvent e(QEvent::MouseButtonDblClick, pos, plot->mapToGlobal(pos), Qt::LeftButton,
+                      Qt::LeftButton, Qt::NoModifier);
         steps.push_back(timer.run("fit (double-click)", plot, &e));
         mouse(QEvent::MouseButtonRelease, pos, Qt::LeftButton, Qt::NoButton);
         QApplication::processEvents();
@@ -276,20 +279,22 @@ int main(int argc, char** argv)
     while (plot->xAxis->range().size() < double(n) && steps.size() < 200) wheel(-3, "zoom out");
     fit();
 
-    std::printf("%-20s %12s %12s %5s %9s %9s %9s %9s %7s\n", "step", "rows shown", "cols shown", "level", "cells",
-                "total ms", "CPU ms", "replot ms", "replots");
+    std::printf("%-20s %12s %12s %5s %9s %9s %9s %9s %7s\n", "step", "rows shown", "cols shown", "level",
+                "cells", "total ms", "CPU ms", "replot ms", "replots");
     std::vector<double> totals, cpus;
     for (const Step& s : steps) {
         std::printf("%-20s %12.1f %12.1f %5d %9llu %9.2f %9.2f %9.2f %7d\n", s.kind.c_str(), s.visibleRows,
-                    s.visibleCols, s.level, (unsigned long long)s.cells, s.totalMs, s.cpuMs, s.replotMs, s.replots);
+                    s.visibleCols, s.level, (unsigned long long)s.cells, s.totalMs, s.cpuMs, s.replotMs,
+                    s.replots);
         totals.push_back(s.totalMs);
         cpus.push_back(s.cpuMs);
     }
     std::sort(totals.begin(), totals.end());
     std::sort(cpus.begin(), cpus.end());
     const double median = totals[totals.size() / 2], worst = totals.back();
-    std::printf("steps: %zu, per-step median %.2f ms, max %.2f ms (GUI thread CPU: median %.2f ms, max %.2f ms)\n",
-                totals.size(), median, worst, cpus[cpus.size() / 2], cpus.back());
+    std::printf(
+        "steps: %zu, per-step median %.2f ms, max %.2f ms (GUI thread CPU: median %.2f ms, max %.2f ms)\n",
+        totals.size(), median, worst, cpus[cpus.size() / 2], cpus.back());
     std::printf("goal: < 30 ms per step: %s\n", worst < 30.0 ? "met" : "NOT met");
     return 0;
 }

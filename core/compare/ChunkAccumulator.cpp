@@ -38,7 +38,8 @@ void addArray(std::array<uint64_t, N>& a, const std::array<uint64_t, N>& b)
 
 }  // namespace
 
-void ChunkAccumulator::begin(uint64_t chunkFirst, uint64_t chunkCount, const ScanContext& ctx, uint64_t spreadLimit)
+void ChunkAccumulator::begin(uint64_t chunkFirst, uint64_t chunkCount, const ScanContext& ctx,
+                             uint64_t spreadLimit)
 {
     // Keep the vectors' capacity; reset every value.
     std::vector<ElementDiff> keepTop = std::move(top);

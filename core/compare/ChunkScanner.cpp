@@ -72,12 +72,30 @@ struct IntTraits {
     }
 };
 
-double f64ToDouble(uint64_t b) { return doubleFromBits(b); }
-double f32ToDouble(uint32_t b) { return double(floatFromBits(b)); }
-double f16ToDouble(uint16_t b) { return double(halfToFloat(b)); }
-double bf16ToDouble(uint16_t b) { return double(bf16ToFloat(b)); }
-double e4m3ToDouble(uint8_t b) { return double(fp8e4m3fnToFloat(b)); }
-double e5m2ToDouble(uint8_t b) { return double(fp8e5m2ToFloat(b)); }
+double f64ToDouble(uint64_t b)
+{
+    return doubleFromBits(b);
+}
+double f32ToDouble(uint32_t b)
+{
+    return double(floatFromBits(b));
+}
+double f16ToDouble(uint16_t b)
+{
+    return double(halfToFloat(b));
+}
+double bf16ToDouble(uint16_t b)
+{
+    return double(bf16ToFloat(b));
+}
+double e4m3ToDouble(uint8_t b)
+{
+    return double(fp8e4m3fnToFloat(b));
+}
+double e5m2ToDouble(uint8_t b)
+{
+    return double(fp8e5m2ToFloat(b));
+}
 
 using F64 = FloatTraits<uint64_t, 11, 52, false, f64ToDouble>;
 using F32 = FloatTraits<uint32_t, 8, 23, false, f32ToDouble>;
@@ -203,7 +221,8 @@ inline uint64_t differingMask(const B* a, const B* b)
                 const unsigned hi = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a1, b1))));
                 bits = lo | (hi << 4);
             } else if constexpr (sizeof(B) == 2) {
-                bits = unsigned(_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(a0, b0), _mm_cmpeq_epi16(a1, b1))));
+                bits = unsigned(
+                    _mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(a0, b0), _mm_cmpeq_epi16(a1, b1))));
             } else {
                 const unsigned lo = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)));
                 const unsigned hi = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)));
@@ -228,8 +247,15 @@ public:
     static constexpr unsigned kBlock = 64;
 
     Scanner(const ScanContext& ctx, const Bits* s, const Bits* r, const double* bounds, ChunkAccumulator& acc)
-        : m_ctx(ctx), m_s(s), m_r(r), m_bounds(bounds), m_acc(acc), m_flips(acc.flips.data()),
-          m_toOne(acc.toOne.data()), m_beyondFlips(acc.beyondFlips.data()), m_beyondToOne(acc.beyondToOne.data())
+        : m_ctx(ctx),
+          m_s(s),
+          m_r(r),
+          m_bounds(bounds),
+          m_acc(acc),
+          m_flips(acc.flips.data()),
+          m_toOne(acc.toOne.data()),
+          m_beyondFlips(acc.beyondFlips.data()),
+          m_beyondToOne(acc.beyondToOne.data())
     {
     }
 
@@ -344,7 +370,8 @@ private:
     // The error figures of one finite mismatch: ulp and decade histograms (in `lane`), maxima,
     // and the running sums in element order. Returns the relative error (+inf when the
     // reference is 0, counted apart and kept out of the relative sums).
-    [[gnu::always_inline]] inline double recordErrors(Hot& h, Lane& lane, uint64_t ulp, double absErr, double rv)
+    [[gnu::always_inline]] inline double recordErrors(Hot& h, Lane& lane, uint64_t ulp, double absErr,
+                                                      double rv)
     {
         ++lane.ulpHist[size_t(std::bit_width(ulp))];
         h.maxUlp = std::max(h.maxUlp, ulp);
@@ -373,11 +400,16 @@ private:
     bool withinTolerance(uint64_t ulp, double absErr, double ref, uint64_t local) const
     {
         switch (m_ctx.tolerance.kind) {
-        case ToleranceKind::Exact: return false;
-        case ToleranceKind::Ulp: return ulp <= m_ctx.tolerance.ulps;
-        case ToleranceKind::Abs: return absErr <= m_ctx.tolerance.value;
-        case ToleranceKind::Rel: return absErr <= m_ctx.tolerance.value * std::fabs(ref);
-        case ToleranceKind::Bound: return m_bounds != nullptr && absErr <= m_bounds[local];
+            case ToleranceKind::Exact:
+                return false;
+            case ToleranceKind::Ulp:
+                return ulp <= m_ctx.tolerance.ulps;
+            case ToleranceKind::Abs:
+                return absErr <= m_ctx.tolerance.value;
+            case ToleranceKind::Rel:
+                return absErr <= m_ctx.tolerance.value * std::fabs(ref);
+            case ToleranceKind::Bound:
+                return m_bounds != nullptr && absErr <= m_bounds[local];
         }
         return false;
     }
@@ -387,8 +419,8 @@ private:
     // update per tile touched. Histogram bins that consecutive mismatches hit are spread over
     // kLanes copies so their increments do not wait on each other. A block with a NaN/Inf goes
     // element by element.
-    [[gnu::always_inline]] inline void block(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp, const Bits* rp,
-                                             uint64_t mask)
+    [[gnu::always_inline]] inline void block(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp,
+                                             const Bits* rp, uint64_t mask)
     {
         ChunkAccumulator& acc = m_acc;
         Batch& bt = m_batch;
@@ -437,7 +469,8 @@ private:
                     ++acc.tileBeyond[size_t(m_tileRowBase + tileCol(col))];
                 }
                 const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
-                if (!roundingSized) anomaly(acc.first + local, col, x, false, size_t(m_tileRowBase + tileCol(col)), a, b);
+                if (!roundingSized)
+                    anomaly(acc.first + local, col, x, false, size_t(m_tileRowBase + tileCol(col)), a, b);
             }
             if (absErr < bar.abs || (absErr == bar.abs && ulp <= bar.ulp)) continue;  // not among the worst
             offerTop(acc.first + local, col, a, b, false, ulp, absErr, relErr, beyond);
@@ -450,7 +483,8 @@ private:
         for (uint64_t k = 0; k < kBlock && pos < m;) {
             const uint64_t tc = tileCol(col0 + k);
             const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
-            const uint64_t part = (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
+            const uint64_t part =
+                (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
             const unsigned n = popcount64(part);
             if (n != 0) {
                 const size_t tile = size_t(m_tileRowBase + tc);
@@ -478,7 +512,8 @@ private:
         if (k == 0) return {std::numeric_limits<double>::infinity(), std::numeric_limits<uint64_t>::max()};
         if (m_acc.top.size() < k) return {-1.0, 0};
         const ElementDiff& worst = m_acc.top[m_acc.worstTop];
-        if (worst.nonFinite) return {std::numeric_limits<double>::infinity(), std::numeric_limits<uint64_t>::max()};
+        if (worst.nonFinite)
+            return {std::numeric_limits<double>::infinity(), std::numeric_limits<uint64_t>::max()};
         return {worst.absError, worst.ulp};
     }
 
@@ -537,7 +572,8 @@ private:
     }
 
     // A mismatch where either side is NaN/Inf; returns whether it is beyond tolerance.
-    [[gnu::noinline]] bool nonFiniteElement(uint64_t index, uint64_t col, uint64_t x, size_t tile, Bits a, Bits b)
+    [[gnu::noinline]] bool nonFiniteElement(uint64_t index, uint64_t col, uint64_t x, size_t tile, Bits a,
+                                            Bits b)
     {
         ChunkAccumulator& acc = m_acc;
         bool beyond = true;
@@ -574,8 +610,8 @@ private:
         return beyond;
     }
 
-    [[gnu::noinline]] void offerTop(uint64_t index, uint64_t col, Bits a, Bits b, bool nonFinite, uint64_t ulp,
-                                    double absErr, double relErr, bool beyond)
+    [[gnu::noinline]] void offerTop(uint64_t index, uint64_t col, Bits a, Bits b, bool nonFinite,
+                                    uint64_t ulp, double absErr, double relErr, bool beyond)
     {
         ElementDiff e;
         e.index = index;
@@ -593,7 +629,8 @@ private:
         m_acc.offerTop(e, m_ctx.topK);
     }
 
-    [[gnu::noinline]] void anomaly(uint64_t index, uint64_t col, uint64_t x, bool nonFinite, size_t tile, Bits a, Bits b)
+    [[gnu::noinline]] void anomaly(uint64_t index, uint64_t col, uint64_t x, bool nonFinite, size_t tile,
+                                   Bits a, Bits b)
     {
         ChunkAccumulator& acc = m_acc;
         ++acc.anomalies;
@@ -644,7 +681,8 @@ private:
 };
 
 template <class Tr>
-void scanTyped(const ScanContext& ctx, const void* s, const void* r, const double* bounds, ChunkAccumulator& acc)
+void scanTyped(const ScanContext& ctx, const void* s, const void* r, const double* bounds,
+               ChunkAccumulator& acc)
 {
     // The chunk buffers are allocated by the caller with operator new / vector<uint64_t>, so they
     // are suitably aligned for Bits.
@@ -662,21 +700,35 @@ void scanChunk(const ScanContext& ctx, const void* suspect, const void* referenc
 {
     if (acc.count == 0 || ctx.cols == 0) return;
     switch (ctx.dtype) {
-    case DType::Float64: return scanTyped<F64>(ctx, suspect, reference, bounds, acc);
-    case DType::Float32: return scanTyped<F32>(ctx, suspect, reference, bounds, acc);
-    case DType::Float16: return scanTyped<F16>(ctx, suspect, reference, bounds, acc);
-    case DType::BFloat16: return scanTyped<BF16>(ctx, suspect, reference, bounds, acc);
-    case DType::Float8E4M3FN: return scanTyped<E4M3>(ctx, suspect, reference, bounds, acc);
-    case DType::Float8E5M2: return scanTyped<E5M2>(ctx, suspect, reference, bounds, acc);
-    case DType::Int8: return scanTyped<IntTraits<uint8_t, true>>(ctx, suspect, reference, bounds, acc);
-    case DType::Int16: return scanTyped<IntTraits<uint16_t, true>>(ctx, suspect, reference, bounds, acc);
-    case DType::Int32: return scanTyped<IntTraits<uint32_t, true>>(ctx, suspect, reference, bounds, acc);
-    case DType::Int64: return scanTyped<IntTraits<uint64_t, true>>(ctx, suspect, reference, bounds, acc);
-    case DType::UInt8:
-    case DType::Bool: return scanTyped<IntTraits<uint8_t, false>>(ctx, suspect, reference, bounds, acc);
-    case DType::UInt16: return scanTyped<IntTraits<uint16_t, false>>(ctx, suspect, reference, bounds, acc);
-    case DType::UInt32: return scanTyped<IntTraits<uint32_t, false>>(ctx, suspect, reference, bounds, acc);
-    case DType::UInt64: return scanTyped<IntTraits<uint64_t, false>>(ctx, suspect, reference, bounds, acc);
+        case DType::Float64:
+            return scanTyped<F64>(ctx, suspect, reference, bounds, acc);
+        case DType::Float32:
+            return scanTyped<F32>(ctx, suspect, reference, bounds, acc);
+        case DType::Float16:
+            return scanTyped<F16>(ctx, suspect, reference, bounds, acc);
+        case DType::BFloat16:
+            return scanTyped<BF16>(ctx, suspect, reference, bounds, acc);
+        case DType::Float8E4M3FN:
+            return scanTyped<E4M3>(ctx, suspect, reference, bounds, acc);
+        case DType::Float8E5M2:
+            return scanTyped<E5M2>(ctx, suspect, reference, bounds, acc);
+        case DType::Int8:
+            return scanTyped<IntTraits<uint8_t, true>>(ctx, suspect, reference, bounds, acc);
+        case DType::Int16:
+            return scanTyped<IntTraits<uint16_t, true>>(ctx, suspect, reference, bounds, acc);
+        case DType::Int32:
+            return scanTyped<IntTraits<uint32_t, true>>(ctx, suspect, reference, bounds, acc);
+        case DType::Int64:
+            return scanTyped<IntTraits<uint64_t, true>>(ctx, suspect, reference, bounds, acc);
+        case DType::UInt8:
+        case DType::Bool:
+            return scanTyped<IntTraits<uint8_t, false>>(ctx, suspect, reference, bounds, acc);
+        case DType::UInt16:
+            return scanTyped<IntTraits<uint16_t, false>>(ctx, suspect, reference, bounds, acc);
+        case DType::UInt32:
+            return scanTyped<IntTraits<uint32_t, false>>(ctx, suspect, reference, bounds, acc);
+        case DType::UInt64:
+            return scanTyped<IntTraits<uint64_t, false>>(ctx, suspect, reference, bounds, acc);
     }
 }
 

@@ -64,7 +64,9 @@ void addEvidence(json& j, const SignatureEvidence& e)
 
 json findingJson(SignatureKind kind, double confidence, const std::string& detail, const SignatureEvidence& e)
 {
-    json j{{"kind", std::string(signatureKindName(kind))}, {"confidence", statNumber(confidence)}, {"detail", detail}};
+    json j{{"kind", std::string(signatureKindName(kind))},
+           {"confidence", statNumber(confidence)},
+           {"detail", detail}};
     addEvidence(j, e);
     return j;
 }

@@ -71,7 +71,8 @@ Status CompareResultsWriter::finish(const CompareReport& report)
     for (size_t rank = 0; rank < report.tensors.size() && st; ++rank) {
         auto g = m_groupByName.find(report.tensors[rank].name);
         if (g == m_groupByName.end())
-            return fileError(writer.path(), "tensor '" + report.tensors[rank].name + "' was not added to the results");
+            return fileError(writer.path(),
+                             "tensor '" + report.tensors[rank].name + "' was not added to the results");
         check(writer.setGroupAttribute(g->second, "report_rank", int64_t(rank)));
     }
     if (!st) return st;

@@ -44,7 +44,8 @@ Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFil
         comparer.setBufferPool(buffers);
         if (m_progress) {
             comparer.setProgress([&](double fraction, const std::string&) {
-                const double overall = totalElements > 0 ? (doneElements + fraction * pairElements) / totalElements : 1.0;
+                const double overall =
+                    totalElements > 0 ? (doneElements + fraction * pairElements) / totalElements : 1.0;
                 return m_progress(std::min(1.0, overall), p.key);
             });
         }

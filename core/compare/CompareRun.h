@@ -23,10 +23,11 @@ struct CompareRunOptions {
 
 // Per-element bounds for the `bound` tolerance: like BoundProvider, for the pair called `key`.
 // Called from worker threads, concurrently: thread-safe.
-using BoundSource = std::function<Status(const std::string& key, uint64_t first, uint64_t count, double* bounds)>;
+using BoundSource =
+    std::function<Status(const std::string& key, uint64_t first, uint64_t count, double* bounds)>;
 
 struct CompareReport {
-    std::string suspect;    // file paths as opened
+    std::string suspect;  // file paths as opened
     std::string reference;
     Tolerance tolerance;
     std::vector<Divergence> tensors;  // most severe first (moreSevere)

@@ -6,7 +6,6 @@
 #include <limits>
 #include <string>
 
-
 namespace faultline {
 
 namespace {

@@ -64,10 +64,10 @@ inline void addPositiveFinite(DecadeHistogram& h, double x, const DecadeHistogra
 }
 
 struct ErrorStats {
-    double max = 0.0;   // over finite pairs (rel: with a finite relative error)
-    double mean = 0.0;  // sum / count
-    double rms = 0.0;   // sqrt(sum of squares / count)
-    uint64_t count = 0; // pairs the mean and rms are over
+    double max = 0.0;           // over finite pairs (rel: with a finite relative error)
+    double mean = 0.0;          // sum / count
+    double rms = 0.0;           // sqrt(sum of squares / count)
+    uint64_t count = 0;         // pairs the mean and rms are over
     DecadeHistogram histogram;  // mismatched finite pairs only (equal pairs are not binned)
 };
 
@@ -106,7 +106,7 @@ struct SpatialProfile {
     // kMaxLines, each entry covers rowBucket (colBucket) consecutive rows (columns), a power of 2.
     static constexpr uint64_t kMaxLines = 65536;
     uint64_t rowBucket = 1, colBucket = 1;
-    std::vector<uint64_t> rowCounts, colCounts;  // empty when there is no anomaly
+    std::vector<uint64_t> rowCounts, colCounts;         // empty when there is no anomaly
     std::optional<uint64_t> firstAnomaly, lastAnomaly;  // flat indices
     // The first kSampleSize anomalous flat indices, ascending.
     std::vector<uint64_t> firstIndices;
@@ -117,8 +117,8 @@ struct SpatialProfile {
 };
 
 struct Divergence {
-    std::string name;           // pairing key (Pairing.h)
-    std::string suspectName;    // names in the two files
+    std::string name;         // pairing key (Pairing.h)
+    std::string suspectName;  // names in the two files
     std::string referenceName;
     DType dtype = DType::Float32;
     std::vector<uint64_t> shape;
@@ -132,12 +132,12 @@ struct Divergence {
     uint64_t finitePairs = 0;
     std::optional<uint64_t> firstMismatch, firstBeyond;  // flat indices
 
-    uint64_t nanIntroduced = 0;   // suspect NaN, reference not
-    uint64_t nanRemoved = 0;      // reference NaN, suspect not
-    uint64_t infIntroduced = 0;   // suspect ±inf, reference not inf
-    uint64_t infRemoved = 0;      // reference ±inf, suspect not inf
-    uint64_t infSignChanged = 0;  // +inf vs -inf
-    uint64_t nanPayloadChanged = 0;  // both NaN, bits differ
+    uint64_t nanIntroduced = 0;        // suspect NaN, reference not
+    uint64_t nanRemoved = 0;           // reference NaN, suspect not
+    uint64_t infIntroduced = 0;        // suspect ±inf, reference not inf
+    uint64_t infRemoved = 0;           // reference ±inf, suspect not inf
+    uint64_t infSignChanged = 0;       // +inf vs -inf
+    uint64_t nanPayloadChanged = 0;    // both NaN, bits differ
     uint64_t nonFiniteMismatches = 0;  // mismatches with a NaN/Inf on either side
 
     ErrorStats absError;  // |s - r|
@@ -150,22 +150,22 @@ struct Divergence {
     std::array<uint64_t, 65> ulpHistogram{};
     uint64_t maxUlp = 0;
 
-    BitFlips bits;           // all mismatches (public "bit_histogram")
-    BitFlips beyondBits;     // beyond-tolerance elements
-    BitFlips anomalyBits;    // anomalies
+    BitFlips bits;                               // all mismatches (public "bit_histogram")
+    BitFlips beyondBits;                         // beyond-tolerance elements
+    BitFlips anomalyBits;                        // anomalies
     std::array<uint64_t, 65> anomalyPopcount{};  // anomalies by number of differing bits
     // Single-bit-like anomalies by the bit that flipped: exactly one bit differs, or (floats)
     // flipping the highest differing bit back leaves a rounding-sized difference (a single flip
     // on top of rounding noise). Length = dtype bits.
     std::vector<uint64_t> anomalySingleBit;
-    uint64_t anomalySignOnly = 0;      // single-bit-like anomalies at the sign bit
-    uint64_t anomalyExponent = 0;      // anomalies with a differing exponent bit
-    uint64_t anomalyNonFinite = 0;     // anomalies with a NaN/Inf on either side
+    uint64_t anomalySignOnly = 0;   // single-bit-like anomalies at the sign bit
+    uint64_t anomalyExponent = 0;   // anomalies with a differing exponent bit
+    uint64_t anomalyNonFinite = 0;  // anomalies with a NaN/Inf on either side
 
     std::optional<Region> region;        // bounding box of all mismatches
     std::optional<Region> beyondRegion;  // bounding box of beyond-tolerance elements
     TilePyramid tiles;
-    std::vector<ElementDiff> top;        // worst first (TensorComparer.h: order)
+    std::vector<ElementDiff> top;  // worst first (TensorComparer.h: order)
     SpatialProfile spatial;
     Signature signature;
 };

@@ -15,7 +15,8 @@ std::string pairingKey(const std::string& name, const PairingSide& side, bool* i
         }
         key.erase(0, side.group.size());
     }
-    if (!side.strip.empty() && key.compare(0, side.strip.size(), side.strip) == 0) key.erase(0, side.strip.size());
+    if (!side.strip.empty() && key.compare(0, side.strip.size(), side.strip) == 0)
+        key.erase(0, side.strip.size());
     if (included) *included = true;
     return side.add + key;
 }
@@ -60,15 +61,16 @@ Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<Te
         const TensorInfo& ref = reference[r];
         if (s.dtype != ref.dtype) {
             std::string msg = "dtype " + std::string(dtypeName(s.dtype)) + " (suspect) vs " +
-                              std::string(dtypeName(ref.dtype)) + " (reference): bitwise comparison is meaningless";
+                              std::string(dtypeName(ref.dtype)) +
+                              " (reference): bitwise comparison is meaningless";
             if (s.shape != ref.shape)
                 msg += "; shape " + shapeToString(s.shape) + " vs " + shapeToString(ref.shape);
             out.errors.push_back({key, msg});
             continue;
         }
         if (s.shape != ref.shape) {
-            out.errors.push_back(
-                {key, "shape " + shapeToString(s.shape) + " (suspect) vs " + shapeToString(ref.shape) + " (reference)"});
+            out.errors.push_back({key, "shape " + shapeToString(s.shape) + " (suspect) vs " +
+                                           shapeToString(ref.shape) + " (reference)"});
             continue;
         }
         out.pairs.push_back({key, i, r});

@@ -12,19 +12,32 @@ namespace faultline {
 std::string_view signatureKindName(SignatureKind k)
 {
     switch (k) {
-    case SignatureKind::Identical: return "identical";
-    case SignatureKind::Rounding: return "rounding";
-    case SignatureKind::SingleBitRandom: return "single_bit_random";
-    case SignatureKind::StuckBit: return "stuck_bit";
-    case SignatureKind::SignFlip: return "sign_flip";
-    case SignatureKind::Exponent: return "exponent";
-    case SignatureKind::NanInf: return "nan_inf";
-    case SignatureKind::TileClustered: return "tile_clustered";
-    case SignatureKind::RowStripe: return "row_stripe";
-    case SignatureKind::ColumnStripe: return "column_stripe";
-    case SignatureKind::AddressRange: return "address_range";
-    case SignatureKind::Widespread: return "widespread";
-    case SignatureKind::Scattered: return "scattered";
+        case SignatureKind::Identical:
+            return "identical";
+        case SignatureKind::Rounding:
+            return "rounding";
+        case SignatureKind::SingleBitRandom:
+            return "single_bit_random";
+        case SignatureKind::StuckBit:
+            return "stuck_bit";
+        case SignatureKind::SignFlip:
+            return "sign_flip";
+        case SignatureKind::Exponent:
+            return "exponent";
+        case SignatureKind::NanInf:
+            return "nan_inf";
+        case SignatureKind::TileClustered:
+            return "tile_clustered";
+        case SignatureKind::RowStripe:
+            return "row_stripe";
+        case SignatureKind::ColumnStripe:
+            return "column_stripe";
+        case SignatureKind::AddressRange:
+            return "address_range";
+        case SignatureKind::Widespread:
+            return "widespread";
+        case SignatureKind::Scattered:
+            return "scattered";
     }
     return "unknown";
 }
@@ -46,7 +59,7 @@ constexpr double kSignShare = 0.9;
 constexpr double kSingleBitShare = 0.9;
 constexpr double kExponentShare = 0.5;
 constexpr double kRangeDensity = 0.5;
-constexpr double kConcentrated = 0.5;  // occupied <= this x the random expectation
+constexpr double kConcentrated = 0.5;      // occupied <= this x the random expectation
 constexpr double kPeriodicGapShare = 0.5;  // of the gaps between run starts
 constexpr double kPeriodicShare = 0.9;     // of the anomalies inside the periodic window
 constexpr double kStrideShare = 0.8;
@@ -63,9 +76,18 @@ std::string fmt(const char* format, double v)
     return buf;
 }
 
-std::string num(uint64_t v) { return std::to_string(v); }
-std::string pct(double fraction) { return fmt("%.3g%%", 100.0 * fraction); }
-std::string sci(double v) { return fmt("%.3g", v); }
+std::string num(uint64_t v)
+{
+    return std::to_string(v);
+}
+std::string pct(double fraction)
+{
+    return fmt("%.3g%%", 100.0 * fraction);
+}
+std::string sci(double v)
+{
+    return fmt("%.3g", v);
+}
 
 // Expected number of occupied bins when n points fall uniformly on `total` elements, bin b
 // holding size(b) elements.
@@ -96,7 +118,8 @@ SignatureFinding finding(SignatureKind k, double confidence, std::string detail)
 
 // ---- bit-level ----
 
-std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bits, uint64_t n, const char* what)
+std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bits, uint64_t n,
+                                        const char* what)
 {
     if (n < kMinEvidence) return std::nullopt;
     std::optional<unsigned> best;
@@ -120,10 +143,10 @@ std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bit
     const double purity = double(agree) / double(f);
     const double chance = std::ldexp(1.0, -int(std::min<uint64_t>(f, 60)) + 1);
     const std::string field(bitFieldName(d.dtype, b));
-    SignatureFinding out = finding(SignatureKind::StuckBit, std::min(1.0, bestCoverage) * purity * (1.0 - chance),
-                                   "bit " + num(b) + " (" + field + ") stuck at " + num(value) + ": " + num(f) + " of " +
-                                       num(n) + " " + what + " flip it, " + num(agree) + " of them " +
-                                       (value ? "0->1" : "1->0"));
+    SignatureFinding out = finding(
+        SignatureKind::StuckBit, std::min(1.0, bestCoverage) * purity * (1.0 - chance),
+        "bit " + num(b) + " (" + field + ") stuck at " + num(value) + ": " + num(f) + " of " + num(n) + " " +
+            what + " flip it, " + num(agree) + " of them " + (value ? "0->1" : "1->0"));
     out.evidence.bit = b;
     out.evidence.bitValue = value;
     out.evidence.field = field;
@@ -147,10 +170,11 @@ std::optional<Candidate> detectSignFlip(const Divergence& d)
     if (!isFloatingPoint(d.dtype) || d.anomalySignOnly == 0) return std::nullopt;
     const double share = double(d.anomalySignOnly) / double(d.anomalies);
     if (share < kSignShare) return std::nullopt;
-    return Candidate{finding(SignatureKind::SignFlip, share,
-                             num(d.anomalySignOnly) + " of " + num(d.anomalies) +
-                                 " anomalies differ in the sign bit (same magnitude up to rounding, opposite sign)"),
-                     true};
+    return Candidate{
+        finding(SignatureKind::SignFlip, share,
+                num(d.anomalySignOnly) + " of " + num(d.anomalies) +
+                    " anomalies differ in the sign bit (same magnitude up to rounding, opposite sign)"),
+        true};
 }
 
 std::optional<Candidate> detectSingleBit(const Divergence& d)
@@ -166,12 +190,13 @@ std::optional<Candidate> detectSingleBit(const Divergence& d)
     if (single == 0) return std::nullopt;
     const double share = double(single) / double(d.anomalies);
     if (share < kSingleBitShare) return std::nullopt;
-    return Candidate{finding(SignatureKind::SingleBitRandom, share,
-                             num(single) + " of " + num(d.anomalies) + " anomalies differ in one flipped bit (" +
-                                 num(d.anomalyPopcount[1]) + " in exactly one), at " + num(positions) +
-                                 " bit position(s), most often bit " + num(top) + " (" +
-                                 std::string(bitFieldName(d.dtype, top)) + ", " + num(at[top]) + "x)"),
-                     true};
+    return Candidate{
+        finding(SignatureKind::SingleBitRandom, share,
+                num(single) + " of " + num(d.anomalies) + " anomalies differ in one flipped bit (" +
+                    num(d.anomalyPopcount[1]) + " in exactly one), at " + num(positions) +
+                    " bit position(s), most often bit " + num(top) + " (" +
+                    std::string(bitFieldName(d.dtype, top)) + ", " + num(at[top]) + "x)"),
+        true};
 }
 
 std::optional<Candidate> detectExponent(const Divergence& d)
@@ -179,11 +204,12 @@ std::optional<Candidate> detectExponent(const Divergence& d)
     if (!isFloatingPoint(d.dtype) || d.anomalyExponent == 0) return std::nullopt;
     const double share = double(d.anomalyExponent) / double(d.anomalies);
     if (share < kExponentShare) return std::nullopt;
-    return Candidate{finding(SignatureKind::Exponent, share,
-                             num(d.anomalyExponent) + " of " + num(d.anomalies) +
-                                 " anomalies have exponent bits flipped (errors of 2x and more; max |error| " +
-                                 sci(d.absError.max) + ")"),
-                     true};
+    return Candidate{
+        finding(SignatureKind::Exponent, share,
+                num(d.anomalyExponent) + " of " + num(d.anomalies) +
+                    " anomalies have exponent bits flipped (errors of 2x and more; max |error| " +
+                    sci(d.absError.max) + ")"),
+        true};
 }
 
 // ---- spatial ----
@@ -242,8 +268,8 @@ std::optional<SignatureFinding> detectContiguousRange(const Divergence& d)
     const bool wholeRows = d.rows > 1 && d.cols > 1 && first % d.cols == 0 && (last + 1) % d.cols == 0;
     if (wholeRows) return std::nullopt;  // a row stripe
     SignatureFinding f = finding(SignatureKind::AddressRange, density,
-                                 "anomalies confined to flat elements [" + num(first) + ", " + num(last + 1) + ") (" +
-                                     num(span) + " elements, rows " + num(first / d.cols) + "-" +
+                                 "anomalies confined to flat elements [" + num(first) + ", " + num(last + 1) +
+                                     ") (" + num(span) + " elements, rows " + num(first / d.cols) + "-" +
                                      num(last / d.cols) + "), " + pct(density) + " of them anomalous");
     f.evidence.range = std::make_pair(first, last + 1);
     return f;
@@ -266,8 +292,9 @@ std::optional<SignatureFinding> detectStripe(const Divergence& d, bool rowsNotCo
     SignatureFinding f = finding(rowsNotCols ? SignatureKind::RowStripe : SignatureKind::ColumnStripe,
                                  1.0 - double(along.occupied) / along.expected, "");
     f.evidence.lineCount = along.occupied * bucket;
-    f.evidence.lines.assign(along.firstOfOccupied.begin(),
-                            along.firstOfOccupied.begin() + std::ptrdiff_t(std::min(kListed, along.firstOfOccupied.size())));
+    f.evidence.lines.assign(
+        along.firstOfOccupied.begin(),
+        along.firstOfOccupied.begin() + std::ptrdiff_t(std::min(kListed, along.firstOfOccupied.size())));
     std::string stride;
     if (!rowsNotCols && bucket == 1 && along.firstOfOccupied.size() >= 3) {
         std::vector<uint64_t> gaps;
@@ -280,10 +307,11 @@ std::optional<SignatureFinding> detectStripe(const Divergence& d, bool rowsNotCo
         }
     }
     const char* line = rowsNotCols ? "row" : "column";
-    f.detail = "anomalies in " + num(along.occupied * bucket) + " " + line + (along.occupied * bucket == 1 ? "" : "s") +
-               " (" + listLines(along.firstOfOccupied, bucket) + stride + ") of " +
-               num(rowsNotCols ? d.rows : d.cols) + ", spanning " + num(across.occupied * acrossBucket) + " of " +
-               num(spanExtent) + (rowsNotCols ? " columns" : " rows");
+    f.detail = "anomalies in " + num(along.occupied * bucket) + " " + line +
+               (along.occupied * bucket == 1 ? "" : "s") + " (" + listLines(along.firstOfOccupied, bucket) +
+               stride + ") of " + num(rowsNotCols ? d.rows : d.cols) + ", spanning " +
+               num(across.occupied * acrossBucket) + " of " + num(spanExtent) +
+               (rowsNotCols ? " columns" : " rows");
     return f;
 }
 
@@ -315,13 +343,14 @@ std::optional<SignatureFinding> detectPeriodic(const Divergence& d)
     const uint64_t run = residues[cut] + 1;
     if (run * 2 > period) return std::nullopt;
     const uint64_t first = *d.spatial.firstAnomaly, last = *d.spatial.lastAnomaly;
-    const double inWindow = double(std::upper_bound(residues.begin(), residues.end(), run - 1) - residues.begin()) /
-                            double(residues.size());
-    SignatureFinding f = finding(SignatureKind::AddressRange, inWindow,
-                                 "periodic in flat order: runs of " + num(run) + " element(s) every " + num(period) +
-                                     " elements (offset " + num(phase) + "), from element " + num(first) + " to " +
-                                     num(last) + "; " + pct(inWindow) + " of the first " + num(idx.size()) +
-                                     " anomalies fit");
+    const double inWindow =
+        double(std::upper_bound(residues.begin(), residues.end(), run - 1) - residues.begin()) /
+        double(residues.size());
+    SignatureFinding f =
+        finding(SignatureKind::AddressRange, inWindow,
+                "periodic in flat order: runs of " + num(run) + " element(s) every " + num(period) +
+                    " elements (offset " + num(phase) + "), from element " + num(first) + " to " + num(last) +
+                    "; " + pct(inWindow) + " of the first " + num(idx.size()) + " anomalies fit");
     f.evidence.period = period;
     f.evidence.runLength = run;
     f.evidence.range = std::make_pair(first, last + 1);
@@ -365,20 +394,21 @@ std::optional<SignatureFinding> detectTiles(const Divergence& d)
         if (tiles.size() < kListed) tiles.emplace_back(tr, tc);
     }
     const double expected = expectedOccupied(
-        l.tileCount(), [&](uint64_t t) { return p.tileElements(chosen, t / l.gridCols, t % l.gridCols); }, d.elements,
-        d.anomalies);
+        l.tileCount(), [&](uint64_t t) { return p.tileElements(chosen, t / l.gridCols, t % l.gridCols); },
+        d.elements, d.anomalies);
     const double share = double(inDense) / n;
-    if (share < kDenseShare || double(dense) > kConcentrated * expected || dense >= l.tileCount()) return std::nullopt;
+    if (share < kDenseShare || double(dense) > kConcentrated * expected || dense >= l.tileCount())
+        return std::nullopt;
     std::string list;
     for (size_t i = 0; i < std::min<size_t>(tiles.size(), 6); ++i)
         list += (i ? " (" : "(") + num(tiles[i].first) + "," + num(tiles[i].second) + ")";
     if (tiles.size() > 6) list += " ...";
-    SignatureFinding f = finding(SignatureKind::TileClustered, share * (1.0 - double(dense) / expected),
-                                 num(inDense) + " of " + num(d.anomalies) + " anomalies in " + num(dense) + " tile" +
-                                     (dense == 1 ? "" : "s") + " of " + num(l.tileRows) + "x" + num(l.tileCols) +
-                                     " elements: " + list + " (tile row, tile col), " +
-                                     pct(double(inDense) / double(std::max<uint64_t>(1, dense * l.tileRows * l.tileCols))) +
-                                     " dense");
+    SignatureFinding f = finding(
+        SignatureKind::TileClustered, share * (1.0 - double(dense) / expected),
+        num(inDense) + " of " + num(d.anomalies) + " anomalies in " + num(dense) + " tile" +
+            (dense == 1 ? "" : "s") + " of " + num(l.tileRows) + "x" + num(l.tileCols) +
+            " elements: " + list + " (tile row, tile col), " +
+            pct(double(inDense) / double(std::max<uint64_t>(1, dense * l.tileRows * l.tileCols))) + " dense");
     f.evidence.tileRows = l.tileRows;
     f.evidence.tileCols = l.tileCols;
     f.evidence.tiles = std::move(tiles);
@@ -405,11 +435,12 @@ std::optional<Candidate> detectWidespread(const Divergence& d)
     for (uint64_t a : l.anomalies) occupied += a != 0 ? 1 : 0;
     const double share = double(occupied) / double(l.tileCount());
     if (share < kWidespreadTiles) return std::nullopt;
-    return Candidate{finding(SignatureKind::Widespread, share,
-                             num(d.anomalies) + " anomalies (" + pct(double(d.anomalies) / double(d.elements)) +
-                                 " of the elements) in " + pct(share) + " of the " + num(l.tileRows) + "x" +
-                                 num(l.tileCols) + " tiles, no structure"),
-                     true};
+    return Candidate{
+        finding(SignatureKind::Widespread, share,
+                num(d.anomalies) + " anomalies (" + pct(double(d.anomalies) / double(d.elements)) +
+                    " of the elements) in " + pct(share) + " of the " + num(l.tileRows) + "x" +
+                    num(l.tileCols) + " tiles, no structure"),
+        true};
 }
 
 std::string roundingSummary(const Divergence& d)
@@ -431,7 +462,8 @@ Signature classifyDivergence(const Divergence& d)
     };
 
     if (d.mismatches == 0) {
-        setPrimary(finding(SignatureKind::Identical, 1.0, "all " + num(d.elements) + " elements are bit-identical"));
+        setPrimary(
+            finding(SignatureKind::Identical, 1.0, "all " + num(d.elements) + " elements are bit-identical"));
         return sig;
     }
     if (d.beyondTolerance == 0) {
@@ -464,12 +496,14 @@ Signature classifyDivergence(const Divergence& d)
     for (auto* c : {&stuck, &nanInf, &spatial, &sign, &single, &exponent, &wide})
         if (*c) candidates.push_back(**c);
 
-    auto primary = std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.primaryEligible; });
+    auto primary = std::find_if(candidates.begin(), candidates.end(),
+                                [](const Candidate& c) { return c.primaryEligible; });
     if (primary != candidates.end()) {
         setPrimary(primary->finding);
     } else {
         setPrimary(finding(SignatureKind::Scattered, 0.5,
-                           num(d.anomalies) + " anomalies at random places with multi-bit differences (max |error| " +
+                           num(d.anomalies) +
+                               " anomalies at random places with multi-bit differences (max |error| " +
                                sci(d.absError.max) + ")"));
     }
     for (auto it = candidates.begin(); it != candidates.end(); ++it)
@@ -477,7 +511,8 @@ Signature classifyDivergence(const Divergence& d)
     if (d.mismatches > d.anomalies) {
         sig.secondary.push_back(finding(SignatureKind::Rounding, 1.0,
                                         num(d.mismatches - d.anomalies) + " further mismatches are within " +
-                                            d.tolerance + " or rounding-sized (<= " + num(kRoundingUlps) + " ulp)"));
+                                            d.tolerance + " or rounding-sized (<= " + num(kRoundingUlps) +
+                                            " ulp)"));
     }
     return sig;
 }

@@ -74,16 +74,16 @@ inline constexpr uint64_t kMinEvidence = 8;
 
 // The facts a finding rests on; only the members its kind uses are set.
 struct SignatureEvidence {
-    std::optional<unsigned> bit;         // stuck_bit: bit position (0 = LSB)
-    std::optional<unsigned> bitValue;    // stuck_bit: the value it is stuck at (0/1)
-    std::string field;                   // stuck_bit: sign | exponent | mantissa | value
-    uint64_t tileRows = 0, tileCols = 0; // tile_clustered: inferred tile size (elements)
+    std::optional<unsigned> bit;                       // stuck_bit: bit position (0 = LSB)
+    std::optional<unsigned> bitValue;                  // stuck_bit: the value it is stuck at (0/1)
+    std::string field;                                 // stuck_bit: sign | exponent | mantissa | value
+    uint64_t tileRows = 0, tileCols = 0;               // tile_clustered: inferred tile size (elements)
     std::vector<std::pair<uint64_t, uint64_t>> tiles;  // tile_clustered: (tile row, tile col), <= 64
-    std::vector<uint64_t> lines;         // row_stripe / column_stripe: rows or columns, <= 64
-    uint64_t lineCount = 0;              // how many rows/columns in all
-    uint64_t stride = 0;                 // column_stripe: columns form c0 + k*stride (0: no stride)
+    std::vector<uint64_t> lines;                       // row_stripe / column_stripe: rows or columns, <= 64
+    uint64_t lineCount = 0;                            // how many rows/columns in all
+    uint64_t stride = 0;  // column_stripe: columns form c0 + k*stride (0: no stride)
     std::optional<std::pair<uint64_t, uint64_t>> range;  // address_range: flat [first, last + 1)
-    uint64_t period = 0, runLength = 0;  // address_range when periodic
+    uint64_t period = 0, runLength = 0;                  // address_range when periodic
 };
 
 struct SignatureFinding {

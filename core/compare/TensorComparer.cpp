@@ -97,7 +97,8 @@ struct RunState {
     std::vector<uint64_t> rowCounts, colCounts;
 };
 
-BitFlips toBitFlips(const std::array<uint64_t, 64>& flips, const std::array<uint64_t, 64>& toOne, unsigned width)
+BitFlips toBitFlips(const std::array<uint64_t, 64>& flips, const std::array<uint64_t, 64>& toOne,
+                    unsigned width)
 {
     BitFlips b;
     b.flips.assign(flips.begin(), flips.begin() + width);
@@ -131,8 +132,8 @@ Result<Divergence> TensorComparer::compare(const TensorFile& suspect, size_t sus
         return Error{s.name + ": dtype " + std::string(dtypeName(s.dtype)) + " (suspect) vs " +
                      std::string(dtypeName(r.dtype)) + " (reference): bitwise comparison is meaningless"};
     if (s.shape != r.shape)
-        return Error{s.name + ": shape " + shapeToString(s.shape) + " (suspect) vs " + shapeToString(r.shape) +
-                     " (reference)"};
+        return Error{s.name + ": shape " + shapeToString(s.shape) + " (suspect) vs " +
+                     shapeToString(r.shape) + " (reference)"};
     Source ss{&suspect, suspectIndex, nullptr, dtypeSize(s.dtype)};
     Source rs{&reference, referenceIndex, nullptr, dtypeSize(r.dtype)};
     Result<Divergence> d = run(ss, rs, s.dtype, s.shape, s.name);
@@ -143,8 +144,9 @@ Result<Divergence> TensorComparer::compare(const TensorFile& suspect, size_t sus
     return d;
 }
 
-Result<Divergence> TensorComparer::compare(DType dtype, const std::vector<uint64_t>& shape, const void* suspect,
-                                           const void* reference, const std::string& name) const
+Result<Divergence> TensorComparer::compare(DType dtype, const std::vector<uint64_t>& shape,
+                                           const void* suspect, const void* reference,
+                                           const std::string& name) const
 {
     Source ss{nullptr, 0, static_cast<const unsigned char*>(suspect), dtypeSize(dtype)};
     Source rs{nullptr, 0, static_cast<const unsigned char*>(reference), dtypeSize(dtype)};
@@ -160,7 +162,8 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     const std::optional<uint64_t> elements = productOf(shape);
     if (!elements) return Error{label + ": shape " + shapeToString(shape) + " has too many elements"};
     if (m_options.tolerance.kind == ToleranceKind::Bound && !m_bounds)
-        return Error{label + ": tolerance 'bound' needs per-element bounds from the caller, and none were given"};
+        return Error{label +
+                     ": tolerance 'bound' needs per-element bounds from the caller, and none were given"};
 
     // ---- geometry ----
     ScanContext ctx;
@@ -186,7 +189,8 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
 
     const uint64_t chunk = m_options.chunkElements;
     const uint64_t chunks = ceilDiv(*elements, chunk);
-    unsigned threads = m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned threads =
+        m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
     threads = unsigned(std::min<uint64_t>(threads, std::max<uint64_t>(chunks, 1)));
 
     RunState st;
@@ -265,14 +269,16 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
                 std::lock_guard lock(st.mutex);
                 st.total.mergeCounters(acc, ctx);
                 if (acc.tilesTouched)
-                    st.pyramid.addFinestRows(acc.stripFirstTileRow, acc.stripTileRows, acc.tileMismatches.data(),
-                                             acc.tileBeyond.data(), acc.tileAnomalies.data(), acc.tileMaxAbs.data());
+                    st.pyramid.addFinestRows(acc.stripFirstTileRow, acc.stripTileRows,
+                                             acc.tileMismatches.data(), acc.tileBeyond.data(),
+                                             acc.tileAnomalies.data(), acc.tileMaxAbs.data());
                 if (acc.linesTouched) {
                     if (st.rowCounts.empty()) {
                         st.rowCounts.assign(size_t(ctx.rowBuckets), 0);
                         st.colCounts.assign(size_t(ctx.colBuckets), 0);
                     }
-                    for (uint64_t i = 0; i < acc.stripRowBuckets && acc.stripFirstRowBucket + i < ctx.rowBuckets; ++i)
+                    for (uint64_t i = 0;
+                         i < acc.stripRowBuckets && acc.stripFirstRowBucket + i < ctx.rowBuckets; ++i)
                         st.rowCounts[size_t(acc.stripFirstRowBucket + i)] += acc.rowCounts[size_t(i)];
                     for (size_t i = 0; i < st.colCounts.size(); ++i) st.colCounts[i] += acc.colCounts[i];
                 }

@@ -23,10 +23,10 @@ struct TileLevel {
     uint64_t tileRows = 0, tileCols = 0;  // elements per tile (nominal; edge tiles are clipped)
     uint64_t gridRows = 0, gridCols = 0;  // tiles
     // Per tile, row-major over the grid. Empty when the comparison found no mismatch at all.
-    std::vector<uint64_t> mismatches;   // bit patterns differ
-    std::vector<uint64_t> beyond;       // beyond tolerance
-    std::vector<uint64_t> anomalies;    // beyond tolerance and not rounding-sized (Divergence.h)
-    std::vector<double> maxAbsError;    // finite |s - r|; +inf where a NaN/inf mismatch lies
+    std::vector<uint64_t> mismatches;  // bit patterns differ
+    std::vector<uint64_t> beyond;      // beyond tolerance
+    std::vector<uint64_t> anomalies;   // beyond tolerance and not rounding-sized (Divergence.h)
+    std::vector<double> maxAbsError;   // finite |s - r|; +inf where a NaN/inf mismatch lies
 
     uint64_t tileCount() const { return gridRows * gridCols; }
 };

@@ -41,11 +41,16 @@ std::string formatDouble(double v)
 std::string Tolerance::toString() const
 {
     switch (kind) {
-    case ToleranceKind::Exact: return "exact";
-    case ToleranceKind::Ulp: return "ulp:" + std::to_string(ulps);
-    case ToleranceKind::Abs: return "abs:" + formatDouble(value);
-    case ToleranceKind::Rel: return "rel:" + formatDouble(value);
-    case ToleranceKind::Bound: return "bound";
+        case ToleranceKind::Exact:
+            return "exact";
+        case ToleranceKind::Ulp:
+            return "ulp:" + std::to_string(ulps);
+        case ToleranceKind::Abs:
+            return "abs:" + formatDouble(value);
+        case ToleranceKind::Rel:
+            return "rel:" + formatDouble(value);
+        case ToleranceKind::Bound:
+            return "bound";
     }
     return "exact";
 }
@@ -64,11 +69,15 @@ Result<Tolerance> parseTolerance(std::string_view text)
         return policy == "exact" ? Tolerance::exact() : Tolerance::bound();
     }
     if (policy != "ulp" && policy != "abs" && policy != "rel")
-        return toleranceError(text, "unknown policy '" + policy + "' (expected exact, ulp:N, abs:X, rel:X or bound)");
-    if (!hasValue || arg.empty()) return toleranceError(text, "'" + policy + "' needs a value, e.g. " + policy + (policy == "ulp" ? ":4" : ":1e-5"));
+        return toleranceError(
+            text, "unknown policy '" + policy + "' (expected exact, ulp:N, abs:X, rel:X or bound)");
+    if (!hasValue || arg.empty())
+        return toleranceError(
+            text, "'" + policy + "' needs a value, e.g. " + policy + (policy == "ulp" ? ":4" : ":1e-5"));
 
     if (policy == "ulp") {
-        if (arg.front() == '-' || arg.front() == '+') return toleranceError(text, "ulp count must be a non-negative integer");
+        if (arg.front() == '-' || arg.front() == '+')
+            return toleranceError(text, "ulp count must be a non-negative integer");
         uint64_t n = 0;
         const auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
         if (ec == std::errc::result_out_of_range) return toleranceError(text, "ulp count is too large");

@@ -37,7 +37,8 @@ HostTensor toHeads(const HostTensor& x)
         for (uint64_t h = 0; h < kHeads; ++h)
             for (uint64_t q = 0; q < kSeq; ++q)
                 for (uint64_t e = 0; e < kHeadDim; ++e)
-                    d[((b * kHeads + h) * kSeq + q) * kHeadDim + e] = s[(b * kSeq + q) * kModel + h * kHeadDim + e];
+                    d[((b * kHeads + h) * kSeq + q) * kHeadDim + e] =
+                        s[(b * kSeq + q) * kModel + h * kHeadDim + e];
     return t;
 }
 
@@ -50,7 +51,8 @@ HostTensor fromHeads(const HostTensor& x)
         for (uint64_t h = 0; h < kHeads; ++h)
             for (uint64_t q = 0; q < kSeq; ++q)
                 for (uint64_t e = 0; e < kHeadDim; ++e)
-                    d[(b * kSeq + q) * kModel + h * kHeadDim + e] = s[((b * kHeads + h) * kSeq + q) * kHeadDim + e];
+                    d[(b * kSeq + q) * kModel + h * kHeadDim + e] =
+                        s[((b * kHeads + h) * kSeq + q) * kHeadDim + e];
     return t;
 }
 
@@ -137,12 +139,13 @@ struct StepResult {
     double loss = 0;
 };
 
-#define FL_TRY(var, expr)            \
-    auto var##_r = (expr);           \
+#define FL_TRY(var, expr)                 \
+    auto var##_r = (expr);                \
     if (!var##_r) return var##_r.error(); \
     HostTensor var = std::move(var##_r).value()
 
-Result<StepResult> forwardBackward(Device& dev, const Weights& w, const HostTensor& x, const HostTensor& target)
+Result<StepResult> forwardBackward(Device& dev, const Weights& w, const HostTensor& x,
+                                   const HostTensor& target)
 {
     const Params ln = {{"eps", 1e-5}};
     FL_TRY(ln1, dev.call("layernorm", "blocks.0.ln1", "forward", {x, w.g1, w.b1}, ln));
@@ -168,8 +171,10 @@ Result<StepResult> forwardBackward(Device& dev, const Weights& w, const HostTens
         s.loss += d * d / n;
         dOut.as<float>()[i] = float(2.0 * d / n);
     }
-    FL_TRY(dW2, dev.call("gemm", "blocks.0.mlp.fc2.grad_weight", "backward", {g, dOut}, {{"trans_a", int64_t(1)}}));
-    FL_TRY(dG, dev.call("gemm", "blocks.0.mlp.fc2.grad_input", "backward", {dOut, w.w2}, {{"trans_b", int64_t(1)}}));
+    FL_TRY(dW2, dev.call("gemm", "blocks.0.mlp.fc2.grad_weight", "backward", {g, dOut},
+                         {{"trans_a", int64_t(1)}}));
+    FL_TRY(dG, dev.call("gemm", "blocks.0.mlp.fc2.grad_input", "backward", {dOut, w.w2},
+                        {{"trans_b", int64_t(1)}}));
     // GELU (tanh) derivative, elementwise in the training loop.
     HostTensor dH(DType::Float32, {kRows, kHidden});
     for (uint64_t i = 0; i < dH.elementCount(); ++i) {
@@ -178,15 +183,16 @@ Result<StepResult> forwardBackward(Device& dev, const Weights& w, const HostTens
         const double du = c * (1 + 3 * 0.044715 * xv * xv);
         dH.as<float>()[i] = float(dG.as<float>()[i] * (0.5 * (1 + t) + 0.5 * xv * (1 - t * t) * du));
     }
-    FL_TRY(dW1, dev.call("gemm", "blocks.0.mlp.fc1.grad_weight", "backward", {ln2, dH}, {{"trans_a", int64_t(1)}}));
+    FL_TRY(dW1, dev.call("gemm", "blocks.0.mlp.fc1.grad_weight", "backward", {ln2, dH},
+                         {{"trans_a", int64_t(1)}}));
     s.out = std::move(out);
     s.dW1 = std::move(dW1);
     s.dW2 = std::move(dW2);
     return s;
 }
 
-Status writeCheckpoint(const std::string& path, const Weights& w, const StepResult& s, uint32_t step, int rank,
-                       const std::string& device, const std::string& role)
+Status writeCheckpoint(const std::string& path, const Weights& w, const StepResult& s, uint32_t step,
+                       int rank, const std::string& device, const std::string& role)
 {
     auto writer = SnapshotWriter::create(path);
     if (!writer) return writer.error();
@@ -204,8 +210,10 @@ Status writeCheckpoint(const std::string& path, const Weights& w, const StepResu
     act.kind = "activation";
     for (const auto& [name, t] : w.named())
         check(writer->writeTensor("weights/" + name, t->dtype, t->shape, t->data.data(), weight));
-    check(writer->writeTensor("grads/blocks.0.mlp.fc1.weight", s.dW1.dtype, s.dW1.shape, s.dW1.data.data(), grad));
-    check(writer->writeTensor("grads/blocks.0.mlp.fc2.weight", s.dW2.dtype, s.dW2.shape, s.dW2.data.data(), grad));
+    check(writer->writeTensor("grads/blocks.0.mlp.fc1.weight", s.dW1.dtype, s.dW1.shape, s.dW1.data.data(),
+                              grad));
+    check(writer->writeTensor("grads/blocks.0.mlp.fc2.weight", s.dW2.dtype, s.dW2.shape, s.dW2.data.data(),
+                              grad));
     check(writer->writeTensor("activations/blocks.0.out", s.out.dtype, s.out.shape, s.out.data.data(), act));
     if (!st) return st;
     return writer->close();
@@ -220,8 +228,8 @@ Status sgdUpdate(HostTensor& w, const HostTensor& reducedSum, float ranks)
 }
 
 // Trains `steps` steps; rank 1 runs on `rank1Target`. Captures the last step when `capture`.
-Result<std::vector<double>> train(const DemoOptions& o, Target& rank0Target, Target& rank1Target, Target& healthy,
-                                  std::vector<Captured>* capture, const std::string& runName,
+Result<std::vector<double>> train(const DemoOptions& o, Target& rank0Target, Target& rank1Target,
+                                  Target& healthy, std::vector<Captured>* capture, const std::string& runName,
                                   std::vector<std::string>& checkpoints)
 {
     Weights w = initialWeights(o.seed);
@@ -238,18 +246,22 @@ Result<std::vector<double>> train(const DemoOptions& o, Target& rank0Target, Tar
             for (uint64_t r = 0; r < kRows; ++r)
                 for (uint64_t c = 0; c < kModel; ++c) {
                     float acc = 0;
-                    for (uint64_t k = 0; k < kModel; ++k) acc += x.as<float>()[r * kModel + k] * mix.as<float>()[k * kModel + c];
+                    for (uint64_t k = 0; k < kModel; ++k)
+                        acc += x.as<float>()[r * kModel + k] * mix.as<float>()[k * kModel + c];
                     target.as<float>()[r * kModel + c] = acc;
                 }
             const bool captureThis = capture && rank == 1 && step == o.steps;
-            Device dev(rank == 0 ? rank0Target : rank1Target, &healthy, captureThis ? capture : nullptr, o.seed + step);
+            Device dev(rank == 0 ? rank0Target : rank1Target, &healthy, captureThis ? capture : nullptr,
+                       o.seed + step);
             auto s = forwardBackward(dev, w, x, target);
             if (!s) return s.error();
             results[rank] = std::move(s).value();
         }
         // Gradient all_reduce (sum), run by rank 1's device, captured with the step.
-        Device dev(rank1Target, &healthy, capture && step == o.steps ? capture : nullptr, o.seed + 1000 + step);
-        const Params ar = {{"reduce_op", std::string("sum")}, {"ranks", std::vector<std::string>{"gpu0", "gpu1"}}};
+        Device dev(rank1Target, &healthy, capture && step == o.steps ? capture : nullptr,
+                   o.seed + 1000 + step);
+        const Params ar = {{"reduce_op", std::string("sum")},
+                           {"ranks", std::vector<std::string>{"gpu0", "gpu1"}}};
         auto r1 = dev.call("all_reduce", "ddp.allreduce.blocks.0.mlp.fc1.weight", "backward",
                            {results[0].dW1, results[1].dW1}, ar);
         if (!r1) return r1.error();
@@ -282,13 +294,26 @@ Status writeTrace(const std::string& path, const std::vector<Captured>& ops, con
     auto check = [&st](Status x) {
         if (st && !x) st = std::move(x);
     };
-    check(writer->setAttribute("description", std::string("Faultline demo incident: last training step of rank 1, "
-                                                          "re-run on a healthy GPU")));
+    check(writer->setAttribute("description",
+                               std::string("Faultline demo incident: last training step of rank 1, "
+                                           "re-run on a healthy GPU")));
     check(writer->setAttribute("step", int64_t(ops.empty() ? 0 : 3)));
-    TraceDevice gpu0{"gpu0", "Simulated H200 (healthy)", "GPU-5d7e1a62-0000-4000-8000-000000000000",
-                     "1652822000000", "0000:18:00.0", "580.65.06", "reference", {}};
-    TraceDevice gpu1{"gpu1", "Simulated H200 (suspect)", "GPU-9c3b0f17-0000-4000-8000-000000000001",
-                     "1652822001234", "0000:2a:00.0", "580.65.06", "suspect", {{"simulated_defect", defect}}};
+    TraceDevice gpu0{"gpu0",
+                     "Simulated H200 (healthy)",
+                     "GPU-5d7e1a62-0000-4000-8000-000000000000",
+                     "1652822000000",
+                     "0000:18:00.0",
+                     "580.65.06",
+                     "reference",
+                     {}};
+    TraceDevice gpu1{"gpu1",
+                     "Simulated H200 (suspect)",
+                     "GPU-9c3b0f17-0000-4000-8000-000000000001",
+                     "1652822001234",
+                     "0000:2a:00.0",
+                     "580.65.06",
+                     "suspect",
+                     {{"simulated_defect", defect}}};
     check(writer->addDevice(gpu0));
     check(writer->addDevice(gpu1));
     for (const Captured& c : ops) {
@@ -326,7 +351,8 @@ Result<DemoIncident> buildDemoIncident(const DemoOptions& options)
 
     DemoIncident incident;
     incident.suspectDefect = defectSpec->text;
-    auto healthyLoss = train(options, **cpu, **cpu, **healthy, nullptr, "healthy", incident.healthyCheckpoints);
+    auto healthyLoss =
+        train(options, **cpu, **cpu, **healthy, nullptr, "healthy", incident.healthyCheckpoints);
     if (!healthyLoss) return healthyLoss.error();
     std::vector<Captured> captured;
     auto incidentLoss =

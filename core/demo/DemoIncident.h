@@ -30,9 +30,9 @@ struct DemoIncident {
     std::string suspectLabel = "gpu1";
     std::string referenceLabel = "gpu0";
     std::string suspectDefect;
-    std::vector<std::string> healthyCheckpoints;   // per step and rank
-    std::vector<std::string> incidentCheckpoints;  // same order
-    std::vector<double> healthyLoss, incidentLoss; // mean over ranks, per step
+    std::vector<std::string> healthyCheckpoints;    // per step and rank
+    std::vector<std::string> incidentCheckpoints;   // same order
+    std::vector<double> healthyLoss, incidentLoss;  // mean over ranks, per step
     size_t opsRecorded = 0;
 };
 

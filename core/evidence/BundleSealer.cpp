@@ -11,8 +11,8 @@
 
 #include "BundleVerifier.h"
 #include "Manifest.h"
-#include "MinisignSignature.h"
 #include "MessageDigest.h"
+#include "MinisignSignature.h"
 #include "TarWriter.h"
 
 namespace faultline {

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "Manifest.h"
+#include "MessageDigest.h"
 #include "MinisignKey.h"
 #include "MinisignSignature.h"
-#include "MessageDigest.h"
 #include "TarReader.h"
 
 namespace faultline {

@@ -103,8 +103,8 @@ Result<OutputSpec> inferBinary(std::string_view op, GoldenInputs in)
 }
 
 using BinaryGolden = void (*)(const float*, const float*, float*, int64_t);
-using BinaryBound = std::vector<double> (*)(const float*, const float*, int64_t, std::span<const double>, DType,
-                                            const BoundOptions&);
+using BinaryBound = std::vector<double> (*)(const float*, const float*, int64_t, std::span<const double>,
+                                            DType, const BoundOptions&);
 
 Result<HostTensor> runBinary(std::string_view op, GoldenInputs in, BinaryGolden golden)
 {
@@ -128,7 +128,10 @@ Result<std::vector<double>> boundBinary(std::string_view op, GoldenInputs in, co
 
 }  // namespace
 
-Result<OutputSpec> inferAdd(GoldenInputs in, const OpParams&) { return inferBinary("add", in); }
+Result<OutputSpec> inferAdd(GoldenInputs in, const OpParams&)
+{
+    return inferBinary("add", in);
+}
 
 Result<HostTensor> runAdd(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
 {
@@ -141,7 +144,10 @@ Result<std::vector<double>> boundAdd(GoldenInputs in, const OpParams&, const Hos
     return boundBinary("add", in, golden, o, addErrorBound);
 }
 
-Result<OutputSpec> inferMul(GoldenInputs in, const OpParams&) { return inferBinary("mul", in); }
+Result<OutputSpec> inferMul(GoldenInputs in, const OpParams&)
+{
+    return inferBinary("mul", in);
+}
 
 Result<HostTensor> runMul(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
 {

@@ -153,7 +153,8 @@ std::vector<double> layerNormErrorBound(const float* x, const float* gamma, cons
         const double meanAbsD = sumAbsD / double(n);
         const double rstd = 1.0 / std::sqrt(var + double(eps));
         const double dmu = (gn + stats) * sumAbs / double(n) + 2.0 * kU * std::fabs(mu);
-        const double varErr = (gn + stats) * var + 2.0 * (dmu * meanAbsD + kU * var) + 3.0 * kU * var + dmu * dmu;
+        const double varErr =
+            (gn + stats) * var + 2.0 * (dmu * meanAbsD + kU * var) + 3.0 * kU * var + dmu * dmu;
         const double eVar = varErr / (var + double(eps)) + kU;
         const double eRstd = 0.5 * eVar + kF + (narrow ? ui : 0.0);
         for (int64_t i = 0; i < n; ++i) {
@@ -161,9 +162,11 @@ std::vector<double> layerNormErrorBound(const float* x, const float* gamma, cons
             const double g = double(gamma[i]);
             const double y = d * rstd * g + double(beta[i]);
             // Narrow steps: x scale + bias with bias = -mu rstd, each rounded.
-            const double shift = narrow ? ui * (std::fabs(double(xr[i])) + 2.0 * std::fabs(mu)) : kU * std::fabs(d);
-            const double dy = std::fabs(g) * rstd * (dmu + shift) + std::fabs(d * rstd * g) * (eRstd + 2.0 * ui) +
-                              ui * std::fabs(y) + kNarrowSteps * options.intermediateAbsoluteRoundoff;
+            const double shift =
+                narrow ? ui * (std::fabs(double(xr[i])) + 2.0 * std::fabs(mu)) : kU * std::fabs(d);
+            const double dy = std::fabs(g) * rstd * (dmu + shift) +
+                              std::fabs(d * rstd * g) * (eRstd + 2.0 * ui) + ui * std::fabs(y) +
+                              kNarrowSteps * options.intermediateAbsoluteRoundoff;
             bound[size_t(r * n + i)] = finishBound(dy, golden[size_t(r * n + i)], out);
         }
     }
@@ -188,7 +191,8 @@ std::vector<double> rmsNormErrorBound(const float* x, const float* gamma, int64_
         const double eRstd = 0.5 * eMs + kF + (narrow ? ui : 0.0);
         for (int64_t i = 0; i < n; ++i) {
             const double y = double(xr[i]) * rstd * double(gamma[i]);
-            const double dy = std::fabs(y) * (eRstd + 2.0 * ui) + kNarrowSteps * options.intermediateAbsoluteRoundoff;
+            const double dy =
+                std::fabs(y) * (eRstd + 2.0 * ui) + kNarrowSteps * options.intermediateAbsoluteRoundoff;
             bound[size_t(r * n + i)] = finishBound(dy, golden[size_t(r * n + i)], out);
         }
     }
@@ -222,7 +226,8 @@ void softmaxRowError(const double* y, const double* dy, int64_t n, double gammaS
         }
         const double z = y[j] - m;
         const double p = std::exp(z) / sum;
-        const double ej = dy[j] + dm + ui * (std::fabs(y[j]) + std::fabs(m)) + ui * std::fabs(z) + kF + (ui - kU);
+        const double ej =
+            dy[j] + dm + ui * (std::fabs(y[j]) + std::fabs(m)) + ui * std::fabs(z) + kF + (ui - kU);
         dp[j] = ej;  // relative, for now
         weighted += p * ej;
     }
@@ -251,14 +256,16 @@ std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, b
         }
         softmaxRowError(y.data(), dy.data(), n, gn, ui, dp.data());
         for (int64_t j = 0; j < n; ++j)
-            bound[size_t(r * n + j)] = finishBound(dp[size_t(j)] + kNarrowSteps * options.intermediateAbsoluteRoundoff,
-                                                   golden[size_t(r * n + j)], out);
+            bound[size_t(r * n + j)] =
+                finishBound(dp[size_t(j)] + kNarrowSteps * options.intermediateAbsoluteRoundoff,
+                            golden[size_t(r * n + j)], out);
     }
     return bound;
 }
 
 std::vector<double> activationErrorBound(Activation kind, const float* x, int64_t count,
-                                         std::span<const double> golden, DType out, const BoundOptions& options)
+                                         std::span<const double> golden, DType out,
+                                         const BoundOptions& options)
 {
     std::vector<double> bound(size_t(count), kInf);
     const double u = stepRoundoff(options);  // every rounding of the formula (u, or u_i)
@@ -301,7 +308,8 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
                 break;
             }
         }
-        bound[size_t(i)] = finishBound(dy + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[size_t(i)], out);
+        bound[size_t(i)] =
+            finishBound(dy + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[size_t(i)], out);
     }
     return bound;
 }
@@ -396,7 +404,8 @@ std::vector<double> attentionErrorBound(const float* q, const float* k, const fl
             const double one = (double(wErr[size_t(e)]) + (gammaKeys + prodErr) * double(wMag[size_t(e)])) *
                                inflateK * (1.0 + 1e-6);
             const size_t at = size_t(h * sh.sq * sh.dv + e);
-            bound[at] = finishBound(one + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[at], out);
+            bound[at] =
+                finishBound(one + kNarrowSteps * options.intermediateAbsoluteRoundoff, golden[at], out);
         }
     }
     return bound;

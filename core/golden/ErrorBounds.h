@@ -34,7 +34,8 @@
 //                then out error sum_j p_j e_pj |v_jc| + (gamma_sk + u_op terms) sum_j p_j |v_jc|.
 //     gelu/silu  argument error through the derivative, 4u per special function, u per
 //                rounding (see ErrorBounds.cpp).
-//     add        2u |x + y| + ulp_out.   mul  2u |x y| + ulp_out (one rounding each side).   all_reduce sum: (gamma_{R-1}(u) + gamma_{R-1}(u_acc))
+//     add        2u |x + y| + ulp_out.   mul  2u |x y| + ulp_out (one rounding each side).   all_reduce sum:
+//     (gamma_{R-1}(u) + gamma_{R-1}(u_acc))
 //                sum_r |x_r| + ulp_out; max/min: 0 (exact in any order).
 // Non-finite results: where the golden value is NaN or ±inf the bound is +inf and
 // checkWithinBound requires the same class (NaN for NaN, the same infinity).
@@ -71,19 +72,19 @@ inline constexpr double kBoundSafety = 2.0;
 
 // What the caller knows about the implementation being judged.
 struct BoundOptions {
-    bool tf32 = false;                      // GEMM/attention operands were rounded to TF32
-    double operandUnitRoundoff = 0.0;       // other operand rounding (e.g. 2^-8: P rounded to
-                                            // bf16 in a flash kernel); the larger one applies
-    double accumulationUnitRoundoff = 0.0;  // coarser accumulation than float (e.g. 2^-8 for
-                                            // NCCL's bf16 all_reduce); 0 = float or better
-    double intermediateUnitRoundoff = 0.0;  // intermediates (norm statistics, scores,
-                                            // elementwise steps) rounded to a narrower type
-                                            // than float, e.g. 2^-8 for PyTorch's bf16 CPU
-                                            // kernels; 0 = float or better
+    bool tf32 = false;                          // GEMM/attention operands were rounded to TF32
+    double operandUnitRoundoff = 0.0;           // other operand rounding (e.g. 2^-8: P rounded to
+                                                // bf16 in a flash kernel); the larger one applies
+    double accumulationUnitRoundoff = 0.0;      // coarser accumulation than float (e.g. 2^-8 for
+                                                // NCCL's bf16 all_reduce); 0 = float or better
+    double intermediateUnitRoundoff = 0.0;      // intermediates (norm statistics, scores,
+                                                // elementwise steps) rounded to a narrower type
+                                                // than float, e.g. 2^-8 for PyTorch's bf16 CPU
+                                                // kernels; 0 = float or better
     double intermediateAbsoluteRoundoff = 0.0;  // one such rounding's absolute error in the
                                                 // subnormal range (half the narrow type's
                                                 // smallest subnormal: 2^-134 for bf16)
-    int threads = 0;                        // for the GEMMs inside the bounds (0 = all cores)
+    int threads = 0;                            // for the GEMMs inside the bounds (0 = all cores)
 };
 
 // Extra roundings of norm statistics allowed when intermediates are narrow (see above).

@@ -31,9 +31,11 @@ Result<OpenedIncident> openIncident(const std::vector<std::string>& paths, const
             continue;
         }
         if (incident.trace)
-            return fileError(p, "a second trace; open one trace (with at most a suspect and a reference snapshot) "
-                                "at a time",
-                             ErrorCode::Usage);
+            return fileError(
+                p,
+                "a second trace; open one trace (with at most a suspect and a reference snapshot) "
+                "at a time",
+                ErrorCode::Usage);
         auto trace = readTrace(p);
         if (!trace) return trace.error();
         incident.trace = std::make_shared<const Trace>(std::move(trace).value());
@@ -42,7 +44,8 @@ Result<OpenedIncident> openIncident(const std::vector<std::string>& paths, const
     if (snapshots.size() > 2) {
         std::string ignored;
         for (size_t i = 2; i < snapshots.size(); ++i) ignored += (i > 2 ? ", " : "") + snapshots[i]->path();
-        incident.warnings.push_back("compared the first two snapshots (suspect, reference); ignored " + ignored);
+        incident.warnings.push_back("compared the first two snapshots (suspect, reference); ignored " +
+                                    ignored);
         snapshots.resize(2);
     }
     if (!incident.trace && snapshots.empty()) return Error{"nothing to open", ErrorCode::Usage};
@@ -56,7 +59,8 @@ Result<OpenedIncident> openIncident(const std::vector<std::string>& paths, const
         incident.suspectLabel = suspect;
         for (const TraceDevice& d : trace.devices)
             if (d.label == suspect)
-                if (auto it = d.extra.find("simulated_defect"); it != d.extra.end()) incident.simulatedDefect = it->second;
+                if (auto it = d.extra.find("simulated_defect"); it != d.extra.end())
+                    incident.simulatedDefect = it->second;
         auto bisect = bisectTrace(
             trace, suspect,
             [&](size_t done, size_t total, const std::string& what) {
@@ -65,7 +69,8 @@ Result<OpenedIncident> openIncident(const std::vector<std::string>& paths, const
             cancel);
         if (!bisect) return bisect.error();
         if (bisect->cancelled) return cancelledError("opening the incident cancelled");
-        for (const std::string& w : bisect->warnings) incident.warnings.push_back(trace.file->path() + ": " + w);
+        for (const std::string& w : bisect->warnings)
+            incident.warnings.push_back(trace.file->path() + ": " + w);
         incident.bisect = std::move(bisect).value();
     }
     if (snapshots.size() == 2) {

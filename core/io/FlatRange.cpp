@@ -10,8 +10,10 @@ std::optional<uint64_t> checkedElementCount(const std::vector<uint64_t>& dims)
     bool overflow = false;
     for (uint64_t d : dims) {
         if (d == 0) return 0;  // an empty dimension makes any other product harmless
-        if (n > UINT64_MAX / d) overflow = true;
-        else n *= d;
+        if (n > UINT64_MAX / d)
+            overflow = true;
+        else
+            n *= d;
     }
     if (overflow) return std::nullopt;
     return n;

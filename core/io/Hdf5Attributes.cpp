@@ -24,18 +24,30 @@ Error attrError(const std::string& what)
 const char* className(H5T_class_t c)
 {
     switch (c) {
-    case H5T_INTEGER: return "integer";
-    case H5T_FLOAT: return "float";
-    case H5T_TIME: return "time";
-    case H5T_STRING: return "string";
-    case H5T_BITFIELD: return "bitfield";
-    case H5T_OPAQUE: return "opaque";
-    case H5T_COMPOUND: return "compound";
-    case H5T_REFERENCE: return "reference";
-    case H5T_ENUM: return "enum";
-    case H5T_VLEN: return "variable-length sequence";
-    case H5T_ARRAY: return "array";
-    default: return "unknown";
+        case H5T_INTEGER:
+            return "integer";
+        case H5T_FLOAT:
+            return "float";
+        case H5T_TIME:
+            return "time";
+        case H5T_STRING:
+            return "string";
+        case H5T_BITFIELD:
+            return "bitfield";
+        case H5T_OPAQUE:
+            return "opaque";
+        case H5T_COMPOUND:
+            return "compound";
+        case H5T_REFERENCE:
+            return "reference";
+        case H5T_ENUM:
+            return "enum";
+        case H5T_VLEN:
+            return "variable-length sequence";
+        case H5T_ARRAY:
+            return "array";
+        default:
+            return "unknown";
     }
 }
 
@@ -83,7 +95,8 @@ Result<AttrValue> readEnum(hid_t attr, hid_t type, uint64_t n, bool scalar)
     // An enum (h5py's bool is one) is read raw, in its own type, and decoded from its base integer:
     // HDF5 has no enum-to-integer conversion we can rely on.
     TypeHandle base(H5Tget_super(type));
-    if (!base || H5Tget_class(base.get()) != H5T_INTEGER) return Error{"has an enum type over a non-integer base"};
+    if (!base || H5Tget_class(base.get()) != H5T_INTEGER)
+        return Error{"has an enum type over a non-integer base"};
     const size_t size = H5Tget_size(base.get());
     if (size != 1 && size != 2 && size != 4 && size != 8) return Error{"has an enum type of unusual size"};
     const bool isSigned = H5Tget_sign(base.get()) == H5T_SGN_2;
@@ -157,33 +170,43 @@ Result<AttrValue> readAttribute(hid_t obj, const std::string& name)
     uint64_t n = 1;
     bool scalar = true;
     switch (H5Sget_simple_extent_type(space.get())) {
-    case H5S_SCALAR: break;
-    case H5S_SIMPLE: {
-        const int rank = H5Sget_simple_extent_ndims(space.get());
-        if (rank != 1) return Error{"has rank " + std::to_string(rank) + " (only scalars and 1-D arrays are read)"};
-        hsize_t dim = 0;
-        if (H5Sget_simple_extent_dims(space.get(), &dim, nullptr) < 0) return attrError("cannot read its shape");
-        n = dim;
-        scalar = false;
-        break;
-    }
-    case H5S_NULL: return Error{"is empty (null dataspace)"};
-    default: return attrError("has an unreadable dataspace");
+        case H5S_SCALAR:
+            break;
+        case H5S_SIMPLE: {
+            const int rank = H5Sget_simple_extent_ndims(space.get());
+            if (rank != 1)
+                return Error{"has rank " + std::to_string(rank) + " (only scalars and 1-D arrays are read)"};
+            hsize_t dim = 0;
+            if (H5Sget_simple_extent_dims(space.get(), &dim, nullptr) < 0)
+                return attrError("cannot read its shape");
+            n = dim;
+            scalar = false;
+            break;
+        }
+        case H5S_NULL:
+            return Error{"is empty (null dataspace)"};
+        default:
+            return attrError("has an unreadable dataspace");
     }
     if (n > kMaxAttributeElements)
-        return Error{"has " + std::to_string(n) + " elements (more than " + std::to_string(kMaxAttributeElements) + ")"};
+        return Error{"has " + std::to_string(n) + " elements (more than " +
+                     std::to_string(kMaxAttributeElements) + ")"};
 
     const H5T_class_t cls = H5Tget_class(type.get());
     switch (cls) {
-    case H5T_INTEGER: return readIntegers(attr.get(), type.get(), n, scalar);
-    case H5T_ENUM: return readEnum(attr.get(), type.get(), n, scalar);
-    case H5T_FLOAT: {
-        std::vector<double> values(n);
-        if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, values.data()) < 0) return attrError("cannot read");
-        return scalarOrVector(std::move(values), scalar);
-    }
-    case H5T_STRING: return readStrings(attr.get(), type.get(), space.get(), n, scalar);
-    default: return Error{std::string("has an unsupported type (") + className(cls) + ")"};
+        case H5T_INTEGER:
+            return readIntegers(attr.get(), type.get(), n, scalar);
+        case H5T_ENUM:
+            return readEnum(attr.get(), type.get(), n, scalar);
+        case H5T_FLOAT: {
+            std::vector<double> values(n);
+            if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, values.data()) < 0) return attrError("cannot read");
+            return scalarOrVector(std::move(values), scalar);
+        }
+        case H5T_STRING:
+            return readStrings(attr.get(), type.get(), space.get(), n, scalar);
+        default:
+            return Error{std::string("has an unsupported type (") + className(cls) + ")"};
     }
 }
 
@@ -198,7 +221,8 @@ std::optional<std::string> readStringAttribute(hid_t obj, const std::string& nam
     Result<AttrValue> value = readAttribute(obj, name);
     if (!value) return std::nullopt;
     if (const auto* s = std::get_if<std::string>(&*value)) return *s;
-    if (const auto* v = std::get_if<std::vector<std::string>>(&*value); v && v->size() == 1) return v->front();
+    if (const auto* v = std::get_if<std::vector<std::string>>(&*value); v && v->size() == 1)
+        return v->front();
     return std::nullopt;
 }
 
@@ -208,7 +232,8 @@ Status writeAttribute(hid_t obj, const std::string& name, const AttrValue& value
         return Error{"attribute name '" + std::string(name.c_str()) + "' is empty or contains a NUL byte"};
     Hdf5Lock lock;
     const htri_t exists = H5Aexists(obj, name.c_str());
-    if (exists > 0 && H5Adelete(obj, name.c_str()) < 0) return attrError("cannot replace attribute '" + name + "'");
+    if (exists > 0 && H5Adelete(obj, name.c_str()) < 0)
+        return attrError("cannot replace attribute '" + name + "'");
 
     TypeHandle stringType(H5Tcopy(H5T_C_S1));
     if (!stringType || H5Tset_size(stringType.get(), H5T_VARIABLE) < 0 ||
@@ -262,7 +287,8 @@ Status writeAttribute(hid_t obj, const std::string& name, const AttrValue& value
     if (!space) return attrError("cannot make a dataspace for attribute '" + name + "'");
     AttrHandle attr(H5Acreate2(obj, name.c_str(), fileType, space.get(), H5P_DEFAULT, H5P_DEFAULT));
     if (!attr) return attrError("cannot create attribute '" + name + "'");
-    if (n > 0 && H5Awrite(attr.get(), memType, data) < 0) return attrError("cannot write attribute '" + name + "'");
+    if (n > 0 && H5Awrite(attr.get(), memType, data) < 0)
+        return attrError("cannot write attribute '" + name + "'");
     return Status::success();
 }
 

@@ -7,8 +7,8 @@
 
 #include <array>
 #include <cstring>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -130,8 +130,8 @@ Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* 
     const uint64_t total = info.elementCount();
     if (first > total || count > total - first)
         return fileError(m_path, "tensor '" + info.name + "': elements [" + std::to_string(first) + ", " +
-                                     std::to_string(first) + " + " + std::to_string(count) + ") are outside its " +
-                                     std::to_string(total) + " elements");
+                                     std::to_string(first) + " + " + std::to_string(count) +
+                                     ") are outside its " + std::to_string(total) + " elements");
     if (count == 0) return Status::success();
     if (!dst) return fileError(m_path, "tensor '" + info.name + "': no destination buffer");
 
@@ -140,7 +140,8 @@ Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* 
     if (m_openIndex != index) {
         m_openIndex = SIZE_MAX;
         m_openSpace.reset();
-        m_openDataset = DatasetHandle(H5Dopen2(m_file.get(), ("/" + info.name).c_str(), m_datasetAccess.get()));
+        m_openDataset =
+            DatasetHandle(H5Dopen2(m_file.get(), ("/" + info.name).c_str(), m_datasetAccess.get()));
         if (!m_openDataset) return hdf5Error(m_path, where + ": cannot open");
         m_openSpace = SpaceHandle(H5Dget_space(m_openDataset.get()));
         if (!m_openSpace) return hdf5Error(m_path, where + ": cannot read its shape");
@@ -205,9 +206,9 @@ private:
     const OpenOptions& m_options;
     hid_t m_linkAccess;
     std::set<std::string> m_visitedGroups;  // ObjectInfo::identity
-    WarningTally m_skipped;      // datasets that are not tensors, by reason
-    WarningTally m_attributes;   // attributes that could not be read, by reason
-    WarningTally m_other;        // other notes, by text
+    WarningTally m_skipped;                 // datasets that are not tensors, by reason
+    WarningTally m_attributes;              // attributes that could not be read, by reason
+    WarningTally m_other;                   // other notes, by text
 };
 
 Result<std::string> Scanner::linkValue(hid_t group, const LinkEntry& link, const std::string& fullName)
@@ -223,8 +224,8 @@ Result<std::string> Scanner::linkValue(hid_t group, const LinkEntry& link, const
 Status Scanner::scanGroup(hid_t group, const std::string& prefix, int depth)
 {
     if (depth > kMaxGroupDepth)
-        return fileError(path(), "group '" + prefix + "' is nested deeper than " + std::to_string(kMaxGroupDepth) +
-                                     " levels");
+        return fileError(path(), "group '" + prefix + "' is nested deeper than " +
+                                     std::to_string(kMaxGroupDepth) + " levels");
     std::vector<LinkEntry> links;
     hsize_t index = 0;
     if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &index, collectLink, &links) < 0)
@@ -238,55 +239,61 @@ Status Scanner::scanLink(hid_t group, const LinkEntry& link, const std::string& 
 {
     const std::string fullName = prefix + link.name;
     switch (link.type) {
-    case H5L_TYPE_HARD: break;
-    case H5L_TYPE_SOFT: {
-        Result<std::string> target = linkValue(group, link, fullName);
-        if (!target) return target.error();
-        const std::string to(target->c_str());
-        const htri_t exists = H5Oexists_by_name(group, link.name.c_str(), m_linkAccess);
-        H5Eclear2(H5E_DEFAULT);
-        if (exists <= 0)
-            return fileError(path(), "soft link '" + fullName + "' points to '" + to +
-                                         "', which does not exist in the file");
-        m_other.add("soft links are not followed (their targets are listed under their own names)", fullName);
-        return Status::success();
-    }
-    case H5L_TYPE_EXTERNAL: {
-        if (!m_options.allowExternal) {
-            Result<std::string> value = linkValue(group, link, fullName);
-            if (!value) return value.error();
-            const char* file = nullptr;
-            const char* object = nullptr;
-            if (H5Lunpack_elink_val(value->data(), value->size(), nullptr, &file, &object) < 0)
-                return hdf5Error(path(), "external link '" + fullName + "' is malformed");
-            return fileError(path(), "external link '" + fullName + "' points into another file ('" +
-                                         std::string(file ? file : "?") + "', object '" +
-                                         std::string(object ? object : "?") +
-                                         "'); refusing it (allow external files to follow it)");
+        case H5L_TYPE_HARD:
+            break;
+        case H5L_TYPE_SOFT: {
+            Result<std::string> target = linkValue(group, link, fullName);
+            if (!target) return target.error();
+            const std::string to(target->c_str());
+            const htri_t exists = H5Oexists_by_name(group, link.name.c_str(), m_linkAccess);
+            H5Eclear2(H5E_DEFAULT);
+            if (exists <= 0)
+                return fileError(path(), "soft link '" + fullName + "' points to '" + to +
+                                             "', which does not exist in the file");
+            m_other.add("soft links are not followed (their targets are listed under their own names)",
+                        fullName);
+            return Status::success();
         }
-        break;  // allowed: opened like a hard link, HDF5 follows it
-    }
-    default:
-        return fileError(path(), "link '" + fullName + "' has a user-defined link type (" +
-                                     std::to_string(int(link.type)) + ") this reader does not follow");
+        case H5L_TYPE_EXTERNAL: {
+            if (!m_options.allowExternal) {
+                Result<std::string> value = linkValue(group, link, fullName);
+                if (!value) return value.error();
+                const char* file = nullptr;
+                const char* object = nullptr;
+                if (H5Lunpack_elink_val(value->data(), value->size(), nullptr, &file, &object) < 0)
+                    return hdf5Error(path(), "external link '" + fullName + "' is malformed");
+                return fileError(path(), "external link '" + fullName + "' points into another file ('" +
+                                             std::string(file ? file : "?") + "', object '" +
+                                             std::string(object ? object : "?") +
+                                             "'); refusing it (allow external files to follow it)");
+            }
+            break;  // allowed: opened like a hard link, HDF5 follows it
+        }
+        default:
+            return fileError(path(), "link '" + fullName + "' has a user-defined link type (" +
+                                         std::to_string(int(link.type)) + ") this reader does not follow");
     }
 
     ObjectInfo info;
     if (!objectInfoByName(group, link.name.c_str(), m_linkAccess, &info))
         return hdf5Error(path(), "object '" + fullName + "': cannot inspect");
     switch (info.type) {
-    case H5O_TYPE_GROUP: {
-        if (!m_visitedGroups.insert(info.identity).second) {
-            m_other.add("groups reachable under several names are listed once", fullName);
-            return Status::success();
+        case H5O_TYPE_GROUP: {
+            if (!m_visitedGroups.insert(info.identity).second) {
+                m_other.add("groups reachable under several names are listed once", fullName);
+                return Status::success();
+            }
+            GroupHandle child(H5Gopen2(group, link.name.c_str(), H5P_DEFAULT));
+            if (!child) return hdf5Error(path(), "group '" + fullName + "': cannot open");
+            return scanGroup(child.get(), fullName + "/", depth + 1);
         }
-        GroupHandle child(H5Gopen2(group, link.name.c_str(), H5P_DEFAULT));
-        if (!child) return hdf5Error(path(), "group '" + fullName + "': cannot open");
-        return scanGroup(child.get(), fullName + "/", depth + 1);
-    }
-    case H5O_TYPE_DATASET: return scanDataset(group, link.name, fullName);
-    case H5O_TYPE_NAMED_DATATYPE: return Status::success();  // a stored type definition, not data
-    default: m_skipped.add("objects of unknown kind", fullName); return Status::success();
+        case H5O_TYPE_DATASET:
+            return scanDataset(group, link.name, fullName);
+        case H5O_TYPE_NAMED_DATATYPE:
+            return Status::success();  // a stored type definition, not data
+        default:
+            m_skipped.add("objects of unknown kind", fullName);
+            return Status::success();
     }
 }
 
@@ -300,8 +307,10 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
     if (!dcpl) return hdf5Error(path(), where + ": cannot read its storage properties");
     const H5D_layout_t layout = H5Pget_layout(dcpl.get());
     if (layout == H5D_VIRTUAL && !m_options.allowExternal)
-        return fileError(path(), where + " is a virtual dataset (its data may come from other files); refusing it "
-                                         "(allow external files to read it)");
+        return fileError(path(),
+                         where +
+                             " is a virtual dataset (its data may come from other files); refusing it "
+                             "(allow external files to read it)");
     const int externalCount = H5Pget_external_count(dcpl.get());
     if (externalCount < 0) return hdf5Error(path(), where + ": cannot read its storage properties");
     if (externalCount > 0 && !m_options.allowExternal)
@@ -313,10 +322,11 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
         size_t nelmts = 0;
         char name[64] = {0};
         unsigned config = 0;
-        const H5Z_filter_t filter = H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &nelmts, nullptr, sizeof name,
-                                                   name, &config);
+        const H5Z_filter_t filter =
+            H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &nelmts, nullptr, sizeof name, name, &config);
         if (filter >= 0 && H5Zfilter_avail(filter) <= 0)
-            m_other.add("uses HDF5 filter " + std::to_string(filter) + (name[0] ? " (" + std::string(name) + ")" : "") +
+            m_other.add("uses HDF5 filter " + std::to_string(filter) +
+                            (name[0] ? " (" + std::string(name) + ")" : "") +
                             " that this HDF5 build lacks; reading it will fail",
                         fullName);
     }
@@ -327,18 +337,22 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
     SpaceHandle space(H5Dget_space(ds.get()));
     if (!space) return hdf5Error(path(), where + ": cannot read its shape");
     switch (H5Sget_simple_extent_type(space.get())) {
-    case H5S_SCALAR: break;
-    case H5S_SIMPLE: {
-        const int rank = H5Sget_simple_extent_ndims(space.get());
-        if (rank < 0 || rank > H5S_MAX_RANK) return hdf5Error(path(), where + ": cannot read its rank");
-        std::vector<hsize_t> dims(size_t(rank), 0);
-        if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
-            return hdf5Error(path(), where + ": cannot read its shape");
-        tensor.shape.assign(dims.begin(), dims.end());
-        break;
-    }
-    case H5S_NULL: m_skipped.add("empty (null) dataspace", fullName); return Status::success();
-    default: return hdf5Error(path(), where + ": unreadable dataspace");
+        case H5S_SCALAR:
+            break;
+        case H5S_SIMPLE: {
+            const int rank = H5Sget_simple_extent_ndims(space.get());
+            if (rank < 0 || rank > H5S_MAX_RANK) return hdf5Error(path(), where + ": cannot read its rank");
+            std::vector<hsize_t> dims(size_t(rank), 0);
+            if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+                return hdf5Error(path(), where + ": cannot read its shape");
+            tensor.shape.assign(dims.begin(), dims.end());
+            break;
+        }
+        case H5S_NULL:
+            m_skipped.add("empty (null) dataspace", fullName);
+            return Status::success();
+        default:
+            return hdf5Error(path(), where + ": unreadable dataspace");
     }
     const std::optional<uint64_t> elements = checkedElementCount(tensor.shape);
     if (!elements)
@@ -358,8 +372,8 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
     tensor.dtype = convention->dtype;
     tensor.storage = convention->storage;
     if (*elements > UINT64_MAX / dtypeSize(tensor.dtype))
-        return fileError(path(), where + ": shape " + shapeToString(tensor.shape) +
-                                     " has more bytes than fit in 64 bits");
+        return fileError(
+            path(), where + ": shape " + shapeToString(tensor.shape) + " has more bytes than fit in 64 bits");
 
     Result<std::vector<std::string>> names = attributeNames(ds.get());
     if (!names) return fileError(path(), where + ": " + names.message());
@@ -383,8 +397,8 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
     // Elements stored exactly as read() hands them out can be scanned in place (mappedData).
     uint64_t raw = Hdf5TensorFile::kNotRaw;
     if (layout == H5D_CONTIGUOUS && filters == 0 && externalCount == 0 && m_userBlock == 0 &&
-        H5Tget_order(fileType.get()) != H5T_ORDER_BE && H5Tget_size(fileType.get()) == dtypeSize(tensor.dtype) &&
-        !tensor.shape.empty()) {
+        H5Tget_order(fileType.get()) != H5T_ORDER_BE &&
+        H5Tget_size(fileType.get()) == dtypeSize(tensor.dtype) && !tensor.shape.empty()) {
         const haddr_t offset = H5Dget_offset(ds.get());  // HADDR_UNDEF: never written
         if (offset != HADDR_UNDEF && H5Dget_storage_size(ds.get()) == *elements * dtypeSize(tensor.dtype))
             raw = uint64_t(offset);
@@ -419,11 +433,11 @@ void Scanner::readRootAttributes(hid_t root)
 void Scanner::finish()
 {
     for (const auto& e : m_skipped.entries())
-        m_out.m_warnings.push_back(
-            fileError(path(), "skipped " + std::to_string(e.count) +
-                                  (e.count == 1 ? " dataset that is not a tensor: " : " datasets that are not tensors: ") +
-                                  e.key + " (first: '" + e.first + "')")
-                .message);
+        m_out.m_warnings.push_back(fileError(path(), "skipped " + std::to_string(e.count) +
+                                                         (e.count == 1 ? " dataset that is not a tensor: "
+                                                                       : " datasets that are not tensors: ") +
+                                                         e.key + " (first: '" + e.first + "')")
+                                       .message);
     for (const WarningTally* tally : {&m_attributes, &m_other})
         for (const auto& e : tally->entries()) {
             std::string line = e.key + " ('" + e.first + "'";

@@ -16,6 +16,7 @@ bool isHdf5File(const std::string& path);
 // depth-first order by name; other datasets are skipped with one warning per reason. External
 // links, external raw storage and virtual datasets refuse the whole file unless
 // options.allowExternal; a dangling soft link refuses it always.
-Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, const OpenOptions& options = {});
+Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path,
+                                                       const OpenOptions& options = {});
 
 }  // namespace faultline

@@ -13,8 +13,8 @@
 
 #include <filesystem>
 #include <mutex>
-#include <system_error>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 

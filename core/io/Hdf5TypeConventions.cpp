@@ -42,7 +42,8 @@ bool matchesFloat(hid_t t, const FloatFields& f)
 TypeHandle littleEndianCopy(hid_t t)
 {
     TypeHandle copy(H5Tcopy(t));
-    if (copy && H5Tget_order(t) == H5T_ORDER_BE && H5Tset_order(copy.get(), H5T_ORDER_LE) < 0) return TypeHandle{};
+    if (copy && H5Tget_order(t) == H5T_ORDER_BE && H5Tset_order(copy.get(), H5T_ORDER_LE) < 0)
+        return TypeHandle{};
     return copy;
 }
 
@@ -65,10 +66,14 @@ bool isH5pyBoolEnum(hid_t t)
 DType integerDType(size_t size, bool isSigned)
 {
     switch (size) {
-    case 1: return isSigned ? DType::Int8 : DType::UInt8;
-    case 2: return isSigned ? DType::Int16 : DType::UInt16;
-    case 4: return isSigned ? DType::Int32 : DType::UInt32;
-    default: return isSigned ? DType::Int64 : DType::UInt64;
+        case 1:
+            return isSigned ? DType::Int8 : DType::UInt8;
+        case 2:
+            return isSigned ? DType::Int16 : DType::UInt16;
+        case 4:
+            return isSigned ? DType::Int32 : DType::UInt32;
+        default:
+            return isSigned ? DType::Int64 : DType::UInt64;
     }
 }
 
@@ -89,7 +94,8 @@ Result<TypeConvention> convention(DType dtype, std::string storage, TypeHandle m
 
 // The stored bits are an integer or opaque of `size` bytes: a dtype attribute of the same size
 // says what they mean.
-std::optional<DType> reinterpretation(const std::optional<std::string>& attribute, size_t size, std::string* note)
+std::optional<DType> reinterpretation(const std::optional<std::string>& attribute, size_t size,
+                                      std::string* note)
 {
     if (!attribute) return std::nullopt;
     const auto parsed = parseDTypeName(*attribute);
@@ -120,73 +126,89 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
     const size_t size = H5Tget_size(fileType);
     const H5T_order_t order = H5Tget_order(fileType);
     switch (cls) {
-    case H5T_INTEGER: {
-        if ((size != 1 && size != 2 && size != 4 && size != 8) || H5Tget_precision(fileType) != 8 * size ||
-            H5Tget_offset(fileType) != 0)
-            return Error{"integer type with " + std::to_string(H5Tget_precision(fileType)) + "-bit precision in " +
-                         std::to_string(size) + " bytes"};
-        if (order != H5T_ORDER_LE && order != H5T_ORDER_BE) return Error{"integer type of unknown byte order"};
-        const DType stored = integerDType(size, H5Tget_sign(fileType) == H5T_SGN_2);
-        if (auto meant = reinterpretation(dtypeAttribute, size, note); meant && *meant != stored)
-            return convention(*meant, std::string(dtypeName(stored)) + "+dtype" + orderSuffix(fileType),
-                              littleEndianCopy(fileType));
-        return convention(stored, "int" + orderSuffix(fileType), littleEndianCopy(fileType));
-    }
-    case H5T_FLOAT: {
-        if (order != H5T_ORDER_LE && order != H5T_ORDER_BE) return Error{"floating-point type of unknown byte order"};
-        std::optional<DType> dtype;
-        std::string storage = "float";
-        if (matchesFloat(fileType, kFloat64)) dtype = DType::Float64;
-        else if (matchesFloat(fileType, kFloat32)) dtype = DType::Float32;
-        else if (matchesFloat(fileType, kFloat16)) dtype = DType::Float16;
-        else if (matchesFloat(fileType, kBFloat16)) {
-            dtype = DType::BFloat16;
-            storage = "hdf5-custom-float";
-        } else if (matchesFloat(fileType, kFloat8E4M3) || matchesFloat(fileType, kFloat8E5M2)) {
-            // HDF5 cannot tell e4m3fn (no infinities) from other 8-bit layouts: only a dtype
-            // attribute may say which it is. Read raw, never converted (1.10 decodes them wrongly).
-            const bool e4m3 = matchesFloat(fileType, kFloat8E4M3);
-            const DType expected = e4m3 ? DType::Float8E4M3FN : DType::Float8E5M2;
-            const auto parsed = dtypeAttribute ? parseDTypeName(*dtypeAttribute) : std::nullopt;
-            if (!parsed || *parsed != expected)
-                return Error{std::string("8-bit HDF5 custom float (") + (e4m3 ? "e4m3" : "e5m2") +
-                             ") without a matching dtype attribute"};
-            return convention(expected, "hdf5-custom-float+dtype", littleEndianCopy(fileType));
-        } else {
-            size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
-            H5Tget_fields(fileType, &spos, &epos, &esize, &mpos, &msize);
-            return Error{"floating-point layout not understood (" + std::to_string(size) + " bytes, " +
-                         std::to_string(esize) + " exponent bits, " + std::to_string(msize) + " mantissa bits)"};
+        case H5T_INTEGER: {
+            if ((size != 1 && size != 2 && size != 4 && size != 8) ||
+                H5Tget_precision(fileType) != 8 * size || H5Tget_offset(fileType) != 0)
+                return Error{"integer type with " + std::to_string(H5Tget_precision(fileType)) +
+                             "-bit precision in " + std::to_string(size) + " bytes"};
+            if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
+                return Error{"integer type of unknown byte order"};
+            const DType stored = integerDType(size, H5Tget_sign(fileType) == H5T_SGN_2);
+            if (auto meant = reinterpretation(dtypeAttribute, size, note); meant && *meant != stored)
+                return convention(*meant, std::string(dtypeName(stored)) + "+dtype" + orderSuffix(fileType),
+                                  littleEndianCopy(fileType));
+            return convention(stored, "int" + orderSuffix(fileType), littleEndianCopy(fileType));
         }
-        if (dtypeAttribute) {
-            const auto parsed = parseDTypeName(*dtypeAttribute);
-            if (!parsed || *parsed != *dtype)
-                *note = "dtype attribute '" + *dtypeAttribute + "' contradicts the stored " +
-                        std::string(dtypeName(*dtype)) + "; read as stored";
+        case H5T_FLOAT: {
+            if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
+                return Error{"floating-point type of unknown byte order"};
+            std::optional<DType> dtype;
+            std::string storage = "float";
+            if (matchesFloat(fileType, kFloat64))
+                dtype = DType::Float64;
+            else if (matchesFloat(fileType, kFloat32))
+                dtype = DType::Float32;
+            else if (matchesFloat(fileType, kFloat16))
+                dtype = DType::Float16;
+            else if (matchesFloat(fileType, kBFloat16)) {
+                dtype = DType::BFloat16;
+                storage = "hdf5-custom-float";
+            } else if (matchesFloat(fileType, kFloat8E4M3) || matchesFloat(fileType, kFloat8E5M2)) {
+                // HDF5 cannot tell e4m3fn (no infinities) from other 8-bit layouts: only a dtype
+                // attribute may say which it is. Read raw, never converted (1.10 decodes them wrongly).
+                const bool e4m3 = matchesFloat(fileType, kFloat8E4M3);
+                const DType expected = e4m3 ? DType::Float8E4M3FN : DType::Float8E5M2;
+                const auto parsed = dtypeAttribute ? parseDTypeName(*dtypeAttribute) : std::nullopt;
+                if (!parsed || *parsed != expected)
+                    return Error{std::string("8-bit HDF5 custom float (") + (e4m3 ? "e4m3" : "e5m2") +
+                                 ") without a matching dtype attribute"};
+                return convention(expected, "hdf5-custom-float+dtype", littleEndianCopy(fileType));
+            } else {
+                size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+                H5Tget_fields(fileType, &spos, &epos, &esize, &mpos, &msize);
+                return Error{"floating-point layout not understood (" + std::to_string(size) + " bytes, " +
+                             std::to_string(esize) + " exponent bits, " + std::to_string(msize) +
+                             " mantissa bits)"};
+            }
+            if (dtypeAttribute) {
+                const auto parsed = parseDTypeName(*dtypeAttribute);
+                if (!parsed || *parsed != *dtype)
+                    *note = "dtype attribute '" + *dtypeAttribute + "' contradicts the stored " +
+                            std::string(dtypeName(*dtype)) + "; read as stored";
+            }
+            return convention(*dtype, storage + orderSuffix(fileType), littleEndianCopy(fileType));
         }
-        return convention(*dtype, storage + orderSuffix(fileType), littleEndianCopy(fileType));
-    }
-    case H5T_ENUM: {
-        if (isH5pyBoolEnum(fileType)) return convention(DType::Bool, "h5py-bool-enum", TypeHandle(H5Tcopy(fileType)));
-        return Error{"enumerated type (other than h5py's bool)"};
-    }
-    case H5T_OPAQUE: {
-        if (auto meant = reinterpretation(dtypeAttribute, size, note))
-            return convention(*meant, "opaque+dtype", TypeHandle(H5Tcopy(fileType)));
-        char* tag = H5Tget_tag(fileType);
-        const bool emptyTag = !tag || tag[0] == '\0';
-        if (tag) H5free_memory(tag);
-        if (size == 2 && emptyTag) return convention(DType::BFloat16, "opaque2", TypeHandle(H5Tcopy(fileType)));
-        return Error{"opaque type of " + std::to_string(size) + " bytes"};
-    }
-    case H5T_STRING: return Error{"strings"};
-    case H5T_COMPOUND: return Error{"compound type"};
-    case H5T_REFERENCE: return Error{"references"};
-    case H5T_VLEN: return Error{"variable-length sequences"};
-    case H5T_ARRAY: return Error{"array element type"};
-    case H5T_BITFIELD: return Error{"bitfield type"};
-    case H5T_TIME: return Error{"time type"};
-    default: return Error{"unreadable element type"};
+        case H5T_ENUM: {
+            if (isH5pyBoolEnum(fileType))
+                return convention(DType::Bool, "h5py-bool-enum", TypeHandle(H5Tcopy(fileType)));
+            return Error{"enumerated type (other than h5py's bool)"};
+        }
+        case H5T_OPAQUE: {
+            if (auto meant = reinterpretation(dtypeAttribute, size, note))
+                return convention(*meant, "opaque+dtype", TypeHandle(H5Tcopy(fileType)));
+            char* tag = H5Tget_tag(fileType);
+            const bool emptyTag = !tag || tag[0] == '\0';
+            if (tag) H5free_memory(tag);
+            if (size == 2 && emptyTag)
+                return convention(DType::BFloat16, "opaque2", TypeHandle(H5Tcopy(fileType)));
+            return Error{"opaque type of " + std::to_string(size) + " bytes"};
+        }
+        case H5T_STRING:
+            return Error{"strings"};
+        case H5T_COMPOUND:
+            return Error{"compound type"};
+        case H5T_REFERENCE:
+            return Error{"references"};
+        case H5T_VLEN:
+            return Error{"variable-length sequences"};
+        case H5T_ARRAY:
+            return Error{"array element type"};
+        case H5T_BITFIELD:
+            return Error{"bitfield type"};
+        case H5T_TIME:
+            return Error{"time type"};
+        default:
+            return Error{"unreadable element type"};
     }
 }
 
@@ -194,27 +216,39 @@ TypeHandle writtenType(DType dtype)
 {
     Hdf5Lock lock;
     switch (dtype) {
-    case DType::Float64: return TypeHandle(H5Tcopy(H5T_IEEE_F64LE));
-    case DType::Float32: return TypeHandle(H5Tcopy(H5T_IEEE_F32LE));
-    case DType::Float16: return customFloat(kFloat16, H5T_ORDER_LE);
-    case DType::BFloat16: return bfloat16Type(H5T_ORDER_LE);
-    case DType::Float8E4M3FN:
-    case DType::Float8E5M2:
-    case DType::UInt8: return TypeHandle(H5Tcopy(H5T_STD_U8LE));
-    case DType::Int8: return TypeHandle(H5Tcopy(H5T_STD_I8LE));
-    case DType::Int16: return TypeHandle(H5Tcopy(H5T_STD_I16LE));
-    case DType::Int32: return TypeHandle(H5Tcopy(H5T_STD_I32LE));
-    case DType::Int64: return TypeHandle(H5Tcopy(H5T_STD_I64LE));
-    case DType::UInt16: return TypeHandle(H5Tcopy(H5T_STD_U16LE));
-    case DType::UInt32: return TypeHandle(H5Tcopy(H5T_STD_U32LE));
-    case DType::UInt64: return TypeHandle(H5Tcopy(H5T_STD_U64LE));
-    case DType::Bool: {
-        TypeHandle t(H5Tenum_create(H5T_STD_I8LE));
-        const signed char no = 0, yes = 1;
-        if (!t || H5Tenum_insert(t.get(), "FALSE", &no) < 0 || H5Tenum_insert(t.get(), "TRUE", &yes) < 0)
-            return TypeHandle{};
-        return t;
-    }
+        case DType::Float64:
+            return TypeHandle(H5Tcopy(H5T_IEEE_F64LE));
+        case DType::Float32:
+            return TypeHandle(H5Tcopy(H5T_IEEE_F32LE));
+        case DType::Float16:
+            return customFloat(kFloat16, H5T_ORDER_LE);
+        case DType::BFloat16:
+            return bfloat16Type(H5T_ORDER_LE);
+        case DType::Float8E4M3FN:
+        case DType::Float8E5M2:
+        case DType::UInt8:
+            return TypeHandle(H5Tcopy(H5T_STD_U8LE));
+        case DType::Int8:
+            return TypeHandle(H5Tcopy(H5T_STD_I8LE));
+        case DType::Int16:
+            return TypeHandle(H5Tcopy(H5T_STD_I16LE));
+        case DType::Int32:
+            return TypeHandle(H5Tcopy(H5T_STD_I32LE));
+        case DType::Int64:
+            return TypeHandle(H5Tcopy(H5T_STD_I64LE));
+        case DType::UInt16:
+            return TypeHandle(H5Tcopy(H5T_STD_U16LE));
+        case DType::UInt32:
+            return TypeHandle(H5Tcopy(H5T_STD_U32LE));
+        case DType::UInt64:
+            return TypeHandle(H5Tcopy(H5T_STD_U64LE));
+        case DType::Bool: {
+            TypeHandle t(H5Tenum_create(H5T_STD_I8LE));
+            const signed char no = 0, yes = 1;
+            if (!t || H5Tenum_insert(t.get(), "FALSE", &no) < 0 || H5Tenum_insert(t.get(), "TRUE", &yes) < 0)
+                return TypeHandle{};
+            return t;
+        }
     }
     return TypeHandle{};
 }

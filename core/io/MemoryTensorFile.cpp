@@ -13,13 +13,14 @@ Status MemoryTensorFile::add(const std::string& name, DType dtype, std::vector<u
     if (find(key)) return fileError(m_path, key + ": a tensor of that name exists already");
     uint64_t n = 1;
     for (uint64_t d : shape) {
-        if (d != 0 && n > UINT64_MAX / d) return fileError(m_path, key + ": shape " + shapeToString(shape) + " is too large");
+        if (d != 0 && n > UINT64_MAX / d)
+            return fileError(m_path, key + ": shape " + shapeToString(shape) + " is too large");
         n *= d;
     }
     const unsigned size = dtypeSize(dtype);
     if (n > UINT64_MAX / size || n * size != bytes.size())
-        return fileError(m_path, key + ": " + std::to_string(bytes.size()) + " bytes do not hold " + shapeToString(shape) +
-                                     " elements of " + std::string(dtypeName(dtype)));
+        return fileError(m_path, key + ": " + std::to_string(bytes.size()) + " bytes do not hold " +
+                                     shapeToString(shape) + " elements of " + std::string(dtypeName(dtype)));
     TensorInfo info;
     info.name = key;
     info.dtype = dtype;

@@ -20,16 +20,16 @@ public:
 
     // Adds a tensor holding `bytes` (elementCount * dtypeSize little-endian bytes, checked).
     // Errors: a name already present, a size that does not match dtype and shape.
-    Status add(const std::string& name, DType dtype, std::vector<uint64_t> shape, std::vector<std::byte> bytes,
-               std::map<std::string, std::string> attributes = {});
+    Status add(const std::string& name, DType dtype, std::vector<uint64_t> shape,
+               std::vector<std::byte> bytes, std::map<std::string, std::string> attributes = {});
     // The same from a typed buffer (sizeof(T) must equal dtypeSize(dtype)).
     template <class T>
-    Status addValues(const std::string& name, DType dtype, std::vector<uint64_t> shape, const std::vector<T>& values,
-                     std::map<std::string, std::string> attributes = {})
+    Status addValues(const std::string& name, DType dtype, std::vector<uint64_t> shape,
+                     const std::vector<T>& values, std::map<std::string, std::string> attributes = {})
     {
         if (sizeof(T) != dtypeSize(dtype))
-            return fileError(m_path, name + ": element size " + std::to_string(sizeof(T)) + " does not match " +
-                                         std::string(dtypeName(dtype)));
+            return fileError(m_path, name + ": element size " + std::to_string(sizeof(T)) +
+                                         " does not match " + std::string(dtypeName(dtype)));
         std::vector<std::byte> bytes(values.size() * sizeof(T));
         if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
         return add(name, dtype, std::move(shape), std::move(bytes), std::move(attributes));

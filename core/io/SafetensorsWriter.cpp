@@ -120,8 +120,10 @@ Status writeSafetensors(const std::string& path, const std::vector<SafetensorsEn
     Status status = writeAll(fd, header->data(), header->size(), path);
     for (size_t i = 0; status.ok() && i < entries.size(); ++i)
         status = writeAll(fd, entries[i].data, *entryBytes(entries[i]), path);
-    if (status.ok() && ::fsync(fd) != 0) status = fileError(path, "fsync failed: " + errnoText(errno), ErrorCode::Io);
-    if (::close(fd) != 0 && status.ok()) status = fileError(path, "close failed: " + errnoText(errno), ErrorCode::Io);
+    if (status.ok() && ::fsync(fd) != 0)
+        status = fileError(path, "fsync failed: " + errnoText(errno), ErrorCode::Io);
+    if (::close(fd) != 0 && status.ok())
+        status = fileError(path, "close failed: " + errnoText(errno), ErrorCode::Io);
     if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
         status = fileError(path, "cannot rename " + tmp + " to it: " + errnoText(errno), ErrorCode::Io);
     if (!status.ok()) ::unlink(tmp.c_str());

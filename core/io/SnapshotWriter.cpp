@@ -96,7 +96,8 @@ struct SnapshotWriter::Impl {
             const std::string prefix = name->substr(0, end);
             const htri_t exists = H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT);
             if (exists > 0) continue;
-            GroupHandle created(H5Gcreate2(file.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+            GroupHandle created(
+                H5Gcreate2(file.get(), prefix.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
             if (!created) return hdf5Error(path, "cannot create group '" + prefix + "'");
         }
         GroupHandle g(H5Gopen2(file.get(), name->c_str(), H5P_DEFAULT));
@@ -147,7 +148,8 @@ Status SnapshotWriter::setRootAttribute(const std::string& name, const AttrValue
     return setGroupAttribute("/", name, value);
 }
 
-Status SnapshotWriter::setGroupAttribute(const std::string& group, const std::string& name, const AttrValue& value)
+Status SnapshotWriter::setGroupAttribute(const std::string& group, const std::string& name,
+                                         const AttrValue& value)
 {
     Hdf5Lock lock;
     if (Status s = m_impl->usable(); !s) return s;
@@ -177,13 +179,14 @@ Status SnapshotWriter::writeTensor(const std::string& name, DType dtype, const s
     return endTensor();
 }
 
-Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype, const std::vector<uint64_t>& shape,
-                                   const TensorWriteOptions& options)
+Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype,
+                                   const std::vector<uint64_t>& shape, const TensorWriteOptions& options)
 {
     Hdf5Lock lock;
     Impl& d = *m_impl;
     if (Status s = d.usable(); !s) return s;
-    if (d.dataset) return d.error("tensor '" + d.tensorName + "' is still being written (call endTensor first)");
+    if (d.dataset)
+        return d.error("tensor '" + d.tensorName + "' is still being written (call endTensor first)");
     Result<std::string> name = cleanName(rawName, "tensor");
     if (!name) return d.error(name.message());
     const std::string where = "tensor '" + *name + "'";
@@ -193,12 +196,14 @@ Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype, cons
     if (shape.size() > H5S_MAX_RANK) return d.error(where + ": more than 32 dimensions");
     if (options.gzipLevel < 0 || options.gzipLevel > 9) return d.error(where + ": gzip level must be 0..9");
     for (const auto& [key, value] : options.attributes)
-        if (key == "dtype" || key == "kind") return d.error(where + ": attribute '" + key + "' is set by the writer");
+        if (key == "dtype" || key == "kind")
+            return d.error(where + ": attribute '" + key + "' is set by the writer");
 
     TypeHandle type = writtenType(dtype);
     if (!type) return hdf5Error(d.path, where + ": cannot make the HDF5 type");
     const std::vector<hsize_t> dims(shape.begin(), shape.end());
-    SpaceHandle space(shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+    SpaceHandle space(shape.empty() ? H5Screate(H5S_SCALAR)
+                                    : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
     PlistHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
     if (!space || !dcpl) return hdf5Error(d.path, where + ": cannot set up the dataset");
 
@@ -210,13 +215,13 @@ Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype, cons
         std::vector<hsize_t> chunk;
         if (!options.chunkShape.empty()) {
             if (options.chunkShape.size() != shape.size())
-                return d.error(where + ": chunk shape " + shapeToString(options.chunkShape) + " does not match shape " +
-                               shapeToString(shape));
+                return d.error(where + ": chunk shape " + shapeToString(options.chunkShape) +
+                               " does not match shape " + shapeToString(shape));
             uint64_t chunkBytes = dtypeSize(dtype);
             for (size_t k = 0; k < shape.size(); ++k) {
                 if (options.chunkShape[k] == 0 || options.chunkShape[k] > shape[k])
-                    return d.error(where + ": chunk shape " + shapeToString(options.chunkShape) + " does not fit shape " +
-                                   shapeToString(shape));
+                    return d.error(where + ": chunk shape " + shapeToString(options.chunkShape) +
+                                   " does not fit shape " + shapeToString(shape));
                 chunkBytes *= options.chunkShape[k];  // cannot overflow: each factor <= shape[k]
             }
             if (chunkBytes > kMaxChunkBytes) return d.error(where + ": chunks must be smaller than 4 GiB");
@@ -231,14 +236,15 @@ Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype, cons
             return hdf5Error(d.path, where + ": cannot set up compression");
     }
 
-    DatasetHandle ds(H5Dcreate2(d.file.get(), name->c_str(), type.get(), space.get(), d.linkCreate.get(), dcpl.get(),
-                                H5P_DEFAULT));
+    DatasetHandle ds(H5Dcreate2(d.file.get(), name->c_str(), type.get(), space.get(), d.linkCreate.get(),
+                                dcpl.get(), H5P_DEFAULT));
     if (!ds) return hdf5Error(d.path, where + ": cannot create");
     if (writesDtypeAttribute(dtype))
         if (Status s = writeAttribute(ds.get(), "dtype", std::string(dtypeName(dtype))); !s)
             return d.error(where + ": " + s.message());
     if (!options.kind.empty())
-        if (Status s = writeAttribute(ds.get(), "kind", options.kind); !s) return d.error(where + ": " + s.message());
+        if (Status s = writeAttribute(ds.get(), "kind", options.kind); !s)
+            return d.error(where + ": " + s.message());
     for (const auto& [key, value] : options.attributes)
         if (Status s = writeAttribute(ds.get(), key, value); !s) return d.error(where + ": " + s.message());
 
@@ -260,7 +266,8 @@ Status SnapshotWriter::writeElements(uint64_t first, uint64_t count, const void*
     const std::string where = "tensor '" + d.tensorName + "'";
     if (first > d.elements || count > d.elements - first)
         return d.error(where + ": elements [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
-                       std::to_string(count) + ") are outside its " + std::to_string(d.elements) + " elements");
+                       std::to_string(count) + ") are outside its " + std::to_string(d.elements) +
+                       " elements");
     if (count == 0) return Status::success();
     if (!data) return d.error(where + ": no data");
     if (d.shape.empty()) {

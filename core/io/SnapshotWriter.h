@@ -19,7 +19,7 @@
 namespace faultline {
 
 struct TensorWriteOptions {
-    std::string kind;                             // weight | grad | activation | optimizer | "" (no attribute)
+    std::string kind;  // weight | grad | activation | optimizer | "" (no attribute)
     std::map<std::string, AttrValue> attributes;  // further dataset attributes
     std::vector<uint64_t> chunkShape;             // HDF5 chunk shape; empty: automatic (see gzipLevel)
     int gzipLevel = 0;  // 0: no compression; 1..9: gzip with the shuffle filter (implies chunking)
@@ -48,8 +48,8 @@ public:
 
     // Writes a whole tensor. `name` may contain '/' (parent groups are created); `data` holds
     // product(shape) elements (may be null when that is 0).
-    Status writeTensor(const std::string& name, DType dtype, const std::vector<uint64_t>& shape, const void* data,
-                       const TensorWriteOptions& options = {});
+    Status writeTensor(const std::string& name, DType dtype, const std::vector<uint64_t>& shape,
+                       const void* data, const TensorWriteOptions& options = {});
 
     // Streaming, for tensors too big to hold at once: beginTensor creates the dataset (elements
     // not written read back as 0), writeElements / appendElements fill flat row-major ranges in

@@ -2,9 +2,9 @@
 
 #include <sstream>
 
-#include "BoundCompare.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
+#include "BoundCompare.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -30,9 +30,10 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
     // ops after the cut are missing.
     if (auto c = trace.attributes.find("complete"); c != trace.attributes.end() && c->second == "0") {
         const auto why = trace.attributes.find("stop_reason");
-        report.warnings.push_back(report.trace + ": the capture is incomplete (complete = 0" +
-                                  (why != trace.attributes.end() && !why->second.empty() ? ": " + why->second : "") +
-                                  "): ops after the cut are not in the trace");
+        report.warnings.push_back(
+            report.trace + ": the capture is incomplete (complete = 0" +
+            (why != trace.attributes.end() && !why->second.empty() ? ": " + why->second : "") +
+            "): ops after the cut are not in the trace");
     }
     for (size_t i = 0; i < trace.ops.size(); ++i) {
         if (cancel && cancel->load()) {
@@ -40,7 +41,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             break;
         }
         const TraceOp& op = trace.ops[i];
-        if (progress) progress(i, trace.ops.size(), "op " + std::to_string(op.index) + " " + op.op + " " + op.name);
+        if (progress)
+            progress(i, trace.ops.size(), "op " + std::to_string(op.index) + " " + op.op + " " + op.name);
         BisectOp b;
         b.index = op.index;
         b.op = op.op;
@@ -54,8 +56,10 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             b.detail = suspect + " recorded no output for this op";
         } else {
             auto inputs = loadOpInputs(trace, op);
-            auto recorded = inputs ? loadTensor(*trace.file, outs->second.front()) : Result<HostTensor>(inputs.error());
-            auto gold = recorded ? golden::runGolden(op.op, *inputs, op.params) : Result<HostTensor>(recorded.error());
+            auto recorded =
+                inputs ? loadTensor(*trace.file, outs->second.front()) : Result<HostTensor>(inputs.error());
+            auto gold = recorded ? golden::runGolden(op.op, *inputs, op.params)
+                                 : Result<HostTensor>(recorded.error());
             const golden::RecordedJudgement judgement =
                 inputs ? golden::recordedJudgement(op.op, op.params, *inputs) : golden::RecordedJudgement{};
             b.boundModel = judgement.model;
@@ -82,7 +86,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                 }
             }
         }
-        if (b.verdict == BisectVerdict::Divergent && !report.firstDivergentOp) report.firstDivergentOp = b.index;
+        if (b.verdict == BisectVerdict::Divergent && !report.firstDivergentOp)
+            report.firstDivergentOp = b.index;
         if (b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok) ++report.checkedOps;
         report.ops.push_back(std::move(b));
     }
@@ -93,7 +98,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             loose++ == 0)
             firstLoose = "op " + std::to_string(b.index) + " " + b.op + ": " + b.boundModel;
     if (loose)
-        report.warnings.push_back(std::to_string(loose) + " op(s) judged with a loose bound from their recorded "
+        report.warnings.push_back(std::to_string(loose) +
+                                  " op(s) judged with a loose bound from their recorded "
                                   "settings, where a corruption smaller than the bound is not seen (first: " +
                                   firstLoose + ")");
     if (progress) progress(trace.ops.size(), trace.ops.size(), "done");
@@ -104,7 +110,8 @@ nlohmann::json bisectJson(const BisectReport& report)
 {
     nlohmann::json ops = nlohmann::json::array();
     for (const BisectOp& b : report.ops) {
-        nlohmann::json j = {{"index", b.index}, {"op", b.op}, {"name", b.name}, {"verdict", nameOf(b.verdict)},
+        nlohmann::json j = {{"index", b.index},   {"op", b.op},
+                            {"name", b.name},     {"verdict", nameOf(b.verdict)},
                             {"detail", b.detail}, {"bound_loose", b.boundLoose}};
         j["bound_model"] = b.boundModel.empty() ? nlohmann::json() : nlohmann::json(b.boundModel);
         if (b.divergence) {
@@ -131,7 +138,8 @@ nlohmann::json bisectJson(const BisectReport& report)
     }
     return {{"trace", report.trace},
             {"suspect", report.suspect},
-            {"first_divergent_op", report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
+            {"first_divergent_op",
+             report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
             {"checked_ops", report.checkedOps},
             {"ops", ops},
             {"warnings", report.warnings},
@@ -145,8 +153,10 @@ std::string bisectText(const BisectReport& report)
     size_t divergent = 0;
     for (const BisectOp& b : report.ops) {
         if (b.verdict == BisectVerdict::Divergent) ++divergent;
-        out << (b.verdict == BisectVerdict::Divergent ? "  ✗ " : b.verdict == BisectVerdict::Ok ? "  ✓ " : "  - ") << "op " << b.index << " "
-            << b.op << " " << b.name << ": " << bisectVerdictName(b.verdict);
+        out << (b.verdict == BisectVerdict::Divergent ? "  ✗ "
+                : b.verdict == BisectVerdict::Ok      ? "  ✓ "
+                                                      : "  - ")
+            << "op " << b.index << " " << b.op << " " << b.name << ": " << bisectVerdictName(b.verdict);
         if (b.divergence && b.divergence->mismatches)
             out << " (" << b.divergence->beyondTolerance << " of " << b.divergence->elements
                 << " beyond bound, max " << b.divergence->maxUlp << " ulp, "
@@ -156,7 +166,8 @@ std::string bisectText(const BisectReport& report)
     }
     out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s)\n";
     if (report.firstDivergentOp)
-        out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent << " divergent op(s) in all)\n";
+        out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent
+            << " divergent op(s) in all)\n";
     else if (report.checkedOps == 0)
         out << "no op could be checked: no verdict\n";
     else

@@ -46,7 +46,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                                  const std::function<void(size_t, size_t, const std::string&)>& progress = {},
                                  const std::atomic<bool>* cancel = nullptr);
 
-// {"trace","suspect","first_divergent_op": index|null, "checked_ops": N, "ops":[{"index","op","name","elements",
+// {"trace","suspect","first_divergent_op": index|null, "checked_ops": N,
+// "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
 //  bit_histogram, bound_model (null: strict), bound_loose per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);

@@ -73,10 +73,12 @@ void judgePeers(CampaignReport& report)
         // With nothing to decide, every peer is among the differing (they cannot all agree: a
         // single digest would have been the majority's).
         for (const auto& [target, digests] : byTarget) {
-            const bool agrees = g.basis != PeerBasis::None && digests.size() == 1 && *digests.begin() == g.digest;
+            const bool agrees =
+                g.basis != PeerBasis::None && digests.size() == 1 && *digests.begin() == g.digest;
             (agrees ? g.agreeing : g.differing).push_back(target);
         }
-        if (g.basis == PeerBasis::None) undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
+        if (g.basis == PeerBasis::None)
+            undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
         decided[key] = {g.basis, g.digest};
         report.peers.push_back(std::move(g));
     }

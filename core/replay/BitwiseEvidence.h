@@ -23,7 +23,7 @@ namespace faultline {
 void judgePeers(CampaignReport& report);
 
 struct RepeatEvidence {
-    uint64_t differing = 0;           // runs the device found different from the earlier repetition
+    uint64_t differing = 0;  // runs the device found different from the earlier repetition
     uint64_t maxFlippedBits = 0;
     uint64_t transferMismatches = 0;  // runs where the device's answer and the host digests disagree
 };
@@ -35,7 +35,7 @@ bool isRepeatCheckJson(const nlohmann::json& v);
 
 // Per (op, target): what the on-device repetition checks say, and a warning for every run where
 // they contradict the host's digests.
-std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(const std::vector<RunRecord>& runs,
-                                                                             std::vector<std::string>& warnings);
+std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(
+    const std::vector<RunRecord>& runs, std::vector<std::string>& warnings);
 
 }  // namespace faultline

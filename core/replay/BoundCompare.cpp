@@ -5,13 +5,13 @@
 namespace faultline {
 
 Result<Divergence> compareWithinBound(const HostTensor& candidate, const HostTensor& golden,
-                                      const std::vector<double>& bound, double factor, const std::string& name,
-                                      unsigned threads, size_t topK)
+                                      const std::vector<double>& bound, double factor,
+                                      const std::string& name, unsigned threads, size_t topK)
 {
     if (candidate.dtype != golden.dtype || candidate.shape != golden.shape)
         return Error{name + ": output is " + std::string(dtypeName(candidate.dtype)) + " " +
-                     shapeToString(candidate.shape) + ", expected " + std::string(dtypeName(golden.dtype)) + " " +
-                     shapeToString(golden.shape)};
+                     shapeToString(candidate.shape) + ", expected " + std::string(dtypeName(golden.dtype)) +
+                     " " + shapeToString(golden.shape)};
     if (bound.size() != golden.elementCount())
         return Error{name + ": error bound has " + std::to_string(bound.size()) + " elements, the output " +
                      std::to_string(golden.elementCount())};

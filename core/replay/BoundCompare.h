@@ -12,7 +12,7 @@ namespace faultline {
 
 // Errors: different dtypes or shapes (named after `name`), a bound of the wrong length.
 Result<Divergence> compareWithinBound(const HostTensor& candidate, const HostTensor& golden,
-                                      const std::vector<double>& bound, double factor, const std::string& name,
-                                      unsigned threads = 0, size_t topK = 16);
+                                      const std::vector<double>& bound, double factor,
+                                      const std::string& name, unsigned threads = 0, size_t topK = 16);
 
 }  // namespace faultline

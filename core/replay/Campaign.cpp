@@ -110,9 +110,9 @@ Result<CampaignReport> Campaign::run()
                                         [&](RunRecord r) {
                                             std::lock_guard lock(recordMutex);
                                             ++finished;
-                                            const std::string what = r.target + " op " + std::to_string(r.opIndex) +
-                                                                     " rep " + std::to_string(r.rep) + ": " +
-                                                                     nameOf(r.outcome);
+                                            const std::string what =
+                                                r.target + " op " + std::to_string(r.opIndex) + " rep " +
+                                                std::to_string(r.rep) + ": " + nameOf(r.outcome);
                                             runs.push_back(std::move(r));
                                             if (m_progress) m_progress(finished, total, what);
                                         },
@@ -125,7 +125,8 @@ Result<CampaignReport> Campaign::run()
                                     .stop = stop,
                                     .cancel = m_cancel};
     std::vector<std::unique_ptr<TargetRunner>> runners;
-    for (const TargetSpec& spec : m_options.targets) runners.push_back(std::make_unique<TargetRunner>(shared, spec));
+    for (const TargetSpec& spec : m_options.targets)
+        runners.push_back(std::make_unique<TargetRunner>(shared, spec));
     // Every target starts before anything is journaled: one that cannot start is a setup error
     // (exit 2), never a run that counts against it.
     for (const auto& runner : runners) {
@@ -149,8 +150,9 @@ Result<CampaignReport> Campaign::run()
     if (m_options.scratchDir.empty()) std::filesystem::remove_all(scratch, ec);
 
     if (failure) {
-        return Error{failure->message + " (the campaign stopped; every run journaled before it is kept: --resume "
-                                        "continues once there is room)",
+        return Error{failure->message +
+                         " (the campaign stopped; every run journaled before it is kept: --resume "
+                         "continues once there is room)",
                      failure->code};
     }
     std::vector<std::string> labels;
@@ -171,8 +173,10 @@ Result<CampaignReport> Campaign::run()
     for (const auto& [op, why] : unreplayable) warnings.push_back(why);
     if (executed == 0 && !unreplayable.empty() && !(m_cancel && m_cancel->load())) {
         // The journal holds nothing but these: a fixed trace starts afresh.
-        if (!m_options.resume && !m_options.outPath.empty()) std::filesystem::remove(journalPath(m_options.outPath), ec);
-        return fileError(m_options.tracePath, "no selected op can be replayed: " + unreplayable.begin()->second);
+        if (!m_options.resume && !m_options.outPath.empty())
+            std::filesystem::remove(journalPath(m_options.outPath), ec);
+        return fileError(m_options.tracePath,
+                         "no selected op can be replayed: " + unreplayable.begin()->second);
     }
     CampaignReport report = summarizeCampaign(runs, labels, info, m_options.reference);
     report.trace = m_options.tracePath;

@@ -17,7 +17,10 @@
 namespace faultline {
 namespace {
 
-std::string errnoText() { return std::strerror(errno); }
+std::string errnoText()
+{
+    return std::strerror(errno);
+}
 
 // The length of the file up to and including its last '\n' (0 when it has none).
 off_t completeLength(int fd, off_t size)
@@ -39,8 +42,12 @@ off_t completeLength(int fd, off_t size)
 
 nlohmann::json JournalHeader::toJson() const
 {
-    return {{"journal", "faultline-campaign"}, {"version", version}, {"trace_digest", traceDigest},
-            {"targets", targets},              {"ops", ops},         {"reps", reps},
+    return {{"journal", "faultline-campaign"},
+            {"version", version},
+            {"trace_digest", traceDigest},
+            {"targets", targets},
+            {"ops", ops},
+            {"reps", reps},
             {"seed", seed}};
 }
 
@@ -74,7 +81,8 @@ Status CampaignJournal::open(const std::string& path, const JournalHeader& heade
     // processes and other opens in this one, and dies with its holder), which names the holder.
     const std::string lockPath = path + ".lock";
     const int lockFd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockFd < 0) return fileError(lockPath, "cannot open the journal's lock file: " + errnoText(), ErrorCode::Io);
+    if (lockFd < 0)
+        return fileError(lockPath, "cannot open the journal's lock file: " + errnoText(), ErrorCode::Io);
     struct flock lock {};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
@@ -189,8 +197,9 @@ JournalContents readCampaignJournalContents(const std::string& path, std::vector
     }
     if (bad) warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
     if (repeated)
-        warnings.push_back(path + ": skipped " + std::to_string(repeated) +
-                           " repeated run(s) (the same target, op and repetition journaled twice); the first counts");
+        warnings.push_back(
+            path + ": skipped " + std::to_string(repeated) +
+            " repeated run(s) (the same target, op and repetition journaled twice); the first counts");
     return out;
 }
 
@@ -207,19 +216,23 @@ Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<st
     for (const RunRecord& r : runs) {
         const std::string what = "the journal holds a run of op " + std::to_string(r.opIndex) + " rep " +
                                  std::to_string(r.rep) + " on " + r.target + ", ";
-        if (!targetSet.count(r.target)) return Error{what + "a target this campaign does not run", ErrorCode::Usage};
-        if (!opSet.count(r.opIndex)) return Error{what + "an op this campaign does not run", ErrorCode::Usage};
+        if (!targetSet.count(r.target))
+            return Error{what + "a target this campaign does not run", ErrorCode::Usage};
+        if (!opSet.count(r.opIndex))
+            return Error{what + "an op this campaign does not run", ErrorCode::Usage};
         if (r.rep >= reps)
-            return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions", ErrorCode::Usage};
+            return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions",
+                         ErrorCode::Usage};
     }
     return {};
 }
 
-Status checkJournalBelongs(const std::string& path, const JournalContents& journal, const JournalHeader& campaign,
-                           std::vector<std::string>& warnings)
+Status checkJournalBelongs(const std::string& path, const JournalContents& journal,
+                           const JournalHeader& campaign, std::vector<std::string>& warnings)
 {
     auto refuse = [&](const std::string& why) {
-        return fileError(path, "cannot resume: " + why + "; resume with the same trace and settings, or remove it",
+        return fileError(path,
+                         "cannot resume: " + why + "; resume with the same trace and settings, or remove it",
                          ErrorCode::Usage);
     };
     if (journal.header) {
@@ -230,10 +243,12 @@ Status checkJournalBelongs(const std::string& path, const JournalContents& journ
             return refuse("it belongs to another trace (content digest " + h.traceDigest + ", this trace " +
                           campaign.traceDigest + ")");
         if (h.seed != campaign.seed)
-            return refuse("it was run with --seed " + std::to_string(h.seed) + ", not " + std::to_string(campaign.seed));
+            return refuse("it was run with --seed " + std::to_string(h.seed) + ", not " +
+                          std::to_string(campaign.seed));
     } else {
-        warnings.push_back(path + ": the journal has no header (written by an older Faultline): which trace it "
-                                  "belongs to cannot be checked");
+        warnings.push_back(path +
+                           ": the journal has no header (written by an older Faultline): which trace it "
+                           "belongs to cannot be checked");
     }
     if (Status fits = checkJournalFits(journal.runs, campaign.targets, campaign.ops, campaign.reps); !fits)
         return refuse(fits.message());

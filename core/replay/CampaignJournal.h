@@ -72,8 +72,8 @@ Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<st
                         const std::vector<size_t>& ops, uint32_t reps);
 // The same for a whole journal: its header must name this trace (digest) and seed, and every run
 // must fit. A journal without a header (older Faultline) is checked by its runs, with a warning.
-Status checkJournalBelongs(const std::string& path, const JournalContents& journal, const JournalHeader& campaign,
-                           std::vector<std::string>& warnings);
+Status checkJournalBelongs(const std::string& path, const JournalContents& journal,
+                           const JournalHeader& campaign, std::vector<std::string>& warnings);
 
 // A digest (XXH3 128-bit, hex) of a file's bytes: which trace a journal belongs to.
 Result<std::string> traceContentDigest(const std::string& path);

@@ -13,15 +13,15 @@ namespace faultline {
 struct CampaignOptions {
     std::string tracePath;
     std::vector<TargetSpec> targets;
-    std::string ops;                 // selection: "" all; "3,5-7", op kinds "gemm,softmax"
+    std::string ops;  // selection: "" all; "3,5-7", op kinds "gemm,softmax"
     uint32_t reps = 3;
     uint64_t seed = 1;
-    std::string outPath;             // RESULTS.h5; "" writes no results file
-    bool resume = false;             // continue from OUT's journal
+    std::string outPath;                       // RESULTS.h5; "" writes no results file
+    bool resume = false;                       // continue from OUT's journal
     std::chrono::milliseconds timeout{60000};  // per run: longer is a hang
-    std::string workerProgram;       // the faultline-worker executable
+    std::string workerProgram;                 // the faultline-worker executable
     bool allowExternal = false;
-    std::string scratchDir;          // where workers write outputs ("" = a temp dir)
+    std::string scratchDir;  // where workers write outputs ("" = a temp dir)
     // A target known to be healthy: where it and other targets are peers (same peer key), its
     // outputs are the bits the others must reproduce. "" = the peers' majority decides.
     std::string reference;

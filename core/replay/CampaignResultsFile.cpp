@@ -1,7 +1,7 @@
 // The campaign results file (RESULTS.h5, docs/formats.md): written when a campaign ends, read
 // back by the GUI.
-#include "../io/SnapshotWriter.h"
 #include "CampaignResultsFile.h"
+#include "../io/SnapshotWriter.h"
 #include "TensorLoad.h"
 
 namespace faultline {

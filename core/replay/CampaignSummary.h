@@ -24,9 +24,9 @@ struct OpTargetStats {
     RateInterval rate;
     uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
     uint64_t maxUlp = 0;
-    std::string signature;         // most frequent signature kind among mismatches
-    uint64_t peerMismatches = 0;   // runs whose bits differ from the peers' reference (counted in failures)
-    uint64_t repDiffering = 0;     // runs the target's on-device check found different from an earlier rep
+    std::string signature;        // most frequent signature kind among mismatches
+    uint64_t peerMismatches = 0;  // runs whose bits differ from the peers' reference (counted in failures)
+    uint64_t repDiffering = 0;    // runs the target's on-device check found different from an earlier rep
     uint64_t repMaxFlippedBits = 0;
     // Runs where the on-device repetition check and the host's digests disagree: the bits changed
     // between the device and the host, or the device-side comparison is wrong.
@@ -59,7 +59,7 @@ struct PeerGroup {
     std::string peerKey;
     std::vector<std::string> targets;
     PeerBasis basis = PeerBasis::None;
-    std::string digest;           // the reference bits' digest ("" with basis none)
+    std::string digest;                            // the reference bits' digest ("" with basis none)
     std::vector<std::string> agreeing, differing;  // targets whose runs all match / do not all match
 };
 
@@ -90,7 +90,8 @@ struct CampaignReport {
 // `info` maps target labels to what their workers said of them; `reference` is
 // CampaignOptions::reference.
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
-                                 const std::map<std::string, TargetInfo>& info, const std::string& reference = {});
+                                 const std::map<std::string, TargetInfo>& info,
+                                 const std::string& reference = {});
 
 nlohmann::json campaignJson(const CampaignReport& report);
 std::string campaignText(const CampaignReport& report);

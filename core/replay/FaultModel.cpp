@@ -8,19 +8,29 @@
 namespace faultline {
 namespace {
 
-uint64_t columnsOf(const HostTensor& t) { return t.shape.empty() ? 1 : std::max<uint64_t>(t.shape.back(), 1); }
+uint64_t columnsOf(const HostTensor& t)
+{
+    return t.shape.empty() ? 1 : std::max<uint64_t>(t.shape.back(), 1);
+}
 
 // Quiet NaN / +Inf bit pattern of a float dtype; 0 when it has none.
 uint64_t specialBits(DType t, bool inf)
 {
     switch (t) {
-    case DType::Float64: return inf ? 0x7ff0000000000000ull : 0x7ff8000000000000ull;
-    case DType::Float32: return inf ? 0x7f800000u : 0x7fc00000u;
-    case DType::Float16: return inf ? 0x7c00u : 0x7e00u;
-    case DType::BFloat16: return inf ? 0x7f80u : 0x7fc0u;
-    case DType::Float8E4M3FN: return 0x7fu;  // no infinities: NaN either way
-    case DType::Float8E5M2: return inf ? 0x7cu : 0x7eu;
-    default: return 0;
+        case DType::Float64:
+            return inf ? 0x7ff0000000000000ull : 0x7ff8000000000000ull;
+        case DType::Float32:
+            return inf ? 0x7f800000u : 0x7fc00000u;
+        case DType::Float16:
+            return inf ? 0x7c00u : 0x7e00u;
+        case DType::BFloat16:
+            return inf ? 0x7f80u : 0x7fc0u;
+        case DType::Float8E4M3FN:
+            return 0x7fu;  // no infinities: NaN either way
+        case DType::Float8E5M2:
+            return inf ? 0x7cu : 0x7eu;
+        default:
+            return 0;
     }
 }
 
@@ -70,14 +80,16 @@ public:
     {
         const uint64_t n = out.elementCount();
         if (n == 0 || rate <= 0) return 0;
-        std::mt19937_64 rng(mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
+        std::mt19937_64 rng(
+            mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
         const unsigned total = bitLayout(out.dtype).totalBits;
         const unsigned lo = bitLo >= 0 ? unsigned(bitLo) : 0;
         const unsigned hi = bitHi >= 0 ? std::min(unsigned(bitHi), total - 1) : total - 1;
         std::uniform_int_distribution<unsigned> bit(lo, std::max(lo, hi));
         uint64_t changed = 0;
         if (rate >= 1.0) {
-            for (uint64_t i = 0; i < n; ++i, ++changed) setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
+            for (uint64_t i = 0; i < n; ++i, ++changed)
+                setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             return changed;
         }
         std::geometric_distribution<uint64_t> gap(rate);
@@ -132,7 +144,8 @@ public:
     uint64_t corrupt(HostTensor& out, size_t outputIndex, const FaultContext& ctx) const override
     {
         const uint64_t cols = columnsOf(out), n = out.elementCount();
-        std::mt19937_64 rng(mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
+        std::mt19937_64 rng(
+            mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
         std::uniform_real_distribution<double> u(0.0, 1.0);
         const auto [lo, hi] = defaultFlipBits(out.dtype);
         std::uniform_int_distribution<unsigned> bit(lo, hi);
@@ -161,7 +174,8 @@ public:
     {
         const uint64_t n = out.elementCount();
         if (n == 0) return 0;
-        std::mt19937_64 rng(mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
+        std::mt19937_64 rng(
+            mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
         std::uniform_real_distribution<double> u(0.0, 1.0);
         const auto [lo, hi] = defaultFlipBits(out.dtype);
         std::uniform_int_distribution<unsigned> bit(lo, hi);
@@ -192,7 +206,8 @@ public:
     {
         const uint64_t special = specialBits(out.dtype, inf), n = out.elementCount();
         if (!special || n == 0) return 0;
-        std::mt19937_64 rng(mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
+        std::mt19937_64 rng(
+            mixSeed(mixSeed(mixSeed(m_seed ^ ctx.seed, ctx.opIndex), ctx.repetition), outputIndex));
         std::geometric_distribution<uint64_t> gap(std::clamp(rate, 1e-12, 1.0));
         uint64_t changed = 0;
         for (uint64_t i = gap(rng); i < n; i += 1 + gap(rng)) {
@@ -258,7 +273,10 @@ std::vector<int32_t> VirtualSmLayout::tileMap(uint64_t rows, uint64_t cols) cons
     return map;
 }
 
-FaultAction FaultModel::actionBefore(const FaultContext&) const { return FaultAction::None; }
+FaultAction FaultModel::actionBefore(const FaultContext&) const
+{
+    return FaultAction::None;
+}
 
 bool FaultModel::applies(const FaultContext& ctx) const
 {

@@ -16,8 +16,8 @@ struct FloatMasks {
 FloatMasks floatMasks(DType t)
 {
     const BitLayout l = bitLayout(t);
-    return {(uint64_t(1) << (l.exponentBits + l.mantissaBits)) - 1,
-            ((uint64_t(1) << l.exponentBits) - 1) << l.mantissaBits};
+    return {(uint64_t(1) << (l.exponentBits + l.mantissaBits)) - 1, ((uint64_t(1) << l.exponentBits) - 1)
+                                                                        << l.mantissaBits};
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ RepeatCheck compareRepetitions(const HostTensor& output, const HostTensor& kept,
         c.flippedBits += uint64_t(std::popcount(x));
         if (!a.empty()) {
             const double d = std::fabs(a[i] - b[i]);
-            c.maxAbsError = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(c.maxAbsError, d);
+            c.maxAbsError =
+                std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(c.maxAbsError, d);
         }
     }
     return c;

@@ -16,8 +16,8 @@ std::optional<E> parseByName(std::string_view name, const E (&all)[N], NameOf na
 
 std::optional<RunOutcome> parseRunOutcome(std::string_view name)
 {
-    static constexpr RunOutcome all[] = {RunOutcome::Ok, RunOutcome::Mismatch, RunOutcome::Hang, RunOutcome::Crash,
-                                         RunOutcome::Error};
+    static constexpr RunOutcome all[] = {RunOutcome::Ok, RunOutcome::Mismatch, RunOutcome::Hang,
+                                         RunOutcome::Crash, RunOutcome::Error};
     return parseByName(name, all, runOutcomeName);
 }
 
@@ -36,8 +36,8 @@ std::optional<PeerBasis> parsePeerBasis(std::string_view name)
 
 std::optional<BisectVerdict> parseBisectVerdict(std::string_view name)
 {
-    static constexpr BisectVerdict all[] = {BisectVerdict::Ok, BisectVerdict::Divergent, BisectVerdict::Skipped,
-                                            BisectVerdict::Error};
+    static constexpr BisectVerdict all[] = {BisectVerdict::Ok, BisectVerdict::Divergent,
+                                            BisectVerdict::Skipped, BisectVerdict::Error};
     return parseByName(name, all, bisectVerdictName);
 }
 

@@ -44,11 +44,16 @@ enum class BisectVerdict {
 constexpr std::string_view runOutcomeName(RunOutcome v)
 {
     switch (v) {
-        case RunOutcome::Ok: return "ok";
-        case RunOutcome::Mismatch: return "mismatch";
-        case RunOutcome::Hang: return "hang";
-        case RunOutcome::Crash: return "crash";
-        case RunOutcome::Error: return "error";
+        case RunOutcome::Ok:
+            return "ok";
+        case RunOutcome::Mismatch:
+            return "mismatch";
+        case RunOutcome::Hang:
+            return "hang";
+        case RunOutcome::Crash:
+            return "crash";
+        case RunOutcome::Error:
+            return "error";
     }
     return "error";
 }
@@ -56,11 +61,16 @@ constexpr std::string_view runOutcomeName(RunOutcome v)
 constexpr std::string_view verdictName(Verdict v)
 {
     switch (v) {
-        case Verdict::Healthy: return "healthy";
-        case Verdict::Transient: return "transient";
-        case Verdict::Persistent: return "persistent";
-        case Verdict::DeviceSpecific: return "device-specific";
-        case Verdict::NoVerdict: return "none";
+        case Verdict::Healthy:
+            return "healthy";
+        case Verdict::Transient:
+            return "transient";
+        case Verdict::Persistent:
+            return "persistent";
+        case Verdict::DeviceSpecific:
+            return "device-specific";
+        case Verdict::NoVerdict:
+            return "none";
     }
     return "healthy";
 }
@@ -68,9 +78,12 @@ constexpr std::string_view verdictName(Verdict v)
 constexpr std::string_view peerBasisName(PeerBasis v)
 {
     switch (v) {
-        case PeerBasis::Reference: return "reference";
-        case PeerBasis::Majority: return "majority";
-        case PeerBasis::None: return "none";
+        case PeerBasis::Reference:
+            return "reference";
+        case PeerBasis::Majority:
+            return "majority";
+        case PeerBasis::None:
+            return "none";
     }
     return "none";
 }
@@ -78,10 +91,14 @@ constexpr std::string_view peerBasisName(PeerBasis v)
 constexpr std::string_view bisectVerdictName(BisectVerdict v)
 {
     switch (v) {
-        case BisectVerdict::Ok: return "ok";
-        case BisectVerdict::Divergent: return "divergent";
-        case BisectVerdict::Skipped: return "skipped";
-        case BisectVerdict::Error: return "error";
+        case BisectVerdict::Ok:
+            return "ok";
+        case BisectVerdict::Divergent:
+            return "divergent";
+        case BisectVerdict::Skipped:
+            return "skipped";
+        case BisectVerdict::Error:
+            return "error";
     }
     return "error";
 }
@@ -93,9 +110,21 @@ std::optional<BisectVerdict> parseBisectVerdict(std::string_view name);
 
 // The names as std::string, for JSON and text. (Not "toString": that name is Qt Test's hook for
 // printing values, with another signature.)
-inline std::string nameOf(RunOutcome v) { return std::string(runOutcomeName(v)); }
-inline std::string nameOf(Verdict v) { return std::string(verdictName(v)); }
-inline std::string nameOf(PeerBasis v) { return std::string(peerBasisName(v)); }
-inline std::string nameOf(BisectVerdict v) { return std::string(bisectVerdictName(v)); }
+inline std::string nameOf(RunOutcome v)
+{
+    return std::string(runOutcomeName(v));
+}
+inline std::string nameOf(Verdict v)
+{
+    return std::string(verdictName(v));
+}
+inline std::string nameOf(PeerBasis v)
+{
+    return std::string(peerBasisName(v));
+}
+inline std::string nameOf(BisectVerdict v)
+{
+    return std::string(bisectVerdictName(v));
+}
 
 }  // namespace faultline

@@ -3,15 +3,15 @@
 #include <nlohmann/json.hpp>
 
 #include "BitwiseEvidence.h"
-#include "RunRecord.h"
 #include "JsonFields.h"
+#include "RunRecord.h"
 
 namespace faultline {
 
 nlohmann::json RunRecord::toJson() const
 {
     nlohmann::json j = {{"target", target},     {"op_index", opIndex},        {"op", op}, {"name", name},
-                        {"rep", rep},           {"outcome", nameOf(outcome)},         {"ms", ms}, {"digest", digest},
+                        {"rep", rep},           {"outcome", nameOf(outcome)}, {"ms", ms}, {"digest", digest},
                         {"injected", injected}, {"golden_exact", goldenExact}};
     if (!peerKey.empty()) j["peer_key"] = peerKey;
     if (!vsGolden.is_null()) j["vs_golden"] = vsGolden;
@@ -54,7 +54,8 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.name = j.value("name", std::string());
         r.rep = j.at("rep").get<uint32_t>();
         const auto outcome = parseRunOutcome(j.at("outcome").get<std::string>());
-        if (!outcome) return Error{"bad run record: unknown outcome '" + j.at("outcome").get<std::string>() + "'"};
+        if (!outcome)
+            return Error{"bad run record: unknown outcome '" + j.at("outcome").get<std::string>() + "'"};
         r.outcome = *outcome;
         r.ms = j.value("ms", 0.0);
         r.digest = j.value("digest", std::string());

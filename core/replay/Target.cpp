@@ -69,15 +69,17 @@ public:
         ctx.repetition = request.repetition;
         ctx.seed = request.seed;
         switch (m_model->actionBefore(ctx)) {
-        case FaultAction::Hang:
-            for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-        case FaultAction::Crash:
-            std::fprintf(stderr, "simulated device fault: GPU has fallen off the bus (like Xid 79) "
-                                 "while running op %llu (%s)\n",
-                         static_cast<unsigned long long>(ctx.opIndex), ctx.op.c_str());
-            std::fflush(stderr);
-            std::abort();
-        case FaultAction::None: break;
+            case FaultAction::Hang:
+                for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+            case FaultAction::Crash:
+                std::fprintf(stderr,
+                             "simulated device fault: GPU has fallen off the bus (like Xid 79) "
+                             "while running op %llu (%s)\n",
+                             static_cast<unsigned long long>(ctx.opIndex), ctx.op.c_str());
+                std::fflush(stderr);
+                std::abort();
+            case FaultAction::None:
+                break;
         }
         auto result = runGoldenFor(request);
         if (!result) return result;
@@ -85,7 +87,8 @@ public:
         for (HostTensor& o : out.outputs) applySimLibrary(m_library, ctx.op, ctx.opIndex, o);
         out.goldenExact = simLibraryIsGoldenExact(m_library, ctx.op);
         if (m_model->applies(ctx))
-            for (size_t i = 0; i < out.outputs.size(); ++i) out.injected += m_model->corrupt(out.outputs[i], i, ctx);
+            for (size_t i = 0; i < out.outputs.size(); ++i)
+                out.injected += m_model->corrupt(out.outputs[i], i, ctx);
         if (!out.outputs.empty()) {
             const HostTensor& o = out.outputs.front();
             const uint64_t cols = o.shape.empty() ? 1 : o.shape.back();
@@ -135,8 +138,9 @@ Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
         if (it != factories().end()) return it->second(spec);
     }
     if (spec.kind == "cuda")
-        return Error{"target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target",
-                     ErrorCode::Usage};
+        return Error{
+            "target '" + spec.text + "': CUDA targets run in faultline-worker built with the CUDA target",
+            ErrorCode::Usage};
     return Error{"target '" + spec.text + "': unknown kind", ErrorCode::Usage};
 }
 

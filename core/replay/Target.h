@@ -19,10 +19,10 @@
 namespace faultline {
 
 struct ReplayRequest {
-    const TraceOp* op = nullptr;          // the op to run (its name and parameters)
-    std::span<const HostTensor> inputs;   // its inputs, in order (valid during the call)
+    const TraceOp* op = nullptr;         // the op to run (its name and parameters)
+    std::span<const HostTensor> inputs;  // its inputs, in order (valid during the call)
     uint32_t repetition = 0;
-    uint64_t seed = 0;                    // campaign seed: same seed, same simulated faults
+    uint64_t seed = 0;  // campaign seed: same seed, same simulated faults
     // The orchestrator holds this repetition's outputs of the op: an output found bitwise
     // identical to it need not be fetched (see mayOmitOutput).
     std::optional<uint32_t> skipIfIdenticalTo;
@@ -61,7 +61,8 @@ struct ReplayOutput {
 
 // Whether a target may leave its output out: a single output whose repetition check found it
 // bitwise identical to the repetition the orchestrator offered.
-inline bool mayOmitOutput(const ReplayRequest& request, const std::optional<RepeatCheck>& check, size_t outputs)
+inline bool mayOmitOutput(const ReplayRequest& request, const std::optional<RepeatCheck>& check,
+                          size_t outputs)
 {
     return outputs == 1 && check && check->mismatched == 0 && request.skipIfIdenticalTo &&
            *request.skipIfIdenticalTo == check->againstRep;

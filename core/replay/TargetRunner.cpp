@@ -102,8 +102,10 @@ bool TargetRunner::startWorker()
     if (!hello) {
         m_worker.kill();
         std::string why = tail(m_worker.stderrText(), 1000);
-        while (!why.empty() && (why.back() == '\n' || why.back() == '\r' || why.back() == ' ')) why.pop_back();
-        m_startError = "worker for " + m_spec.text + " did not start (" + m_worker.describeExit() + "): " + why;
+        while (!why.empty() && (why.back() == '\n' || why.back() == '\r' || why.back() == ' '))
+            why.pop_back();
+        m_startError =
+            "worker for " + m_spec.text + " did not start (" + m_worker.describeExit() + "): " + why;
         return false;
     }
     if (hello->protocol != kWorkerProtocolVersion) {
@@ -197,7 +199,8 @@ bool TargetRunner::runOne(const TraceOp& op, RunRecord& r, uint64_t id, const st
     const auto started = std::chrono::steady_clock::now();
     Status st = m_worker.send(req.toJson().dump());
     std::string line;
-    auto outcome = st ? m_worker.readLine(line, options.timeout, m_shared.cancel) : WorkerProcess::ReadOutcome::Closed;
+    auto outcome =
+        st ? m_worker.readLine(line, options.timeout, m_shared.cancel) : WorkerProcess::ReadOutcome::Closed;
     if (outcome == WorkerProcess::ReadOutcome::Cancelled) {
         m_worker.kill();  // Ctrl-C stops within the poll interval, not after the run's timeout
         return false;
@@ -264,7 +267,8 @@ bool TargetRunner::acceptReply(const WorkerRequest& request, const std::string& 
         outOfProtocol(r, "a reply to another request (" + tail(line, 200) + ")");
         return false;
     }
-    if (typed->identicalToRep && (!request.skipIfIdenticalTo || *typed->identicalToRep != *request.skipIfIdenticalTo)) {
+    if (typed->identicalToRep &&
+        (!request.skipIfIdenticalTo || *typed->identicalToRep != *request.skipIfIdenticalTo)) {
         outOfProtocol(r, "identical_to_rep names a repetition the orchestrator did not offer");
         return false;
     }

@@ -97,7 +97,10 @@ public:
 
     const TargetSpec& spec() const { return m_spec; }
     // What the worker's hello said of the target (its spec as description before any hello).
-    TargetInfo info() const { return {m_description.empty() ? m_spec.text : m_description, m_bitwiseStable, m_peerKey}; }
+    TargetInfo info() const
+    {
+        return {m_description.empty() ? m_spec.text : m_description, m_bitwiseStable, m_peerKey};
+    }
 
 private:
     bool startWorker();

@@ -47,10 +47,12 @@ Result<TargetSpec> parseTargetSpec(const std::string& raw)
         return spec;
     }
     if (spec.kind != "sim")
-        return Error{"target '" + text + "': unknown kind '" + spec.kind + "' (cpu, sim:<model>, cuda:<index>)"};
+        return Error{"target '" + text + "': unknown kind '" + spec.kind +
+                     "' (cpu, sim:<model>, cuda:<index>)"};
     const size_t colon2 = rest.find(':');
     spec.model = rest.substr(0, colon2);
-    if (spec.model.empty()) return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit"};
+    if (spec.model.empty())
+        return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit"};
     if (colon2 != std::string::npos) {
         std::string params = rest.substr(colon2 + 1);
         size_t pos = 0;

@@ -8,7 +8,10 @@
 namespace faultline {
 namespace {
 
-Error protocolError(const std::string& what) { return Error{what, ErrorCode::Protocol}; }
+Error protocolError(const std::string& what)
+{
+    return Error{what, ErrorCode::Protocol};
+}
 
 // Reads optional field `key` of `j` into `out` when it has the right type; false when present
 // with another type.
@@ -61,7 +64,8 @@ Result<WorkerHello> WorkerHello::fromJson(const nlohmann::json& j)
 {
     if (!j.is_object() || !j.contains("hello")) return protocolError("the first line is not a hello");
     WorkerHello h;
-    if (!j.contains("protocol") || !isJsonInt32(j["protocol"])) return protocolError("hello without a protocol version");
+    if (!j.contains("protocol") || !isJsonInt32(j["protocol"]))
+        return protocolError("hello without a protocol version");
     h.protocol = j["protocol"].get<int>();
     if (!readString(j, "target", h.target) || !readString(j, "description", h.description) ||
         !readBool(j, "bitwise_stable", h.bitwiseStable) || !readString(j, "peer_key", h.peerKey))
@@ -78,7 +82,8 @@ nlohmann::json WorkerRequest::toJson() const
 
 Result<WorkerRequest> WorkerRequest::fromJson(const nlohmann::json& j)
 {
-    if (!j.is_object() || !j.contains("id") || !isJsonCount(j["id"])) return protocolError("request without an id");
+    if (!j.is_object() || !j.contains("id") || !isJsonCount(j["id"]))
+        return protocolError("request without an id");
     WorkerRequest r;
     r.id = j["id"].get<uint64_t>();
     uint64_t op = 0;
@@ -173,7 +178,8 @@ Result<RepeatCheck> repeatCheckFromJson(const nlohmann::json& j)
     c.tile = tile.value_or(0);
     if (j.contains("worst_tile")) {
         const auto& w = j["worst_tile"];
-        if (!w.is_number_integer() && !w.is_number_unsigned()) return protocolError("worst_tile is not an integer");
+        if (!w.is_number_integer() && !w.is_number_unsigned())
+            return protocolError("worst_tile is not an integer");
         if (w.is_number_unsigned() && w.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
             return protocolError("worst_tile is out of range");
         c.worstTile = w.get<int64_t>();
@@ -193,8 +199,7 @@ Result<RepeatCheck> repeatCheckFromJson(const nlohmann::json& j)
 Result<nlohmann::json> parseProtocolLine(const std::string& line)
 {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-        return protocolError("not a JSON object: " + line.substr(0, 200));
+    if (j.is_discarded() || !j.is_object()) return protocolError("not a JSON object: " + line.substr(0, 200));
     return j;
 }
 

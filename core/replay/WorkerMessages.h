@@ -31,7 +31,7 @@ struct WorkerHello {
     std::string target;       // Target::label
     std::string description;  // Target::describe
     bool bitwiseStable = true;
-    std::string peerKey;      // "" = no peers
+    std::string peerKey;  // "" = no peers
 
     nlohmann::json toJson() const;
     static Result<WorkerHello> fromJson(const nlohmann::json& j);

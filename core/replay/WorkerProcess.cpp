@@ -14,7 +14,10 @@ namespace faultline {
 namespace {
 constexpr size_t kStderrKeep = 64 * 1024;
 
-void setCloexec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+void setCloexec(int fd)
+{
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
 }  // namespace
 
 WorkerProcess::~WorkerProcess()
@@ -133,11 +136,13 @@ WorkerProcess::ReadOutcome WorkerProcess::readLine(std::string& line, std::chron
             return ReadOutcome::Line;
         }
         if (m_out < 0) return ReadOutcome::Closed;
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return ReadOutcome::Timeout;
         if (cancel && cancel->load()) return ReadOutcome::Cancelled;
         pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
-        const int rc = ::poll(fds, m_err >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), cancel ? 100 : 1000)));
+        const int rc =
+            ::poll(fds, m_err >= 0 ? 2 : 1, int(std::min<int64_t>(left.count(), cancel ? 100 : 1000)));
         if (rc < 0 && errno != EINTR) return ReadOutcome::Closed;
         if (m_err >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drainStderr(0);
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -220,12 +225,17 @@ std::string WorkerProcess::stderrText()
 std::string WorkerProcess::describeExit() const
 {
     switch (m_state) {
-    case State::NotStarted: return "not started";
-    case State::Running: return "running";
-    case State::Exited: return "exited with code " + std::to_string(m_exitStatus);
-    case State::Crashed:
-        return "killed by signal " + std::to_string(m_exitStatus) + " (" + ::strsignal(m_exitStatus) + ")";
-    case State::Killed: return "killed by the watchdog";
+        case State::NotStarted:
+            return "not started";
+        case State::Running:
+            return "running";
+        case State::Exited:
+            return "exited with code " + std::to_string(m_exitStatus);
+        case State::Crashed:
+            return "killed by signal " + std::to_string(m_exitStatus) + " (" + ::strsignal(m_exitStatus) +
+                   ")";
+        case State::Killed:
+            return "killed by the watchdog";
     }
     return "unknown";
 }

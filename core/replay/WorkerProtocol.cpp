@@ -3,8 +3,8 @@
 #include <chrono>
 #include <istream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "../io/SafetensorsWriter.h"
@@ -60,7 +60,8 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
         auto req = parsed ? WorkerRequest::fromJson(*parsed) : Result<WorkerRequest>(parsed.error());
         if (!req) {
             std::optional<uint64_t> id;
-            if (parsed && parsed->contains("id") && isJsonCount((*parsed)["id"])) id = (*parsed)["id"].get<uint64_t>();
+            if (parsed && parsed->contains("id") && isJsonCount((*parsed)["id"]))
+                id = (*parsed)["id"].get<uint64_t>();
             reply(out, WorkerReply::failure(id, "malformed request: " + req.message()).toJson());
             continue;
         }
@@ -100,7 +101,8 @@ int serveWorkerRequests(std::istream& in, std::ostream& out, Target& target, con
         if (result->outputOmitted) {
             // The target left out an output identical to the repetition the orchestrator holds.
             if (!mayOmitOutput(request, result->repeatCheck, result->outputs.size())) {
-                reply(out, WorkerReply::failure(id, "the target omitted an output it had to return").toJson());
+                reply(out,
+                      WorkerReply::failure(id, "the target omitted an output it had to return").toJson());
                 continue;
             }
         } else {

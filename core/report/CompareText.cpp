@@ -18,8 +18,8 @@ std::string compareText(const CompareReport& report)
     }
     out << "suspect   " << report.suspect << "\nreference " << report.reference << "\ntolerance "
         << report.tolerance.toString() << "\n"
-        << report.tensors.size() << " tensor(s) compared: " << beyondTensors << " beyond tolerance, " << identical
-        << " bit-identical\n\n";
+        << report.tensors.size() << " tensor(s) compared: " << beyondTensors << " beyond tolerance, "
+        << identical << " bit-identical\n\n";
     char line[600];
     for (const Divergence& d : report.tensors) {
         if (!d.mismatches) continue;
@@ -28,11 +28,13 @@ std::string compareText(const CompareReport& report)
         out << line;
         std::snprintf(line, sizeof line,
                       "    %llu of %llu elements differ, %llu beyond tolerance; max |err| %.3g, max %llu ulp",
-                      static_cast<unsigned long long>(d.mismatches), static_cast<unsigned long long>(d.elements),
+                      static_cast<unsigned long long>(d.mismatches),
+                      static_cast<unsigned long long>(d.elements),
                       static_cast<unsigned long long>(d.beyondTolerance), d.absError.max,
                       static_cast<unsigned long long>(d.maxUlp));
         out << line;
-        if (d.nanIntroduced || d.infIntroduced) out << "; " << d.nanIntroduced << " NaN, " << d.infIntroduced << " Inf introduced";
+        if (d.nanIntroduced || d.infIntroduced)
+            out << "; " << d.nanIntroduced << " NaN, " << d.infIntroduced << " Inf introduced";
         out << "\n    signature: " << signatureKindName(d.signature.kind);
         std::snprintf(line, sizeof line, " (%.0f%%) ", 100.0 * d.signature.confidence);
         out << line << d.signature.detail << "\n";
@@ -49,21 +51,24 @@ std::string compareText(const CompareReport& report)
         if (!bits.empty()) {
             out << "    bits:";
             for (size_t i = 0; i < bits.size() && i < 6; ++i)
-                out << " " << bits[i].second << "(" << bitFieldName(d.dtype, bits[i].second) << ")×" << bits[i].first;
+                out << " " << bits[i].second << "(" << bitFieldName(d.dtype, bits[i].second) << ")×"
+                    << bits[i].first;
             out << "\n";
         }
         for (size_t i = 0; i < d.top.size() && i < 3; ++i) {
             const ElementDiff& e = d.top[i];
             std::snprintf(line, sizeof line, "    [%llu, %llu] %.9g vs %.9g  %s vs %s  %llu ulp\n",
-                          static_cast<unsigned long long>(e.row), static_cast<unsigned long long>(e.col), e.suspect,
-                          e.reference, bitsToHex(e.suspectBits, bitLayout(d.dtype).totalBits).c_str(),
+                          static_cast<unsigned long long>(e.row), static_cast<unsigned long long>(e.col),
+                          e.suspect, e.reference,
+                          bitsToHex(e.suspectBits, bitLayout(d.dtype).totalBits).c_str(),
                           bitsToHex(e.referenceBits, bitLayout(d.dtype).totalBits).c_str(),
                           static_cast<unsigned long long>(e.ulp));
             out << line;
         }
         out << "\n";
     }
-    for (const UnpairedTensor& u : report.unpaired) out << "unpaired (" << u.side << " only): " << u.name << "\n";
+    for (const UnpairedTensor& u : report.unpaired)
+        out << "unpaired (" << u.side << " only): " << u.name << "\n";
     for (const PairError& e : report.errors) out << "error: " << e.name << ": " << e.message << "\n";
     return out.str();
 }

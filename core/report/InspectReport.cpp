@@ -14,9 +14,8 @@ nlohmann::json attrValueJson(const AttrValue& v)
 
 nlohmann::json deviceJson(const TraceDevice& d)
 {
-    nlohmann::json j = {{"label", d.label},          {"name", d.name},
-                        {"uuid", d.uuid},            {"serial", d.serial},
-                        {"pci_bus_id", d.pciBusId},  {"driver_version", d.driverVersion},
+    nlohmann::json j = {{"label", d.label},   {"name", d.name},           {"uuid", d.uuid},
+                        {"serial", d.serial}, {"pci_bus_id", d.pciBusId}, {"driver_version", d.driverVersion},
                         {"role", d.role}};
     for (const auto& [k, v] : d.extra) j[k] = v;
     return j;
@@ -26,7 +25,7 @@ nlohmann::json opJson(const TraceOp& op)
 {
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : op.params) params[k] = attrValueJson(v);
-    return {{"index", op.index}, {"op", op.op},         {"name", op.name},      {"phase", op.phase},
+    return {{"index", op.index},   {"op", op.op},      {"name", op.name},      {"phase", op.phase},
             {"inputs", op.inputs}, {"params", params}, {"outputs", op.outputs}};
 }
 
@@ -53,9 +52,12 @@ nlohmann::json inspectJson(const TensorFile& file, const Trace* trace)
 {
     nlohmann::json tensors = nlohmann::json::array();
     for (const TensorInfo& t : file.tensors()) {
-        nlohmann::json j = {{"name", t.name},       {"dtype", std::string(dtypeName(t.dtype))},
-                            {"shape", t.shape},     {"bytes", t.byteCount()},
-                            {"elements", t.elementCount()}, {"kind", t.kind},
+        nlohmann::json j = {{"name", t.name},
+                            {"dtype", std::string(dtypeName(t.dtype))},
+                            {"shape", t.shape},
+                            {"bytes", t.byteCount()},
+                            {"elements", t.elementCount()},
+                            {"kind", t.kind},
                             {"storage", t.storage}};
         if (!t.attributes.empty()) j["attributes"] = t.attributes;
         tensors.push_back(std::move(j));
@@ -114,7 +116,8 @@ std::string inspectText(const TensorFile& file, const Trace* trace)
         }
         out << "ops (" << trace->ops.size() << "):\n";
         for (const TraceOp& op : trace->ops) {
-            std::snprintf(line, sizeof line, "  %06zu  %-11s %-40s", op.index, op.op.c_str(), op.name.c_str());
+            std::snprintf(line, sizeof line, "  %06zu  %-11s %-40s", op.index, op.op.c_str(),
+                          op.name.c_str());
             out << line << " in=[";
             for (size_t i = 0; i < op.inputs.size(); ++i) out << (i ? ", " : "") << op.inputs[i];
             out << "] out=[";

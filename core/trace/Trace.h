@@ -19,21 +19,22 @@ inline constexpr int kTraceFormatVersion = 1;
 struct TraceDevice {
     std::string label;
     std::string name, uuid, serial, pciBusId, driverVersion, role;  // role: suspect | reference | ""
-    std::map<std::string, std::string> extra;  // any other string attributes
+    std::map<std::string, std::string> extra;                       // any other string attributes
 };
 
 // An op attribute value: HDF5 scalar or 1-D attributes of integers, floats or strings.
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
-                               std::vector<double>, std::vector<std::string>>;
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                               std::vector<std::string>>;
 std::string attrValueToString(const AttrValue& v);
 
 // One op: /ops/<NNNNNN>.
 struct TraceOp {
-    size_t index = 0;                 // execution order (the group name's number)
-    std::string op;                   // gemm | layernorm | rmsnorm | softmax | gelu | silu | add | attention | all_reduce | ...
-    std::string name;                 // module path
-    std::string phase;                // forward | backward | optimizer | ""
-    std::vector<std::string> inputs;  // ids under /tensors
+    size_t index = 0;  // execution order (the group name's number)
+    std::string
+        op;  // gemm | layernorm | rmsnorm | softmax | gelu | silu | add | attention | all_reduce | ...
+    std::string name;                         // module path
+    std::string phase;                        // forward | backward | optimizer | ""
+    std::vector<std::string> inputs;          // ids under /tensors
     std::map<std::string, AttrValue> params;  // every other attribute (trans_a, alpha, eps, ...)
     // device label -> tensor names (paths in the file, e.g. "ops/000003/outputs/gpu0/0"), k order
     std::map<std::string, std::vector<std::string>> outputs;

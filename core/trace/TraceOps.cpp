@@ -101,13 +101,18 @@ std::string attrValueToString(const AttrValue& v)
     return std::visit(
         [](const auto& x) -> std::string {
             using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-            else if constexpr (std::is_same_v<T, double>) return numberToString(x);
-            else if constexpr (std::is_same_v<T, std::string>) return x;
+            if constexpr (std::is_same_v<T, int64_t>)
+                return std::to_string(x);
+            else if constexpr (std::is_same_v<T, double>)
+                return numberToString(x);
+            else if constexpr (std::is_same_v<T, std::string>)
+                return x;
             else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
                 return listToString(x, [](int64_t i) { return std::to_string(i); });
-            else if constexpr (std::is_same_v<T, std::vector<double>>) return listToString(x, numberToString);
-            else return listToString(x, quoted);
+            else if constexpr (std::is_same_v<T, std::vector<double>>)
+                return listToString(x, numberToString);
+            else
+                return listToString(x, quoted);
         },
         v);
 }

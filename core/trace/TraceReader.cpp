@@ -128,13 +128,20 @@ Status TraceScanner::readDevices()
                 continue;
             }
             const std::string v = text(*value);
-            if (name == "name") device.name = v;
-            else if (name == "uuid") device.uuid = v;
-            else if (name == "serial") device.serial = v;
-            else if (name == "pci_bus_id") device.pciBusId = v;
-            else if (name == "driver_version") device.driverVersion = v;
-            else if (name == "role") device.role = v;
-            else device.extra[name] = v;
+            if (name == "name")
+                device.name = v;
+            else if (name == "uuid")
+                device.uuid = v;
+            else if (name == "serial")
+                device.serial = v;
+            else if (name == "pci_bus_id")
+                device.pciBusId = v;
+            else if (name == "driver_version")
+                device.driverVersion = v;
+            else if (name == "role")
+                device.role = v;
+            else
+                device.extra[name] = v;
         }
         m_deviceLabels.insert(device.label);
         m_trace.devices.push_back(std::move(device));
@@ -200,9 +207,12 @@ Result<TraceOp> TraceScanner::readOp(hid_t group, size_t index, const std::strin
     for (auto& [name, value] : values) {
         if (name == "op") continue;
         if (name == "inputs") {
-            if (auto* list = std::get_if<std::vector<std::string>>(&value)) op.inputs = *list;
-            else if (auto* one = std::get_if<std::string>(&value)) op.inputs = {*one};
-            else return error(where + ": attribute 'inputs' must be strings (tensor ids)");
+            if (auto* list = std::get_if<std::vector<std::string>>(&value))
+                op.inputs = *list;
+            else if (auto* one = std::get_if<std::string>(&value))
+                op.inputs = {*one};
+            else
+                return error(where + ": attribute 'inputs' must be strings (tensor ids)");
         } else if (name == "name") {
             op.name = text(value);
         } else if (name == "phase") {
@@ -214,7 +224,8 @@ Result<TraceOp> TraceScanner::readOp(hid_t group, size_t index, const std::strin
         }
     }
     for (const std::string& input : op.inputs)
-        if (!m_tensorIds.count(input)) return error(where + ": input '" + input + "' is not a tensor under /tensors");
+        if (!m_tensorIds.count(input))
+            return error(where + ": input '" + input + "' is not a tensor under /tensors");
     if (Status s = readOutputs(group, op, groupPath); !s) return s.error();
     return op;
 }
@@ -224,10 +235,11 @@ Status TraceScanner::readOutputs(hid_t opGroup, TraceOp& op, const std::string& 
     Result<std::vector<Link>> children = links(opGroup, groupPath);
     if (!children) return children.error();
     for (const Link& child : *children)
-        if (child.name != "outputs") m_other.add("objects in op groups other than 'outputs' are ignored",
-                                                 groupPath + "/" + child.name);
-    const auto outputs = std::find_if(children->begin(), children->end(),
-                                      [](const Link& l) { return l.name == "outputs"; });
+        if (child.name != "outputs")
+            m_other.add("objects in op groups other than 'outputs' are ignored",
+                        groupPath + "/" + child.name);
+    const auto outputs =
+        std::find_if(children->begin(), children->end(), [](const Link& l) { return l.name == "outputs"; });
     if (outputs == children->end()) return Status::success();
     const std::string outputsPath = groupPath + "/outputs";
     if (outputs->type != H5O_TYPE_GROUP) return error("'" + outputsPath + "' is not a group");
@@ -237,9 +249,11 @@ Status TraceScanner::readOutputs(hid_t opGroup, TraceOp& op, const std::string& 
     if (!labels) return labels.error();
     for (const Link& label : *labels) {
         const std::string labelPath = outputsPath + "/" + label.name;
-        if (label.type != H5O_TYPE_GROUP) return error("'" + labelPath + "' is not a group (one per device label)");
+        if (label.type != H5O_TYPE_GROUP)
+            return error("'" + labelPath + "' is not a group (one per device label)");
         if (!m_deviceLabels.count(label.name))
-            m_unknownLabels.add("output label '" + label.name + "' is not a device under /devices", labelPath);
+            m_unknownLabels.add("output label '" + label.name + "' is not a device under /devices",
+                                labelPath);
         Result<GroupHandle> lg = openGroup(g->get(), label.name, labelPath);
         if (!lg) return lg.error();
         Result<std::vector<Link>> items = links(lg->get(), labelPath);
@@ -247,14 +261,17 @@ Status TraceScanner::readOutputs(hid_t opGroup, TraceOp& op, const std::string& 
         std::vector<std::pair<size_t, std::string>> numbered;
         for (const Link& item : *items) {
             const std::optional<size_t> k = parseIndex(item.name);
-            if (!k) return error("'" + labelPath + "/" + item.name + "': output names must be numbers (0, 1, ...)");
+            if (!k)
+                return error("'" + labelPath + "/" + item.name +
+                             "': output names must be numbers (0, 1, ...)");
             numbered.emplace_back(*k, labelPath + "/" + item.name);
         }
         std::sort(numbered.begin(), numbered.end());
         std::vector<std::string>& names = op.outputs[label.name];
         for (auto& [k, name] : numbered) {
             if (!m_tensorNames.count(name)) {
-                m_other.add("op outputs that are not tensors are ignored (see the file's skipped datasets)", name);
+                m_other.add("op outputs that are not tensors are ignored (see the file's skipped datasets)",
+                            name);
                 continue;
             }
             names.push_back(std::move(name));
@@ -267,8 +284,8 @@ void TraceScanner::finish()
 {
     auto report = [&](const WarningTally& tally, const char* unit) {
         for (const auto& e : tally.entries()) {
-            std::string line = e.key + " (" + std::to_string(e.count) + " " + unit + (e.count == 1 ? "" : "s") +
-                               ", first: '" + e.first + "')";
+            std::string line = e.key + " (" + std::to_string(e.count) + " " + unit +
+                               (e.count == 1 ? "" : "s") + ", first: '" + e.first + "')";
             m_trace.warnings.push_back(fileError(m_path, line).message);
         }
     };
@@ -292,7 +309,8 @@ Result<Trace> readTrace(const std::string& path, const OpenOptions& options)
         if (!root) return hdf5Error(path, "cannot open the root group");
         const std::optional<std::string> format = readStringAttribute(root.get(), "faultline_format");
         if (!format) return fileError(path, "not a Faultline trace (no faultline_format attribute)");
-        if (*format != "trace") return fileError(path, "not a Faultline trace (faultline_format is '" + *format + "')");
+        if (*format != "trace")
+            return fileError(path, "not a Faultline trace (faultline_format is '" + *format + "')");
         if (H5Aexists(root.get(), "faultline_version") <= 0)
             return fileError(path, "trace has no faultline_version attribute");
         Result<AttrValue> version = readAttribute(root.get(), "faultline_version");
@@ -300,7 +318,8 @@ Result<Trace> readTrace(const std::string& path, const OpenOptions& options)
         if (!v) return fileError(path, "trace attribute faultline_version is not an integer");
         if (*v > kTraceFormatVersion)
             return fileError(path, "written by a newer Faultline (trace version " + std::to_string(*v) +
-                                       "; this build reads up to " + std::to_string(kTraceFormatVersion) + ")");
+                                       "; this build reads up to " + std::to_string(kTraceFormatVersion) +
+                                       ")");
         if (*v < 1) return fileError(path, "invalid trace version " + std::to_string(*v));
     }
 
@@ -316,11 +335,13 @@ Result<Trace> readTrace(const std::string& path, const OpenOptions& options)
     trace.warnings = trace.file->warnings();
     const std::string prefix = "tensors/";
     for (const TensorInfo& t : trace.file->tensors())
-        if (t.name.compare(0, prefix.size(), prefix) == 0) trace.tensorIds.push_back(t.name.substr(prefix.size()));
+        if (t.name.compare(0, prefix.size(), prefix) == 0)
+            trace.tensorIds.push_back(t.name.substr(prefix.size()));
     std::sort(trace.tensorIds.begin(), trace.tensorIds.end());
 
     PlistHandle linkAccess(H5Pcreate(H5P_LINK_ACCESS));
-    if (!linkAccess || (!options.allowExternal && H5Pset_elink_cb(linkAccess.get(), refuseExternalLink, nullptr) < 0))
+    if (!linkAccess ||
+        (!options.allowExternal && H5Pset_elink_cb(linkAccess.get(), refuseExternalLink, nullptr) < 0))
         return hdf5Error(path, "cannot set up HDF5 access");
     TraceScanner scanner(path, trace, file->get(), linkAccess.get());
     if (Status s = scanner.readDevices(); !s) return s.error();

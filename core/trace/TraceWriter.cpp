@@ -39,7 +39,8 @@ Result<TraceWriter> TraceWriter::create(const std::string& path)
     Result<SnapshotWriter> writer = SnapshotWriter::create(path);
     if (!writer) return writer.error();
     if (Status s = writer->setRootAttribute("faultline_format", std::string("trace")); !s) return s.error();
-    if (Status s = writer->setRootAttribute("faultline_version", int64_t(kTraceFormatVersion)); !s) return s.error();
+    if (Status s = writer->setRootAttribute("faultline_version", int64_t(kTraceFormatVersion)); !s)
+        return s.error();
     for (const char* group : {"devices", "tensors", "ops"})
         if (Status s = writer->createGroup(group); !s) return s.error();
     return TraceWriter(std::move(*writer));
@@ -54,14 +55,17 @@ Status TraceWriter::setAttribute(const std::string& name, const AttrValue& value
 
 Status TraceWriter::addDevice(const TraceDevice& device)
 {
-    if (!isPlainLabel(device.label)) return error("device label '" + device.label + "' is empty or contains '/'");
+    if (!isPlainLabel(device.label))
+        return error("device label '" + device.label + "' is empty or contains '/'");
     if (!m_devices.insert(device.label).second) return error("device '" + device.label + "' added twice");
     const std::string group = "devices/" + device.label;
     if (Status s = m_writer.createGroup(group); !s) return s;
-    const std::pair<const char*, const std::string*> fields[] = {
-        {"name", &device.name},     {"uuid", &device.uuid},
-        {"serial", &device.serial}, {"pci_bus_id", &device.pciBusId},
-        {"driver_version", &device.driverVersion}, {"role", &device.role}};
+    const std::pair<const char*, const std::string*> fields[] = {{"name", &device.name},
+                                                                 {"uuid", &device.uuid},
+                                                                 {"serial", &device.serial},
+                                                                 {"pci_bus_id", &device.pciBusId},
+                                                                 {"driver_version", &device.driverVersion},
+                                                                 {"role", &device.role}};
     for (const auto& [key, value] : fields)
         if (Status s = m_writer.setGroupAttribute(group, key, *value); !s) return s;
     for (const auto& [key, value] : device.extra)
@@ -69,7 +73,8 @@ Status TraceWriter::addDevice(const TraceDevice& device)
     return Status::success();
 }
 
-Status TraceWriter::addTensor(const std::string& id, const TensorData& tensor, const TensorWriteOptions& options)
+Status TraceWriter::addTensor(const std::string& id, const TensorData& tensor,
+                              const TensorWriteOptions& options)
 {
     if (Status s = beginTensor(id, tensor.dtype, tensor.shape, options); !s) return s;
     const uint64_t n = checkedElementCount(tensor.shape).value_or(0);
@@ -96,13 +101,15 @@ Status TraceWriter::addOp(const TraceOp& op, const std::map<std::string, std::ve
     if (op.op.empty()) return error(where + ": no op name");
     if (m_ops.count(op.index)) return error(where + " added twice");
     for (const std::string& input : op.inputs)
-        if (!m_tensors.count(input)) return error(where + " (" + op.op + "): input '" + input + "' is not a tensor in the trace");
+        if (!m_tensors.count(input))
+            return error(where + " (" + op.op + "): input '" + input + "' is not a tensor in the trace");
     for (const auto& [key, value] : op.params)
         if (key == "op" || key == "inputs" || key == "name" || key == "phase" || key.empty() ||
             key.find('/') != std::string::npos)
             return error(where + " (" + op.op + "): parameter name '" + key + "' is reserved or invalid");
     for (const auto& [label, tensors] : outputs)
-        if (!m_devices.count(label)) return error(where + " (" + op.op + "): output device '" + label + "' was not added");
+        if (!m_devices.count(label))
+            return error(where + " (" + op.op + "): output device '" + label + "' was not added");
 
     const std::string group = "ops/" + opGroupName(op.index);
     if (Status s = m_writer.createGroup(group); !s) return s;
@@ -119,7 +126,9 @@ Status TraceWriter::addOp(const TraceOp& op, const std::map<std::string, std::ve
     for (const auto& [label, tensors] : outputs)
         for (size_t k = 0; k < tensors.size(); ++k) {
             const TensorData& t = tensors[k];
-            if (Status s = m_writer.writeTensor(opOutputPath(op.index, label, k), t.dtype, t.shape, t.data); !s) return s;
+            if (Status s = m_writer.writeTensor(opOutputPath(op.index, label, k), t.dtype, t.shape, t.data);
+                !s)
+                return s;
         }
     return Status::success();
 }

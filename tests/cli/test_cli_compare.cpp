@@ -22,8 +22,8 @@ test::ProcessResult faultlineRun(const QStringList& args)
 
 // A snapshot with tensor `name` of `shape`, values from `seed`, and element 3 given a flipped
 // exponent bit when `corrupt`.
-QString writeSnapshot(const QString& path, const std::string& name, std::vector<uint64_t> shape, uint64_t seed,
-                      bool corrupt = false)
+QString writeSnapshot(const QString& path, const std::string& name, std::vector<uint64_t> shape,
+                      uint64_t seed, bool corrupt = false)
 {
     HostTensor t = test::randomNormalTensor(shape, seed);
     if (corrupt) {

@@ -115,7 +115,8 @@ private slots:
         QTest::newRow("random bytes") << "random.h5" << random;
         QTest::newRow("empty") << "empty.h5" << QByteArray();
         QTest::newRow("truncated hdf5") << "truncated.h5" << h5.left(h5.size() / 3);
-        QTest::newRow("truncated safetensors") << "truncated.safetensors" << safetensors.left(safetensors.size() - 100);
+        QTest::newRow("truncated safetensors")
+            << "truncated.safetensors" << safetensors.left(safetensors.size() - 100);
         QByteArray huge = safetensors;
         const quint64 n = quint64(1) << 60;
         for (int i = 0; i < 8; ++i) huge[i] = char((n >> (8 * i)) & 0xff);

@@ -70,10 +70,10 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("unknown fault model") << QStringList{"--targets", "cpu,sim:flpi"} << "sim:flpi";
         QTest::newRow("unknown parameter") << QStringList{"--targets", "sim:stuck-bit:bti=3"} << "bti";
-        QTest::newRow("cuda without a usable driver")
-            << QStringList{"--targets", "cpu,cuda:0"} << "cuda:0";
+        QTest::newRow("cuda without a usable driver") << QStringList{"--targets", "cpu,cuda:0"} << "cuda:0";
         QTest::newRow("timeout nan") << QStringList{"--targets", "cpu", "--timeout", "nan"} << "--timeout";
-        QTest::newRow("timeout 1e300") << QStringList{"--targets", "cpu", "--timeout", "1e300"} << "--timeout";
+        QTest::newRow("timeout 1e300")
+            << QStringList{"--targets", "cpu", "--timeout", "1e300"} << "--timeout";
     }
 
     void setupErrorsAreNotVerdicts()
@@ -94,7 +94,8 @@ private slots:
         const QString bad = m_dir.filePath("malformed.h5");
         QVERIFY(makeMalformedTrace(bad).isEmpty());
         const QString out = m_dir.filePath("malformed-results.h5");
-        auto r = faultlineRun({"replay", bad, "--targets", "cpu,sim:healthy", "--reps", "2", "--out", out, "--quiet"});
+        auto r = faultlineRun(
+            {"replay", bad, "--targets", "cpu,sim:healthy", "--reps", "2", "--out", out, "--quiet"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("no selected op can be replayed"), r.err.constData());
         QVERIFY2(r.err.contains("malformed.h5"), r.err.constData());
@@ -121,7 +122,8 @@ private slots:
     void resumeRefusesAnotherCampaignsJournal()
     {
         const QString out = m_dir.filePath("resume.h5");
-        auto first = faultlineRun({"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out, "--quiet"});
+        auto first =
+            faultlineRun({"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out, "--quiet"});
         QCOMPARE(first.exitCode, 0);
 
         // Another trace (other content, same shape of campaign).
@@ -132,15 +134,16 @@ private slots:
         QCOMPARE(wrongTrace.exitCode, 2);
         QVERIFY2(wrongTrace.err.contains("belongs to another trace"), wrongTrace.err.constData());
 
-        auto wrongSeed = faultlineRun(
-            {"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out, "--resume", "--seed", "7", "--quiet"});
+        auto wrongSeed = faultlineRun({"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out,
+                                       "--resume", "--seed", "7", "--quiet"});
         QCOMPARE(wrongSeed.exitCode, 2);
         QVERIFY2(wrongSeed.err.contains("--seed"), wrongSeed.err.constData());
 
-        auto wrongTargets = faultlineRun({"replay", m_trace, "--targets", "sim:healthy", "--reps", "1", "--out", out,
-                                          "--resume", "--quiet"});
+        auto wrongTargets = faultlineRun({"replay", m_trace, "--targets", "sim:healthy", "--reps", "1",
+                                          "--out", out, "--resume", "--quiet"});
         QCOMPARE(wrongTargets.exitCode, 2);
-        QVERIFY2(wrongTargets.err.contains("a target this campaign does not run"), wrongTargets.err.constData());
+        QVERIFY2(wrongTargets.err.contains("a target this campaign does not run"),
+                 wrongTargets.err.constData());
 
         // Duplicated and unknown lines are reported, not counted.
         QFile j(out + ".journal.jsonl");
@@ -153,8 +156,8 @@ private slots:
         QVERIFY(j.open(QIODevice::Append));
         j.write(lines[2] + "\n" + unknown + "\n");
         j.close();
-        auto resumed = faultlineRun(
-            {"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out, "--resume", "--json", "--quiet"});
+        auto resumed = faultlineRun({"replay", m_trace, "--targets", "cpu", "--reps", "1", "--out", out,
+                                     "--resume", "--json", "--quiet"});
         QCOMPARE(resumed.exitCode, 0);
         const QJsonObject o = QJsonDocument::fromJson(resumed.out).object();
         QCOMPARE(o.value("runs").toArray().size(), 4);

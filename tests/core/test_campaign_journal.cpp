@@ -3,12 +3,12 @@
 // undone so the journal stays whole, and headers that say which trace and campaign it belongs to.
 #include <sys/resource.h>
 
+#include <unistd.h>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
 #include <fstream>
-#include <unistd.h>
 
 #include "core/replay/CampaignJournal.h"
 
@@ -74,7 +74,8 @@ private slots:
         other.traceDigest = "ffffffffffffffffffffffffffffffff";
         const Status refused = checkJournalBelongs(path, c, other, warnings);
         QVERIFY(!refused.ok());
-        QVERIFY2(refused.message().find("belongs to another trace") != std::string::npos, refused.message().c_str());
+        QVERIFY2(refused.message().find("belongs to another trace") != std::string::npos,
+                 refused.message().c_str());
         QVERIFY2(refused.message().find(path) != std::string::npos, refused.message().c_str());
         QCOMPARE(refused.code(), ErrorCode::Usage);
     }
@@ -88,8 +89,8 @@ private slots:
             CampaignJournal second;
             const Status st = second.open(path, header());
             QVERIFY(!st.ok());
-            QVERIFY2(st.message().find("in use by another campaign (pid " + std::to_string(::getpid()) + ")") !=
-                         std::string::npos,
+            QVERIFY2(st.message().find("in use by another campaign (pid " + std::to_string(::getpid()) +
+                                       ")") != std::string::npos,
                      st.message().c_str());
         }
         // Once the first lets go, the journal can be opened again.

@@ -14,7 +14,8 @@ namespace {
 const std::string kKey = "NVIDIA H200, 132 SMs, sm_90, driver 13000, runtime 13000, cuBLAS 130100";
 
 // A completed run of op 0 that stayed inside the golden bound, with the given output digest.
-RunRecord peerRun(const std::string& target, uint32_t rep, const std::string& digest, const std::string& key = kKey)
+RunRecord peerRun(const std::string& target, uint32_t rep, const std::string& digest,
+                  const std::string& key = kKey)
 {
     RunRecord r;
     r.target = target;
@@ -80,10 +81,12 @@ private slots:
         QCOMPARE(statsOf(r, "cuda:2").failures, uint64_t(1));
         QCOMPARE(statsOf(r, "cuda:0").failures, uint64_t(0));
         QCOMPARE(summaryOf(r, "cuda:2").verdict, Verdict::Transient);
-        QVERIFY(summaryOf(r, "cuda:2").explanation.find("bitwise different from its peers") != std::string::npos);
+        QVERIFY(summaryOf(r, "cuda:2").explanation.find("bitwise different from its peers") !=
+                std::string::npos);
         QCOMPARE(summaryOf(r, "cuda:0").verdict, Verdict::Healthy);
         QCOMPARE(summaryOf(r, "cuda:0").peerKey, kKey);
-        QCOMPARE(summaryOf(r, "cuda:0").explanation, std::string("all 3 runs within the golden model's bounds"));
+        QCOMPARE(summaryOf(r, "cuda:0").explanation,
+                 std::string("all 3 runs within the golden model's bounds"));
         // The run that differs carries the judgement; the others are equal.
         size_t unequal = 0;
         for (const RunRecord& run : r.runs) {
@@ -160,7 +163,8 @@ private slots:
         }
         const CampaignReport r = summarizeCampaign(runs, {"cuda:0", "cuda:1", "cuda:2", "sim:flip"}, {});
         QVERIFY(r.peers.empty());
-        QCOMPARE(summaryOf(r, "cuda:2").explanation, std::string("all 2 runs bit-identical to the golden model"));
+        QCOMPARE(summaryOf(r, "cuda:2").explanation,
+                 std::string("all 2 runs bit-identical to the golden model"));
         for (const TargetSummary& t : r.targets) QCOMPARE(t.failures, uint64_t(0));
         for (const RunRecord& run : r.runs) QVERIFY(run.vsPeers.is_null());
         // Failed runs (no digest) are not votes.
@@ -179,7 +183,8 @@ private slots:
             return run;
         };
         // Consistent: rep 1 equal on both sides, rep 2 different on both sides.
-        CampaignReport r = summarizeCampaign({rep(0, "a", 0), rep(1, "a", 0), rep(2, "b", 4)}, {"cuda:0"}, {});
+        CampaignReport r =
+            summarizeCampaign({rep(0, "a", 0), rep(1, "a", 0), rep(2, "b", 4)}, {"cuda:0"}, {});
         QCOMPARE(statsOf(r, "cuda:0").repDiffering, uint64_t(1));
         QCOMPARE(statsOf(r, "cuda:0").repMaxFlippedBits, uint64_t(12));
         QCOMPARE(statsOf(r, "cuda:0").transferMismatches, uint64_t(0));
@@ -189,7 +194,8 @@ private slots:
         // Equal on the device, different on the host: the copy changed the bits.
         r = summarizeCampaign({rep(0, "a", 0), rep(1, "b", 0)}, {"cuda:0"}, {});
         QCOMPARE(statsOf(r, "cuda:0").transferMismatches, uint64_t(1));
-        QVERIFY(warned(r, "op 0 rep 1 on cuda:0: identical to rep 0 on the device, but the copy on the host differs"));
+        QVERIFY(warned(
+            r, "op 0 rep 1 on cuda:0: identical to rep 0 on the device, but the copy on the host differs"));
 
         // Different on the device, identical on the host: the device comparison is wrong, and the
         // device is not certified deterministic although the digests agree.
@@ -226,7 +232,8 @@ private slots:
         QCOMPARE(op["targets"]["cuda:1"]["on_device_repeat"]["max_flipped_bits"].get<int>(), 9);
         QVERIFY(!op["targets"]["cuda:0"].contains("on_device_repeat"));
         const std::string text = campaignText(r);
-        QVERIFY2(text.find("peers (" + kKey + "): by reference, bitwise different: cuda:1 (op 0)") != std::string::npos,
+        QVERIFY2(text.find("peers (" + kKey + "): by reference, bitwise different: cuda:1 (op 0)") !=
+                     std::string::npos,
                  text.c_str());
 
         // What a journal line keeps comes back whole.
@@ -244,8 +251,13 @@ private slots:
         // floating-point value out of an integer's range would be undefined behaviour).
         const nlohmann::json base = {{"target", "cpu"}, {"op_index", 0}, {"rep", 0}, {"outcome", "ok"}};
         for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-                 {"op_index", 1.8e20}, {"op_index", -1}, {"rep", 4294967296u}, {"rep", 0.5}, {"injected", "many"},
-                 {"vs_golden", {{"max_ulp", 1e30}}}, {"vs_golden", {{"signature", 3}}},
+                 {"op_index", 1.8e20},
+                 {"op_index", -1},
+                 {"rep", 4294967296u},
+                 {"rep", 0.5},
+                 {"injected", "many"},
+                 {"vs_golden", {{"max_ulp", 1e30}}},
+                 {"vs_golden", {{"signature", 3}}},
                  {"tile_sm", {{"tile", 1e12}, {"rows", 1}, {"cols", 1}, {"sm", {0}}}},
                  {"tile_sm", {{"tile", 1}, {"rows", 1}, {"cols", 1}, {"sm", {3e9}}}}}) {
             nlohmann::json bad = base;
@@ -266,9 +278,11 @@ private slots:
         // Identical bits, or NaN on both sides whatever the payload; nothing else.
         const HostTensor golden = floats({0x3f800000u, 0x7fc00000u, 0x00000000u, 0x7f800000u});
         QCOMPARE(goldenDifferingElements(golden, golden), uint64_t(0));
-        QCOMPARE(goldenDifferingElements(floats({0x3f800000u, 0x7fffffffu, 0, 0x7f800000u}), golden), uint64_t(0));
-        QCOMPARE(goldenDifferingElements(floats({0x3f800001u, 0x7fc00000u, 0x80000000u, 0x7fc00000u}), golden),
-                 uint64_t(3));  // 1 ulp, -0 vs +0, NaN vs inf
+        QCOMPARE(goldenDifferingElements(floats({0x3f800000u, 0x7fffffffu, 0, 0x7f800000u}), golden),
+                 uint64_t(0));
+        QCOMPARE(
+            goldenDifferingElements(floats({0x3f800001u, 0x7fc00000u, 0x80000000u, 0x7fc00000u}), golden),
+            uint64_t(3));  // 1 ulp, -0 vs +0, NaN vs inf
         // Narrow formats use their own NaN encodings.
         QVERIFY(isNanBits(DType::BFloat16, 0x7fc1));
         QVERIFY(!isNanBits(DType::BFloat16, 0x7f80));
@@ -283,7 +297,8 @@ private slots:
     void simulatedBlasIsDeterministicNonGoldenAndSmall()
     {
         HostTensor golden(DType::Float32, {64, 64});
-        for (uint64_t i = 0; i < golden.elementCount(); ++i) golden.as<float>()[i] = 0.5f + float(i % 37) * 0.25f;
+        for (uint64_t i = 0; i < golden.elementCount(); ++i)
+            golden.as<float>()[i] = 0.5f + float(i % 37) * 0.25f;
         golden.as<float>()[3] = 0.0f;
         HostTensor a = golden, b = golden;
         const uint64_t changed = applySimLibrary(SimLibrary::Blas, "gemm", 7, a);
@@ -311,7 +326,8 @@ private slots:
         QVERIFY(spec);
         auto bad = simLibraryOf(*spec);
         QVERIFY(!bad);
-        QVERIFY2(bad.message().find("library must be golden or blas") != std::string::npos, bad.message().c_str());
+        QVERIFY2(bad.message().find("library must be golden or blas") != std::string::npos,
+                 bad.message().c_str());
     }
 };
 

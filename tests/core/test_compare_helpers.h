@@ -26,24 +26,41 @@ struct Tensor {
     uint64_t cols() const { return shape.empty() ? 1 : shape.back(); }
 };
 
-inline unsigned widthOf(DType t) { return faultline::dtypeSize(t) * 8; }
-inline uint64_t maskOf(DType t) { return widthOf(t) == 64 ? ~uint64_t(0) : (uint64_t(1) << widthOf(t)) - 1; }
+inline unsigned widthOf(DType t)
+{
+    return faultline::dtypeSize(t) * 8;
+}
+inline uint64_t maskOf(DType t)
+{
+    return widthOf(t) == 64 ? ~uint64_t(0) : (uint64_t(1) << widthOf(t)) - 1;
+}
 
 inline double decode(DType t, uint64_t b)
 {
     using namespace faultline;
     switch (t) {
-    case DType::Float64: return doubleFromBits(b);
-    case DType::Float32: return floatFromBits(uint32_t(b));
-    case DType::Float16: return halfToFloat(uint16_t(b));
-    case DType::BFloat16: return bf16ToFloat(uint16_t(b));
-    case DType::Float8E4M3FN: return fp8e4m3fnToFloat(uint8_t(b));
-    case DType::Float8E5M2: return fp8e5m2ToFloat(uint8_t(b));
-    case DType::Int8: return double(int8_t(uint8_t(b)));
-    case DType::Int16: return double(int16_t(uint16_t(b)));
-    case DType::Int32: return double(int32_t(uint32_t(b)));
-    case DType::Int64: return double(int64_t(b));
-    default: return double(b);
+        case DType::Float64:
+            return doubleFromBits(b);
+        case DType::Float32:
+            return floatFromBits(uint32_t(b));
+        case DType::Float16:
+            return halfToFloat(uint16_t(b));
+        case DType::BFloat16:
+            return bf16ToFloat(uint16_t(b));
+        case DType::Float8E4M3FN:
+            return fp8e4m3fnToFloat(uint8_t(b));
+        case DType::Float8E5M2:
+            return fp8e5m2ToFloat(uint8_t(b));
+        case DType::Int8:
+            return double(int8_t(uint8_t(b)));
+        case DType::Int16:
+            return double(int16_t(uint16_t(b)));
+        case DType::Int32:
+            return double(int32_t(uint32_t(b)));
+        case DType::Int64:
+            return double(int64_t(b));
+        default:
+            return double(b);
     }
 }
 
@@ -51,13 +68,20 @@ inline uint64_t encode(DType t, double v)
 {
     using namespace faultline;
     switch (t) {
-    case DType::Float64: return doubleBits(v);
-    case DType::Float32: return floatBits(float(v));
-    case DType::Float16: return doubleToHalf(v);
-    case DType::BFloat16: return doubleToBf16(v);
-    case DType::Float8E4M3FN: return doubleToFp8e4m3fn(v);
-    case DType::Float8E5M2: return doubleToFp8e5m2(v);
-    default: return uint64_t(int64_t(v)) & maskOf(t);
+        case DType::Float64:
+            return doubleBits(v);
+        case DType::Float32:
+            return floatBits(float(v));
+        case DType::Float16:
+            return doubleToHalf(v);
+        case DType::BFloat16:
+            return doubleToBf16(v);
+        case DType::Float8E4M3FN:
+            return doubleToFp8e4m3fn(v);
+        case DType::Float8E5M2:
+            return doubleToFp8e5m2(v);
+        default:
+            return uint64_t(int64_t(v)) & maskOf(t);
     }
 }
 
@@ -95,7 +119,8 @@ inline std::vector<std::byte> pack(const Tensor& t)
 {
     const unsigned size = faultline::dtypeSize(t.dtype);
     std::vector<std::byte> out(t.bits.size() * size);
-    for (size_t i = 0; i < t.bits.size(); ++i) std::memcpy(out.data() + i * size, &t.bits[i], size);  // little-endian host
+    for (size_t i = 0; i < t.bits.size(); ++i)
+        std::memcpy(out.data() + i * size, &t.bits[i], size);  // little-endian host
     return out;
 }
 
@@ -143,8 +168,8 @@ inline uint64_t addRoundingNoise(Tensor& t, double fraction, uint64_t seed, unsi
 }
 
 inline faultline::Result<faultline::Divergence> compare(const Tensor& s, const Tensor& r,
-                                                         faultline::CompareOptions options = {},
-                                                         faultline::BoundProvider bounds = {})
+                                                        faultline::CompareOptions options = {},
+                                                        faultline::BoundProvider bounds = {})
 {
     const std::vector<std::byte> ps = pack(s), pr = pack(r);
     faultline::TensorComparer c(options);
@@ -227,7 +252,7 @@ Naive naiveAnalysis(const Tensor& s, const Tensor& r, Within within, bool exact)
         if (x.nonFinite != y.nonFinite) return x.nonFinite;
         if (x.nonFinite) return false;  // stable: index order
         if (x.absErr != y.absErr) return x.absErr > y.absErr;
-        return x.ulp > y.ulp;           // stable keeps index order on full ties
+        return x.ulp > y.ulp;  // stable keeps index order on full ties
     });
     return n;
 }

@@ -30,7 +30,8 @@ faultline::CompareReport makeReport()
     faultline::MemoryTensorFile s("s.safetensors"), r("r.safetensors");
     Tensor ref = randomTensor(DType::BFloat16, {32, 48}, 1);
     Tensor sus = ref;
-    for (uint64_t row = 0; row < 32; ++row) sus.bits[size_t(row * 48 + 7)] |= 0x0020;  // stuck bit 5 in column 7
+    for (uint64_t row = 0; row < 32; ++row)
+        sus.bits[size_t(row * 48 + 7)] |= 0x0020;  // stuck bit 5 in column 7
     (void)s.add("w", DType::BFloat16, {32, 48}, pack(sus));
     (void)r.add("w", DType::BFloat16, {32, 48}, pack(ref));
     (void)s.add("only_s", DType::BFloat16, {32, 48}, pack(sus));
@@ -59,23 +60,37 @@ void TestCompareJson::documentShape()
         json::value_t type;
     };
     const Field fields[] = {
-        {"name", json::value_t::string},          {"dtype", json::value_t::string},
-        {"shape", json::value_t::array},          {"elements", json::value_t::number_unsigned},
-        {"mismatches", json::value_t::number_unsigned}, {"beyond_tolerance", json::value_t::number_unsigned},
-        {"nan_introduced", json::value_t::number_unsigned}, {"inf_introduced", json::value_t::number_unsigned},
-        {"max_abs_error", json::value_t::number_float}, {"max_ulp", json::value_t::number_unsigned},
-        {"bit_histogram", json::value_t::array},  {"region", json::value_t::object},
-        {"signature", json::value_t::object},     {"top", json::value_t::array},
-        {"nan_removed", json::value_t::number_unsigned}, {"inf_removed", json::value_t::number_unsigned},
-        {"mean_abs_error", json::value_t::number_float}, {"rms_abs_error", json::value_t::number_float},
-        {"ulp_histogram", json::value_t::array},  {"abs_histogram", json::value_t::object},
-        {"rel_histogram", json::value_t::object}, {"bit_fields", json::value_t::array},
-        {"bit_to_one", json::value_t::array},     {"bit_to_zero", json::value_t::array},
-        {"tile", json::value_t::object},          {"anomalies", json::value_t::number_unsigned},
+        {"name", json::value_t::string},
+        {"dtype", json::value_t::string},
+        {"shape", json::value_t::array},
+        {"elements", json::value_t::number_unsigned},
+        {"mismatches", json::value_t::number_unsigned},
+        {"beyond_tolerance", json::value_t::number_unsigned},
+        {"nan_introduced", json::value_t::number_unsigned},
+        {"inf_introduced", json::value_t::number_unsigned},
+        {"max_abs_error", json::value_t::number_float},
+        {"max_ulp", json::value_t::number_unsigned},
+        {"bit_histogram", json::value_t::array},
+        {"region", json::value_t::object},
+        {"signature", json::value_t::object},
+        {"top", json::value_t::array},
+        {"nan_removed", json::value_t::number_unsigned},
+        {"inf_removed", json::value_t::number_unsigned},
+        {"mean_abs_error", json::value_t::number_float},
+        {"rms_abs_error", json::value_t::number_float},
+        {"ulp_histogram", json::value_t::array},
+        {"abs_histogram", json::value_t::object},
+        {"rel_histogram", json::value_t::object},
+        {"bit_fields", json::value_t::array},
+        {"bit_to_one", json::value_t::array},
+        {"bit_to_zero", json::value_t::array},
+        {"tile", json::value_t::object},
+        {"anomalies", json::value_t::number_unsigned},
     };
     for (const Field& f : fields) {
         QVERIFY2(t.contains(f.name), f.name);
-        QVERIFY2(t[f.name].type() == f.type, qPrintable(QString("%1 is %2").arg(f.name, t[f.name].type_name())));
+        QVERIFY2(t[f.name].type() == f.type,
+                 qPrintable(QString("%1 is %2").arg(f.name, t[f.name].type_name())));
     }
     QCOMPARE(t["name"].get<std::string>(), std::string("w"));
     QCOMPARE(t["dtype"].get<std::string>(), std::string("bfloat16"));
@@ -106,8 +121,8 @@ void TestCompareJson::documentShape()
     // Top entries.
     QVERIFY(!t["top"].empty());
     const json& e = t["top"][0];
-    for (const char* k : {"index", "row", "col", "suspect", "reference", "suspect_bits", "reference_bits", "ulp",
-                          "abs_error", "rel_error", "beyond", "nonfinite"})
+    for (const char* k : {"index", "row", "col", "suspect", "reference", "suspect_bits", "reference_bits",
+                          "ulp", "abs_error", "rel_error", "beyond", "nonfinite"})
         QVERIFY2(e.contains(k), k);
     QCOMPARE(e["col"].get<uint64_t>(), uint64_t(7));
     QVERIFY(e["suspect_bits"].get<std::string>().size() == 6);  // 0x + 4 hex digits
@@ -141,7 +156,7 @@ void TestCompareJson::nonFiniteValues()
     auto d = compare(s, r);
     QVERIFY(d.ok());
     const std::string text = faultline::divergenceToJson(*d).dump();
-    const json j = json::parse(text);  // strict parser: NaN/Infinity tokens would throw
+    const json j = json::parse(text);       // strict parser: NaN/Infinity tokens would throw
     QVERIFY(j["max_abs_error"].is_null());  // inf
     QCOMPARE(j["top"][0]["suspect"].get<std::string>(), std::string("nan"));
     QCOMPARE(j["top"][1]["suspect"].get<std::string>(), std::string("-inf"));

@@ -25,7 +25,10 @@ QStringList describe(const faultline::Pairing& p)
 {
     QStringList out;
     for (const auto& pr : p.pairs)
-        out << QString("%1:%2:%3").arg(QString::fromStdString(pr.key)).arg(pr.suspectIndex).arg(pr.referenceIndex);
+        out << QString("%1:%2:%3")
+                   .arg(QString::fromStdString(pr.key))
+                   .arg(pr.suspectIndex)
+                   .arg(pr.referenceIndex);
     return out;
 }
 
@@ -91,8 +94,8 @@ void TestComparePairing::addPrefix()
 void TestComparePairing::groupVsGroup()
 {
     // One file holding both devices' outputs: compare suspect/ against healthy/.
-    const std::vector<TensorInfo> all = {info("suspect/x"), info("suspect/y"), info("healthy/x"), info("healthy/y"),
-                                         info("healthy/z"), info("inputs/a")};
+    const std::vector<TensorInfo> all = {info("suspect/x"), info("suspect/y"), info("healthy/x"),
+                                         info("healthy/y"), info("healthy/z"), info("inputs/a")};
     PairingOptions o;
     o.suspect.group = "suspect/";
     o.reference.group = "healthy/";
@@ -104,18 +107,22 @@ void TestComparePairing::groupVsGroup()
 
 void TestComparePairing::mismatchesAreErrors()
 {
-    const std::vector<TensorInfo> s = {info("a"), info("b", DType::BFloat16), info("c", DType::Float32, {4, 5}),
-                                       info("d", DType::Float16, {2}), info("e")};
-    const std::vector<TensorInfo> r = {info("a"), info("b", DType::Float32), info("c", DType::Float32, {5, 4}),
-                                       info("d", DType::Float32, {3}), info("e")};
+    const std::vector<TensorInfo> s = {info("a"), info("b", DType::BFloat16),
+                                       info("c", DType::Float32, {4, 5}), info("d", DType::Float16, {2}),
+                                       info("e")};
+    const std::vector<TensorInfo> r = {info("a"), info("b", DType::Float32),
+                                       info("c", DType::Float32, {5, 4}), info("d", DType::Float32, {3}),
+                                       info("e")};
     auto p = faultline::pairTensors(s, r);
     QCOMPARE(describe(p), QStringList({"a:0:0", "e:4:4"}));  // the rest goes on
     QCOMPARE(p.errors.size(), size_t(3));
     QCOMPARE(p.errors[0].name, std::string("b"));
-    QVERIFY(QString::fromStdString(p.errors[0].message).contains("dtype bfloat16 (suspect) vs float32 (reference)"));
+    QVERIFY(QString::fromStdString(p.errors[0].message)
+                .contains("dtype bfloat16 (suspect) vs float32 (reference)"));
     QVERIFY(QString::fromStdString(p.errors[0].message).contains("meaningless"));
     QCOMPARE(p.errors[1].name, std::string("c"));
-    QVERIFY(QString::fromStdString(p.errors[1].message).contains("shape [4, 5] (suspect) vs [5, 4] (reference)"));
+    QVERIFY(
+        QString::fromStdString(p.errors[1].message).contains("shape [4, 5] (suspect) vs [5, 4] (reference)"));
     QCOMPARE(p.errors[2].name, std::string("d"));
     QVERIFY(QString::fromStdString(p.errors[2].message).contains("dtype"));
     QVERIFY(QString::fromStdString(p.errors[2].message).contains("shape"));
@@ -146,13 +153,34 @@ void TestComparePairing::keyFunction_data()
     QTest::addColumn<QString>("add");
     QTest::addColumn<bool>("included");
     QTest::addColumn<QString>("key");
-    QTest::newRow("plain") << "a/b" << "" << "" << "" << true << "a/b";
-    QTest::newRow("strip present") << "module.a" << "" << "module." << "" << true << "a";
-    QTest::newRow("strip absent") << "a" << "" << "module." << "" << true << "a";
-    QTest::newRow("strip only prefix") << "x.module.a" << "" << "module." << "" << true << "x.module.a";
-    QTest::newRow("group") << "dev0/a" << "dev0/" << "" << "" << true << "a";
-    QTest::newRow("outside group") << "dev1/a" << "dev0/" << "" << "" << false << "";
-    QTest::newRow("all three") << "g/module.a" << "g/" << "module." << "model." << true << "model.a";
+    QTest::newRow("plain") << "a/b"
+                           << ""
+                           << ""
+                           << "" << true << "a/b";
+    QTest::newRow("strip present") << "module.a"
+                                   << ""
+                                   << "module."
+                                   << "" << true << "a";
+    QTest::newRow("strip absent") << "a"
+                                  << ""
+                                  << "module."
+                                  << "" << true << "a";
+    QTest::newRow("strip only prefix") << "x.module.a"
+                                       << ""
+                                       << "module."
+                                       << "" << true << "x.module.a";
+    QTest::newRow("group") << "dev0/a"
+                           << "dev0/"
+                           << ""
+                           << "" << true << "a";
+    QTest::newRow("outside group") << "dev1/a"
+                                   << "dev0/"
+                                   << ""
+                                   << "" << false << "";
+    QTest::newRow("all three") << "g/module.a"
+                               << "g/"
+                               << "module."
+                               << "model." << true << "model.a";
 }
 
 void TestComparePairing::keyFunction()

@@ -2,10 +2,10 @@
 // (core/io/MemoryTensorFile.h): ranking, per-tensor errors that do not stop the run, progress,
 // cancellation by callback and by flag, bounds per tensor, and results independent of the thread
 // count.
-#include <QtTest>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <QtTest>
 
 #include <atomic>
 #include <mutex>
@@ -107,7 +107,8 @@ void TestCompareRun::rankingAndErrors()
     QCOMPARE(rep->errors.size(), size_t(2));
     QCOMPARE(rep->errors[0].name, std::string("shape"));
     QCOMPARE(rep->errors[1].name, std::string("bad"));
-    QVERIFY2(QString::fromStdString(rep->errors[1].message).startsWith("suspect.h5: bad"), rep->errors[1].message.c_str());
+    QVERIFY2(QString::fromStdString(rep->errors[1].message).startsWith("suspect.h5: bad"),
+             rep->errors[1].message.c_str());
 }
 
 void TestCompareRun::progressIsMonotonic()
@@ -320,7 +321,8 @@ void TestCompareRun::sinkErrorStopsRun()
     faultline::CompareRun run;
     int calls = 0;
     run.setTensorSink([&](size_t, faultline::Divergence&) {
-        return ++calls == 2 ? faultline::Status(faultline::Error{"results.h5: disk full"}) : faultline::Status{};
+        return ++calls == 2 ? faultline::Status(faultline::Error{"results.h5: disk full"})
+                            : faultline::Status{};
     });
     auto rep = run.run(s, r);
     QVERIFY(!rep.ok());
@@ -354,13 +356,16 @@ void TestCompareRun::resultsFileStreamed()
     const QString script = QStringLiteral(
         "import h5py, json, sys\n"
         "f = h5py.File(sys.argv[1], 'r')\n"
-        "out = {'format': f.attrs['faultline_format'], 'report': json.loads(bytes(f['report_json'][()]).decode()),\n"
+        "out = {'format': f.attrs['faultline_format'], 'report': "
+        "json.loads(bytes(f['report_json'][()]).decode()),\n"
         "       'pairs': {}}\n"
         "for k, g in f['pairs'].items():\n"
         "    t = g['tiles/0/mismatches'][()].sum() if 'tiles' in g else 0\n"
-        "    out['pairs'][k] = {'name': g.attrs['name'], 'rank': int(g.attrs['report_rank']), 'tiles0': int(t)}\n"
+        "    out['pairs'][k] = {'name': g.attrs['name'], 'rank': int(g.attrs['report_rank']), 'tiles0': "
+        "int(t)}\n"
         "print(json.dumps(out))\n");
-    const auto res = faultline::test::runProcess(faultline::test::pythonPath(), {"-c", script, QString::fromStdString(path)});
+    const auto res = faultline::test::runProcess(faultline::test::pythonPath(),
+                                                 {"-c", script, QString::fromStdString(path)});
     QVERIFY2(res.exitCode == 0, res.err.constData());
     const QJsonObject j = QJsonDocument::fromJson(res.out).object();
     QCOMPARE(j["format"].toString(), QStringLiteral("compare"));

@@ -18,13 +18,30 @@ Q_DECLARE_METATYPE(faultline::DType)
 namespace {
 
 enum class Gen {
-    Identical, Noise, SingleBit, StuckLane, StuckTile, SignFlip, Exponent, NanInf, Tile64, Tiles32,
-    RowStripe, ColumnStripe, Range, Periodic, Widespread, Scattered
+    Identical,
+    Noise,
+    SingleBit,
+    StuckLane,
+    StuckTile,
+    SignFlip,
+    Exponent,
+    NanInf,
+    Tile64,
+    Tiles32,
+    RowStripe,
+    ColumnStripe,
+    Range,
+    Periodic,
+    Widespread,
+    Scattered
 };
 
 constexpr uint64_t kRows = 256, kCols = 512;
 
-unsigned mantissaBits(DType t) { return faultline::bitLayout(t).mantissaBits; }
+unsigned mantissaBits(DType t)
+{
+    return faultline::bitLayout(t).mantissaBits;
+}
 
 // A multi-bit change far beyond rounding: the top two mantissa bits (fp8: mantissa MSB and
 // exponent LSB, since their mantissas are too short).
@@ -39,15 +56,23 @@ uint64_t garbageMask(DType t)
 unsigned stuckBit(DType t)
 {
     switch (t) {
-    case DType::Float32: return 20;
-    case DType::BFloat16: return 5;
-    case DType::Float16: return 8;
-    case DType::Float8E4M3FN: return 2;
-    default: return mantissaBits(t) - 1;
+        case DType::Float32:
+            return 20;
+        case DType::BFloat16:
+            return 5;
+        case DType::Float16:
+            return 8;
+        case DType::Float8E4M3FN:
+            return 2;
+        default:
+            return mantissaBits(t) - 1;
     }
 }
 
-bool finite(DType t, uint64_t b) { return !isNonFinite(t, b); }
+bool finite(DType t, uint64_t b)
+{
+    return !isNonFinite(t, b);
+}
 
 void generate(Gen gen, DType dtype, double noise, Tensor& sus, Tensor& ref)
 {
@@ -61,84 +86,88 @@ void generate(Gen gen, DType dtype, double noise, Tensor& sus, Tensor& ref)
     const uint64_t g = garbageMask(dtype);
     auto at = [&](uint64_t r, uint64_t c) -> uint64_t& { return sus.bits[size_t(r * kCols + c)]; };
     switch (gen) {
-    case Gen::Identical: sus = ref; break;
-    case Gen::Noise: break;
-    case Gen::SingleBit:
-        for (int k = 0; k < 40; ++k) {
-            const size_t i = rng() % n;
-            for (;;) {
-                const unsigned b = 2 + unsigned(rng() % (w - 2));
-                const uint64_t nb = sus.bits[i] ^ (uint64_t(1) << b);
-                if (finite(dtype, nb) && finite(dtype, ref.bits[i] ^ (uint64_t(1) << b))) {
-                    sus.bits[i] = nb;
-                    break;
+        case Gen::Identical:
+            sus = ref;
+            break;
+        case Gen::Noise:
+            break;
+        case Gen::SingleBit:
+            for (int k = 0; k < 40; ++k) {
+                const size_t i = rng() % n;
+                for (;;) {
+                    const unsigned b = 2 + unsigned(rng() % (w - 2));
+                    const uint64_t nb = sus.bits[i] ^ (uint64_t(1) << b);
+                    if (finite(dtype, nb) && finite(dtype, ref.bits[i] ^ (uint64_t(1) << b))) {
+                        sus.bits[i] = nb;
+                        break;
+                    }
                 }
             }
-        }
-        break;
-    case Gen::StuckLane:
-        for (uint64_t r = 0; r < kRows; ++r)
-            for (uint64_t c = 5; c < kCols; c += 32) at(r, c) |= uint64_t(1) << stuckBit(dtype);
-        break;
-    case Gen::StuckTile:
-        for (uint64_t r = 64; r < 128; ++r)
-            for (uint64_t c = 128; c < 192; ++c) at(r, c) &= ~(uint64_t(1) << stuckBit(dtype));
-        break;
-    case Gen::SignFlip:
-        for (int k = 0; k < 50; ++k) sus.bits[rng() % n] ^= sign;
-        break;
-    case Gen::Exponent: {
-        const auto layout = faultline::bitLayout(dtype);
-        for (int k = 0; k < 60; ++k) {
-            const size_t i = rng() % n;
-            for (;;) {
-                const unsigned b1 = layout.mantissaBits + unsigned(rng() % layout.exponentBits);
-                const unsigned b2 = layout.mantissaBits + unsigned(rng() % layout.exponentBits);
-                if (b1 == b2) continue;
-                const uint64_t nb = ref.bits[i] ^ (uint64_t(1) << b1) ^ (uint64_t(1) << b2);
-                if (finite(dtype, nb) && decode(dtype, nb) != 0) {
-                    sus.bits[i] = nb;
-                    break;
+            break;
+        case Gen::StuckLane:
+            for (uint64_t r = 0; r < kRows; ++r)
+                for (uint64_t c = 5; c < kCols; c += 32) at(r, c) |= uint64_t(1) << stuckBit(dtype);
+            break;
+        case Gen::StuckTile:
+            for (uint64_t r = 64; r < 128; ++r)
+                for (uint64_t c = 128; c < 192; ++c) at(r, c) &= ~(uint64_t(1) << stuckBit(dtype));
+            break;
+        case Gen::SignFlip:
+            for (int k = 0; k < 50; ++k) sus.bits[rng() % n] ^= sign;
+            break;
+        case Gen::Exponent: {
+            const auto layout = faultline::bitLayout(dtype);
+            for (int k = 0; k < 60; ++k) {
+                const size_t i = rng() % n;
+                for (;;) {
+                    const unsigned b1 = layout.mantissaBits + unsigned(rng() % layout.exponentBits);
+                    const unsigned b2 = layout.mantissaBits + unsigned(rng() % layout.exponentBits);
+                    if (b1 == b2) continue;
+                    const uint64_t nb = ref.bits[i] ^ (uint64_t(1) << b1) ^ (uint64_t(1) << b2);
+                    if (finite(dtype, nb) && decode(dtype, nb) != 0) {
+                        sus.bits[i] = nb;
+                        break;
+                    }
                 }
             }
+            break;
         }
-        break;
-    }
-    case Gen::NanInf:
-        for (int k = 0; k < 30; ++k) sus.bits[rng() % n] = encode(dtype, k % 3 == 2 ? INFINITY : std::nan(""));
-        break;
-    case Gen::Tile64:
-        for (uint64_t r = 64; r < 128; ++r)
-            for (uint64_t c = 128; c < 192; ++c) at(r, c) ^= g;
-        break;
-    case Gen::Tiles32:
-        for (auto [tr, tc] : {std::pair<uint64_t, uint64_t>{2, 5}, {6, 1}})
-            for (uint64_t r = tr * 32; r < tr * 32 + 32; ++r)
-                for (uint64_t c = tc * 32; c < tc * 32 + 32; ++c) at(r, c) ^= g;
-        break;
-    case Gen::RowStripe:
-        for (uint64_t r : {7u, 100u})
-            for (uint64_t c = 0; c < kCols; ++c) at(r, c) ^= g;
-        break;
-    case Gen::ColumnStripe:
-        for (uint64_t r = 0; r < kRows; ++r) at(r, 33) ^= g;
-        break;
-    case Gen::Range:
-        for (uint64_t i = 1000; i < 1800; ++i) sus.bits[i] ^= g;
-        break;
-    case Gen::Periodic:
-        for (uint64_t i = 50; i < 20050; i += 100)
-            for (uint64_t k = 0; k < 4; ++k) sus.bits[i + k] ^= g;
-        break;
-    case Gen::Widespread: {
-        std::uniform_real_distribution<double> u(0, 1);
-        for (auto& b : sus.bits)
-            if (u(rng) < 0.3) b ^= g;
-        break;
-    }
-    case Gen::Scattered:
-        for (int k = 0; k < 20; ++k) sus.bits[rng() % n] ^= g;
-        break;
+        case Gen::NanInf:
+            for (int k = 0; k < 30; ++k)
+                sus.bits[rng() % n] = encode(dtype, k % 3 == 2 ? INFINITY : std::nan(""));
+            break;
+        case Gen::Tile64:
+            for (uint64_t r = 64; r < 128; ++r)
+                for (uint64_t c = 128; c < 192; ++c) at(r, c) ^= g;
+            break;
+        case Gen::Tiles32:
+            for (auto [tr, tc] : {std::pair<uint64_t, uint64_t>{2, 5}, {6, 1}})
+                for (uint64_t r = tr * 32; r < tr * 32 + 32; ++r)
+                    for (uint64_t c = tc * 32; c < tc * 32 + 32; ++c) at(r, c) ^= g;
+            break;
+        case Gen::RowStripe:
+            for (uint64_t r : {7u, 100u})
+                for (uint64_t c = 0; c < kCols; ++c) at(r, c) ^= g;
+            break;
+        case Gen::ColumnStripe:
+            for (uint64_t r = 0; r < kRows; ++r) at(r, 33) ^= g;
+            break;
+        case Gen::Range:
+            for (uint64_t i = 1000; i < 1800; ++i) sus.bits[i] ^= g;
+            break;
+        case Gen::Periodic:
+            for (uint64_t i = 50; i < 20050; i += 100)
+                for (uint64_t k = 0; k < 4; ++k) sus.bits[i + k] ^= g;
+            break;
+        case Gen::Widespread: {
+            std::uniform_real_distribution<double> u(0, 1);
+            for (auto& b : sus.bits)
+                if (u(rng) < 0.3) b ^= g;
+            break;
+        }
+        case Gen::Scattered:
+            for (int k = 0; k < 20; ++k) sus.bits[rng() % n] ^= g;
+            break;
     }
 }
 
@@ -173,14 +202,17 @@ void TestCompareSignature::classify_data()
         DType t;
         const char* name;
     };
-    const Fmt all[] = {{DType::Float32, "f32"}, {DType::BFloat16, "bf16"}, {DType::Float16, "f16"},
+    const Fmt all[] = {{DType::Float32, "f32"},
+                       {DType::BFloat16, "bf16"},
+                       {DType::Float16, "f16"},
                        {DType::Float8E4M3FN, "e4m3"}};
     for (const Fmt& f : all) {
         const bool fp8 = f.t == DType::Float8E4M3FN;
         const QString bit = QString("bit=%1").arg(stuckBit(f.t));
-        auto row = [&](const char* what, Gen gen, double noise, const char* tol, SignatureKind kind, QString evidence,
-                       QString secondary) {
-            QTest::newRow(qPrintable(QString("%1 %2%3 %4").arg(f.name, what, noise > 0 ? " +noise" : "", tol)))
+        auto row = [&](const char* what, Gen gen, double noise, const char* tol, SignatureKind kind,
+                       QString evidence, QString secondary) {
+            QTest::newRow(
+                qPrintable(QString("%1 %2%3 %4").arg(f.name, what, noise > 0 ? " +noise" : "", tol)))
                 << f.t << gen << noise << QString(tol) << kind << evidence << secondary;
         };
         row("identical", Gen::Identical, 0, "exact", SignatureKind::Identical, "", "");
@@ -192,13 +224,14 @@ void TestCompareSignature::classify_data()
             row("single bit", Gen::SingleBit, noise, tol, SignatureKind::SingleBitRandom, "", rounding);
             row("stuck lane", Gen::StuckLane, noise, tol, SignatureKind::StuckBit, bit + ";value=1",
                 "column_stripe" + (noise > 0 ? QString(",rounding") : QString()));
-            row("stuck tile", Gen::StuckTile, noise, tol, SignatureKind::StuckBit, bit + ";value=0;tile=64x64;tiles=1,2",
-                "tile_clustered");
+            row("stuck tile", Gen::StuckTile, noise, tol, SignatureKind::StuckBit,
+                bit + ";value=0;tile=64x64;tiles=1,2", "tile_clustered");
             row("sign flip", Gen::SignFlip, noise, tol, SignatureKind::SignFlip, "", rounding);
             row("nan/inf", Gen::NanInf, noise, tol, SignatureKind::NanInf, "", rounding);
             row("tile 64", Gen::Tile64, noise, tol, SignatureKind::TileClustered, "tile=64x64;tiles=1,2",
                 fp8 ? "exponent" : "");
-            row("tiles 32", Gen::Tiles32, noise, tol, SignatureKind::TileClustered, "tile=32x32;tiles=2,5;tiles=6,1", "");
+            row("tiles 32", Gen::Tiles32, noise, tol, SignatureKind::TileClustered,
+                "tile=32x32;tiles=2,5;tiles=6,1", "");
             row("row stripe", Gen::RowStripe, noise, tol, SignatureKind::RowStripe, "lines=7,100", "");
             row("column stripe", Gen::ColumnStripe, noise, tol, SignatureKind::ColumnStripe, "lines=33", "");
             row("range", Gen::Range, noise, tol, SignatureKind::AddressRange, "range=1000,1800", "");
@@ -233,9 +266,12 @@ void TestCompareSignature::classify()
     const faultline::Signature& s = res->signature;
     QString all = QString::fromStdString(std::string(faultline::signatureKindName(s.kind)) + ": " + s.detail);
     for (const auto& f : s.secondary)
-        all += QString::fromStdString("\n  + " + std::string(faultline::signatureKindName(f.kind)) + ": " + f.detail);
-    QVERIFY2(s.kind == kind, qPrintable("expected " + QString::fromStdString(std::string(faultline::signatureKindName(kind))) +
-                                        ", got " + all));
+        all += QString::fromStdString("\n  + " + std::string(faultline::signatureKindName(f.kind)) + ": " +
+                                      f.detail);
+    QVERIFY2(
+        s.kind == kind,
+        qPrintable("expected " + QString::fromStdString(std::string(faultline::signatureKindName(kind))) +
+                   ", got " + all));
     QVERIFY2(s.confidence >= 0.5 && s.confidence <= 1.0, qPrintable(all));
     QVERIFY(!s.detail.empty());
 
@@ -259,7 +295,8 @@ void TestCompareSignature::classify()
                 found |= QString("%1x%2").arg(e->tileRows).arg(e->tileCols) == value;
             QVERIFY2(found, qPrintable(all));
         } else if (key == "tiles") {
-            expectedTiles.insert({value.section(',', 0, 0).toULongLong(), value.section(',', 1, 1).toULongLong()});
+            expectedTiles.insert(
+                {value.section(',', 0, 0).toULongLong(), value.section(',', 1, 1).toULongLong()});
         } else if (key == "lines") {
             std::vector<uint64_t> lines;
             for (const QString& v : value.split(',')) lines.push_back(v.toULongLong());
@@ -286,7 +323,8 @@ void TestCompareSignature::classify()
     }
     for (const QString& k : secondary.split(',', Qt::SkipEmptyParts)) {
         bool found = false;
-        for (const auto& f : s.secondary) found |= QString::fromStdString(std::string(faultline::signatureKindName(f.kind))) == k;
+        for (const auto& f : s.secondary)
+            found |= QString::fromStdString(std::string(faultline::signatureKindName(f.kind))) == k;
         QVERIFY2(found, qPrintable("missing secondary " + k + " in " + all));
     }
     if (gen == Gen::StuckLane) {
@@ -301,8 +339,9 @@ void TestCompareSignature::classify()
 
 void TestCompareSignature::kindNames()
 {
-    const char* names[] = {"identical", "rounding", "single_bit_random", "stuck_bit", "sign_flip", "exponent", "nan_inf",
-                           "tile_clustered", "row_stripe", "column_stripe", "address_range", "widespread", "scattered"};
+    const char* names[] = {"identical",     "rounding",   "single_bit_random", "stuck_bit",  "sign_flip",
+                           "exponent",      "nan_inf",    "tile_clustered",    "row_stripe", "column_stripe",
+                           "address_range", "widespread", "scattered"};
     std::set<int> seen;
     for (const char* n : names) {
         auto k = faultline::parseSignatureKind(n);
@@ -366,33 +405,35 @@ void TestCompareSignature::mixed()
     std::mt19937_64 rng(8);
     auto at = [&](uint64_t r, uint64_t c) -> uint64_t& { return sus.bits[size_t(r * kCols + c)]; };
     switch (mix) {
-    case Mix::NanInTile:
-        for (int k = 0; k < 200; ++k) at(128 + rng() % 32, 256 + rng() % 32) = 0x7fc00000;
-        break;
-    case Mix::ExponentInTile:
-        for (uint64_t r = 32; r < 64; ++r)
-            for (uint64_t c = 0; c < 32; ++c) at(r, c) ^= 0x01800000;  // exponent bits 23 and 24
-        break;
-    case Mix::StuckLsbExact:
-        for (uint64_t i = 0; i < sus.bits.size(); i += 7) sus.bits[i] |= 1;
-        break;
-    case Mix::IntStuckLane:
-        for (uint64_t r = 0; r < kRows; ++r) at(r, 17) |= 1u << 12;
-        break;
-    case Mix::SparseFewAnomalies:
-        for (uint64_t i : {10u, 5000u, 90000u}) sus.bits[i] ^= 0x00700000;
-        break;
+        case Mix::NanInTile:
+            for (int k = 0; k < 200; ++k) at(128 + rng() % 32, 256 + rng() % 32) = 0x7fc00000;
+            break;
+        case Mix::ExponentInTile:
+            for (uint64_t r = 32; r < 64; ++r)
+                for (uint64_t c = 0; c < 32; ++c) at(r, c) ^= 0x01800000;  // exponent bits 23 and 24
+            break;
+        case Mix::StuckLsbExact:
+            for (uint64_t i = 0; i < sus.bits.size(); i += 7) sus.bits[i] |= 1;
+            break;
+        case Mix::IntStuckLane:
+            for (uint64_t r = 0; r < kRows; ++r) at(r, 17) |= 1u << 12;
+            break;
+        case Mix::SparseFewAnomalies:
+            for (uint64_t i : {10u, 5000u, 90000u}) sus.bits[i] ^= 0x00700000;
+            break;
     }
     auto res = compare(sus, ref);
     QVERIFY(res.ok());
     const faultline::Signature& s = res->signature;
     QString all = QString::fromStdString(std::string(faultline::signatureKindName(s.kind)) + ": " + s.detail);
     for (const auto& f : s.secondary)
-        all += QString::fromStdString("\n  + " + std::string(faultline::signatureKindName(f.kind)) + ": " + f.detail);
+        all += QString::fromStdString("\n  + " + std::string(faultline::signatureKindName(f.kind)) + ": " +
+                                      f.detail);
     QVERIFY2(s.kind == kind, qPrintable(all));
     for (const QString& k : secondary.split(',', Qt::SkipEmptyParts)) {
         bool found = false;
-        for (const auto& f : s.secondary) found |= QString::fromStdString(std::string(faultline::signatureKindName(f.kind))) == k;
+        for (const auto& f : s.secondary)
+            found |= QString::fromStdString(std::string(faultline::signatureKindName(f.kind))) == k;
         QVERIFY2(found, qPrintable("missing secondary " + k + " in " + all));
     }
     if (mix == Mix::StuckLsbExact) {

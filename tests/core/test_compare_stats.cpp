@@ -41,20 +41,34 @@ void TestCompareStats::againstNaive_data()
     QTest::addColumn<unsigned>("threads");
 
     using L = QList<quint64>;
-    QTest::newRow("f32 exact") << DType::Float32 << L{97, 131} << "exact" << 0.3 << 40 << 12 << quint64(1000) << 3u;
-    QTest::newRow("f32 ulp:1") << DType::Float32 << L{64, 64} << "ulp:1" << 0.3 << 40 << 12 << quint64(4096) << 1u;
-    QTest::newRow("f32 abs") << DType::Float32 << L{8, 16, 33} << "abs:1e-6" << 0.2 << 30 << 5 << quint64(777) << 4u;
-    QTest::newRow("f32 rel") << DType::Float32 << L{5000} << "rel:1e-7" << 0.2 << 30 << 5 << quint64(1024) << 2u;
-    QTest::newRow("bf16 ulp:2") << DType::BFloat16 << L{70, 90} << "ulp:2" << 0.3 << 50 << 10 << quint64(512) << 3u;
-    QTest::newRow("f16 exact") << DType::Float16 << L{3, 40, 41} << "exact" << 0.3 << 50 << 10 << quint64(1 << 20) << 1u;
-    QTest::newRow("e4m3 ulp:1") << DType::Float8E4M3FN << L{50, 50} << "ulp:1" << 0.2 << 60 << 8 << quint64(300) << 2u;
-    QTest::newRow("e5m2 exact") << DType::Float8E5M2 << L{33, 65} << "exact" << 0.2 << 60 << 8 << quint64(256) << 2u;
-    QTest::newRow("f64 abs") << DType::Float64 << L{40, 50} << "abs:1e-15" << 0.3 << 30 << 8 << quint64(999) << 4u;
-    QTest::newRow("int32 ulp:3") << DType::Int32 << L{60, 61} << "ulp:3" << 0.3 << 30 << 0 << quint64(500) << 2u;
-    QTest::newRow("int8 exact") << DType::Int8 << L{100, 10} << "exact" << 0.1 << 30 << 0 << quint64(128) << 2u;
-    QTest::newRow("uint16 abs") << DType::UInt16 << L{1000} << "abs:1" << 0.2 << 30 << 0 << quint64(100) << 2u;
-    QTest::newRow("int64 exact") << DType::Int64 << L{20, 20} << "exact" << 0.1 << 30 << 0 << quint64(64) << 2u;
-    QTest::newRow("1 column") << DType::Float32 << L{3000, 1} << "ulp:1" << 0.3 << 30 << 4 << quint64(256) << 2u;
+    QTest::newRow("f32 exact") << DType::Float32 << L{97, 131} << "exact" << 0.3 << 40 << 12 << quint64(1000)
+                               << 3u;
+    QTest::newRow("f32 ulp:1") << DType::Float32 << L{64, 64} << "ulp:1" << 0.3 << 40 << 12 << quint64(4096)
+                               << 1u;
+    QTest::newRow("f32 abs") << DType::Float32 << L{8, 16, 33} << "abs:1e-6" << 0.2 << 30 << 5 << quint64(777)
+                             << 4u;
+    QTest::newRow("f32 rel") << DType::Float32 << L{5000} << "rel:1e-7" << 0.2 << 30 << 5 << quint64(1024)
+                             << 2u;
+    QTest::newRow("bf16 ulp:2") << DType::BFloat16 << L{70, 90} << "ulp:2" << 0.3 << 50 << 10 << quint64(512)
+                                << 3u;
+    QTest::newRow("f16 exact") << DType::Float16 << L{3, 40, 41} << "exact" << 0.3 << 50 << 10
+                               << quint64(1 << 20) << 1u;
+    QTest::newRow("e4m3 ulp:1") << DType::Float8E4M3FN << L{50, 50} << "ulp:1" << 0.2 << 60 << 8
+                                << quint64(300) << 2u;
+    QTest::newRow("e5m2 exact") << DType::Float8E5M2 << L{33, 65} << "exact" << 0.2 << 60 << 8 << quint64(256)
+                                << 2u;
+    QTest::newRow("f64 abs") << DType::Float64 << L{40, 50} << "abs:1e-15" << 0.3 << 30 << 8 << quint64(999)
+                             << 4u;
+    QTest::newRow("int32 ulp:3") << DType::Int32 << L{60, 61} << "ulp:3" << 0.3 << 30 << 0 << quint64(500)
+                                 << 2u;
+    QTest::newRow("int8 exact") << DType::Int8 << L{100, 10} << "exact" << 0.1 << 30 << 0 << quint64(128)
+                                << 2u;
+    QTest::newRow("uint16 abs") << DType::UInt16 << L{1000} << "abs:1" << 0.2 << 30 << 0 << quint64(100)
+                                << 2u;
+    QTest::newRow("int64 exact") << DType::Int64 << L{20, 20} << "exact" << 0.1 << 30 << 0 << quint64(64)
+                                 << 2u;
+    QTest::newRow("1 column") << DType::Float32 << L{3000, 1} << "ulp:1" << 0.3 << 30 << 4 << quint64(256)
+                              << 2u;
 }
 
 void TestCompareStats::againstNaive()
@@ -91,14 +105,22 @@ void TestCompareStats::againstNaive()
         for (int i = 0; i < specials; ++i) {
             const size_t at = rng() % n;
             switch (i % 5) {
-            case 0: sus.bits[at] = nan; break;                    // NaN introduced
-            case 1: ref.bits[at] = nan; break;                    // NaN removed
-            case 2: sus.bits[at] = inf; break;                    // Inf introduced (e4m3: NaN)
-            case 3: ref.bits[at] = encode(dtype, -INFINITY); break;  // Inf removed
-            case 4:                                               // ±0
-                ref.bits[at] = 0;
-                sus.bits[at] = uint64_t(1) << (widthOf(dtype) - 1);
-                break;
+                case 0:
+                    sus.bits[at] = nan;
+                    break;  // NaN introduced
+                case 1:
+                    ref.bits[at] = nan;
+                    break;  // NaN removed
+                case 2:
+                    sus.bits[at] = inf;
+                    break;  // Inf introduced (e4m3: NaN)
+                case 3:
+                    ref.bits[at] = encode(dtype, -INFINITY);
+                    break;  // Inf removed
+                case 4:     // ±0
+                    ref.bits[at] = 0;
+                    sus.bits[at] = uint64_t(1) << (widthOf(dtype) - 1);
+                    break;
             }
         }
     }
@@ -108,11 +130,16 @@ void TestCompareStats::againstNaive()
     const faultline::Tolerance t = *tol;
     auto within = [&](size_t, double s, double r, uint64_t ulp, double err) {
         switch (t.kind) {
-        case faultline::ToleranceKind::Exact: return false;
-        case faultline::ToleranceKind::Ulp: return ulp <= t.ulps;
-        case faultline::ToleranceKind::Abs: return err <= t.value;
-        case faultline::ToleranceKind::Rel: return err <= t.value * std::fabs(r);
-        default: return s == r;
+            case faultline::ToleranceKind::Exact:
+                return false;
+            case faultline::ToleranceKind::Ulp:
+                return ulp <= t.ulps;
+            case faultline::ToleranceKind::Abs:
+                return err <= t.value;
+            case faultline::ToleranceKind::Rel:
+                return err <= t.value * std::fabs(r);
+            default:
+                return s == r;
         }
     };
     const Naive nv = naiveAnalysis(sus, ref, within, t.kind == faultline::ToleranceKind::Exact);
@@ -143,7 +170,8 @@ void TestCompareStats::againstNaive()
     QCOMPARE(d.finitePairs, nv.finitePairs);
     if (nv.finitePairs > 0) {
         const double mean = nv.sumAbs / double(nv.finitePairs);
-        QVERIFY2(std::fabs(d.absError.mean - mean) <= 1e-12 * std::max(1e-300, std::fabs(mean)) || d.absError.mean == mean,
+        QVERIFY2(std::fabs(d.absError.mean - mean) <= 1e-12 * std::max(1e-300, std::fabs(mean)) ||
+                     d.absError.mean == mean,
                  qPrintable(QString("mean %1 vs %2").arg(d.absError.mean).arg(mean)));
     }
     QVERIFY(d.region.has_value());
@@ -226,7 +254,8 @@ void TestCompareStats::threadCountDoesNotMatter()
     // The first indices really are the first anomalies.
     std::vector<uint64_t> expected;
     for (size_t i = 0; i < sus.bits.size() && expected.size() < 100; ++i)
-        if (sus.bits[i] != ref.bits[i] && naiveUlp(DType::Float32, sus.bits[i], ref.bits[i]) > 2) expected.push_back(i);
+        if (sus.bits[i] != ref.bits[i] && naiveUlp(DType::Float32, sus.bits[i], ref.bits[i]) > 2)
+            expected.push_back(i);
     QCOMPARE(a.spatial.firstIndices, expected);
 }
 
@@ -326,7 +355,8 @@ void TestCompareStats::finitePairsAndMeans()
     Tensor s, r;
     s.dtype = r.dtype = DType::Float32;
     s.shape = r.shape = {4};
-    s.bits = {0x7fc00000, encode(DType::Float32, 1.5), encode(DType::Float32, 2.0), encode(DType::Float32, 0.25)};
+    s.bits = {0x7fc00000, encode(DType::Float32, 1.5), encode(DType::Float32, 2.0),
+              encode(DType::Float32, 0.25)};
     r.bits = {0x7fc00000, encode(DType::Float32, 1.0), encode(DType::Float32, 2.0), 0};
     auto res = compare(s, r);
     QVERIFY(res.ok());
@@ -344,12 +374,12 @@ void TestCompareStats::decadeHistogramEdges()
 {
     faultline::DecadeHistogram h;
     h.add(0.0);
-    h.add(1.0);       // decade 0
-    h.add(9.999);     // decade 0
-    h.add(10.0);      // decade 1
-    h.add(0.1);       // decade -1 (0.1 as a double is just above 1/10)
-    h.add(1e-300);    // below: first bin
-    h.add(1e300);     // above: last bin
+    h.add(1.0);     // decade 0
+    h.add(9.999);   // decade 0
+    h.add(10.0);    // decade 1
+    h.add(0.1);     // decade -1 (0.1 as a double is just above 1/10)
+    h.add(1e-300);  // below: first bin
+    h.add(1e300);   // above: last bin
     h.add(INFINITY);
     h.add(std::nan(""));  // ignored
     QCOMPARE(h.zero, uint64_t(1));

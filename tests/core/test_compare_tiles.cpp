@@ -33,18 +33,18 @@ void TestCompareTiles::geometry_data()
     QTest::addColumn<quint64>("gridRows");
     QTest::addColumn<quint64>("gridCols");
     QTest::addColumn<int>("levels");
-    QTest::newRow("4096^2") << quint64(4096) << quint64(4096) << 16u << 1024u << quint64(16) << quint64(16) << quint64(256)
-                            << quint64(256) << 9;
-    QTest::newRow("100x300") << quint64(100) << quint64(300) << 16u << 1024u << quint64(16) << quint64(16) << quint64(7)
-                             << quint64(19) << 6;
-    QTest::newRow("tall, capped") << quint64(1000000) << quint64(10) << 16u << 1024u << quint64(1024) << quint64(16)
-                                  << quint64(977) << quint64(1) << 11;
-    QTest::newRow("vector") << quint64(1) << quint64(1u << 24) << 16u << 1024u << quint64(16) << quint64(16384)
-                            << quint64(1) << quint64(1024) << 11;
-    QTest::newRow("scalar") << quint64(1) << quint64(1) << 16u << 1024u << quint64(16) << quint64(16) << quint64(1)
-                            << quint64(1) << 1;
-    QTest::newRow("small cap") << quint64(64) << quint64(64) << 4u << 4u << quint64(16) << quint64(16) << quint64(4)
-                               << quint64(4) << 3;
+    QTest::newRow("4096^2") << quint64(4096) << quint64(4096) << 16u << 1024u << quint64(16) << quint64(16)
+                            << quint64(256) << quint64(256) << 9;
+    QTest::newRow("100x300") << quint64(100) << quint64(300) << 16u << 1024u << quint64(16) << quint64(16)
+                             << quint64(7) << quint64(19) << 6;
+    QTest::newRow("tall, capped") << quint64(1000000) << quint64(10) << 16u << 1024u << quint64(1024)
+                                  << quint64(16) << quint64(977) << quint64(1) << 11;
+    QTest::newRow("vector") << quint64(1) << quint64(1u << 24) << 16u << 1024u << quint64(16)
+                            << quint64(16384) << quint64(1) << quint64(1024) << 11;
+    QTest::newRow("scalar") << quint64(1) << quint64(1) << 16u << 1024u << quint64(16) << quint64(16)
+                            << quint64(1) << quint64(1) << 1;
+    QTest::newRow("small cap") << quint64(64) << quint64(64) << 4u << 4u << quint64(16) << quint64(16)
+                               << quint64(4) << quint64(4) << 3;
 }
 
 void TestCompareTiles::geometry()
@@ -78,9 +78,9 @@ void TestCompareTiles::clippedEdges()
 {
     const TilePyramid p = TilePyramid::forMatrix(100, 300, TileOptions{});
     QCOMPARE(p.tileElements(0, 0, 0), uint64_t(256));
-    QCOMPARE(p.tileElements(0, 6, 0), uint64_t(4 * 16));    // rows 96..99
-    QCOMPARE(p.tileElements(0, 6, 18), uint64_t(4 * 12));   // cols 288..299
-    QCOMPARE(p.tileElements(0, 7, 0), uint64_t(0));         // outside
+    QCOMPARE(p.tileElements(0, 6, 0), uint64_t(4 * 16));   // rows 96..99
+    QCOMPARE(p.tileElements(0, 6, 18), uint64_t(4 * 12));  // cols 288..299
+    QCOMPARE(p.tileElements(0, 7, 0), uint64_t(0));        // outside
     uint64_t sum = 0;
     for (uint64_t r = 0; r < 7; ++r)
         for (uint64_t c = 0; c < 19; ++c) sum += p.tileElements(0, r, c);
@@ -129,7 +129,8 @@ void TestCompareTiles::countsAtEveryLevel()
             ++mism[t];
             const uint64_t ulp = naiveUlp(DType::Float32, sus.bits[i], ref.bits[i]);
             if (ulp > 2) ++beyond[t];
-            err[t] = std::max(err[t], std::fabs(decode(DType::Float32, sus.bits[i]) - decode(DType::Float32, ref.bits[i])));
+            err[t] = std::max(
+                err[t], std::fabs(decode(DType::Float32, sus.bits[i]) - decode(DType::Float32, ref.bits[i])));
         }
         QCOMPARE(l.mismatches, mism);
         QCOMPARE(l.beyond, beyond);

@@ -41,7 +41,8 @@ void TestCompareTolerance::parseGood_data()
     QTest::newRow("EXACT blanks") << "  EXACT " << ToleranceKind::Exact << quint64(0) << 0.0;
     QTest::newRow("ulp:4") << "ulp:4" << ToleranceKind::Ulp << quint64(4) << 0.0;
     QTest::newRow("ulp:0") << "ulp:0" << ToleranceKind::Ulp << quint64(0) << 0.0;
-    QTest::newRow("ulp max") << "ulp:18446744073709551615" << ToleranceKind::Ulp << quint64(UINT64_MAX) << 0.0;
+    QTest::newRow("ulp max") << "ulp:18446744073709551615" << ToleranceKind::Ulp << quint64(UINT64_MAX)
+                             << 0.0;
     QTest::newRow("abs:1e-5") << "abs:1e-5" << ToleranceKind::Abs << quint64(0) << 1e-5;
     QTest::newRow("abs:0") << "abs:0" << ToleranceKind::Abs << quint64(0) << 0.0;
     QTest::newRow("rel:0.01") << "Rel:0.01" << ToleranceKind::Rel << quint64(0) << 0.01;
@@ -67,20 +68,34 @@ void TestCompareTolerance::parseBad_data()
 {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("mentions");
-    QTest::newRow("empty") << "" << "empty";
-    QTest::newRow("unknown") << "close" << "unknown policy 'close'";
-    QTest::newRow("ulp no value") << "ulp" << "needs a value";
-    QTest::newRow("ulp empty value") << "ulp:" << "needs a value";
-    QTest::newRow("ulp negative") << "ulp:-1" << "non-negative integer";
-    QTest::newRow("ulp fraction") << "ulp:1.5" << "non-negative integer";
-    QTest::newRow("ulp overflow") << "ulp:99999999999999999999" << "too large";
-    QTest::newRow("abs text") << "abs:small" << "not a number";
-    QTest::newRow("abs trailing") << "abs:1e-5x" << "not a number";
-    QTest::newRow("abs negative") << "abs:-1" << "negative";
-    QTest::newRow("abs inf") << "abs:inf" << "finite";
-    QTest::newRow("rel nan") << "rel:nan" << "finite";
-    QTest::newRow("exact value") << "exact:1" << "takes no value";
-    QTest::newRow("bound value") << "bound:1" << "takes no value";
+    QTest::newRow("empty") << ""
+                           << "empty";
+    QTest::newRow("unknown") << "close"
+                             << "unknown policy 'close'";
+    QTest::newRow("ulp no value") << "ulp"
+                                  << "needs a value";
+    QTest::newRow("ulp empty value") << "ulp:"
+                                     << "needs a value";
+    QTest::newRow("ulp negative") << "ulp:-1"
+                                  << "non-negative integer";
+    QTest::newRow("ulp fraction") << "ulp:1.5"
+                                  << "non-negative integer";
+    QTest::newRow("ulp overflow") << "ulp:99999999999999999999"
+                                  << "too large";
+    QTest::newRow("abs text") << "abs:small"
+                              << "not a number";
+    QTest::newRow("abs trailing") << "abs:1e-5x"
+                                  << "not a number";
+    QTest::newRow("abs negative") << "abs:-1"
+                                  << "negative";
+    QTest::newRow("abs inf") << "abs:inf"
+                             << "finite";
+    QTest::newRow("rel nan") << "rel:nan"
+                             << "finite";
+    QTest::newRow("exact value") << "exact:1"
+                                 << "takes no value";
+    QTest::newRow("bound value") << "bound:1"
+                                 << "takes no value";
 }
 
 void TestCompareTolerance::parseBad()
@@ -96,8 +111,9 @@ void TestCompareTolerance::parseBad()
 
 void TestCompareTolerance::roundTrip()
 {
-    for (const Tolerance& t : {Tolerance::exact(), Tolerance::ulp(7), Tolerance::absolute(1e-5), Tolerance::relative(0.1),
-                               Tolerance::absolute(1.0 / 3.0), Tolerance::bound()}) {
+    for (const Tolerance& t :
+         {Tolerance::exact(), Tolerance::ulp(7), Tolerance::absolute(1e-5), Tolerance::relative(0.1),
+          Tolerance::absolute(1.0 / 3.0), Tolerance::bound()}) {
         auto back = faultline::parseTolerance(t.toString());
         QVERIFY(back.ok());
         QVERIFY2(*back == t, t.toString().c_str());
@@ -253,8 +269,9 @@ void TestCompareTolerance::boundProviderError()
     o.tolerance = Tolerance::bound();
     o.chunkElements = 100;
     auto d = compare(t, t, o, [](uint64_t first, uint64_t, double*) {
-        return first >= 500 ? faultline::Status(faultline::Error{"no bound for element " + std::to_string(first)})
-                            : faultline::Status::success();
+        return first >= 500
+                   ? faultline::Status(faultline::Error{"no bound for element " + std::to_string(first)})
+                   : faultline::Status::success();
     });
     QVERIFY(!d.ok());
     QVERIFY2(QString::fromStdString(d.message()).contains("no bound for element 500"), d.message().c_str());

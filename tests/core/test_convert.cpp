@@ -64,8 +64,8 @@ void TestConvert::decodeEveryPattern()
         }
         CHECK_OR_FAIL(double(float(expected)) == expected, "reference value not exact in float");
         CHECK_OR_FAIL(faultline::floatBits(got) == faultline::floatBits(float(expected)),
-                 qPrintable(codec + " pattern " + hex(b) + ": got " + describe(got) +
-                            ", expected " + describe(expected)));
+                      qPrintable(codec + " pattern " + hex(b) + ": got " + describe(got) + ", expected " +
+                                 describe(expected)));
     }
     // NaN patterns per format: 2 * (2^m - 1) for IEEE-like formats, 2 for E4M3FN.
     QCOMPARE(nanCount, c.fn ? 2 : 2 * ((1 << c.manBits) - 1));
@@ -80,10 +80,10 @@ void TestConvert::roundTripEveryPattern()
         const uint32_t expected = std::isnan(f) ? (b & c.signBit()) | c.canonicalNaN : b;
         const uint32_t viaFloat = c.fromFloat(f);
         const uint32_t viaDouble = c.fromDouble(double(f));
-        CHECK_OR_FAIL(viaFloat == expected, qPrintable(codec + " float round trip of " + hex(b) +
-                                                  " gave " + hex(viaFloat)));
-        CHECK_OR_FAIL(viaDouble == expected, qPrintable(codec + " double round trip of " + hex(b) +
-                                                   " gave " + hex(viaDouble)));
+        CHECK_OR_FAIL(viaFloat == expected,
+                      qPrintable(codec + " float round trip of " + hex(b) + " gave " + hex(viaFloat)));
+        CHECK_OR_FAIL(viaDouble == expected,
+                      qPrintable(codec + " double round trip of " + hex(b) + " gave " + hex(viaDouble)));
     }
 }
 
@@ -115,8 +115,8 @@ void TestConvert::midpointsRoundToEven()
                 const uint32_t expected = p.expected | (s ? c.signBit() : 0);
                 const uint32_t gotDouble = c.fromDouble(x);
                 CHECK_OR_FAIL(gotDouble == expected,
-                         qPrintable(codec + " fromDouble(" + describe(x) + ") = " + hex(gotDouble) +
-                                    ", expected " + hex(expected)));
+                              qPrintable(codec + " fromDouble(" + describe(x) + ") = " + hex(gotDouble) +
+                                         ", expected " + hex(expected)));
             }
         }
         // The float path, with the float neighbours of the midpoint (the midpoint itself is
@@ -134,8 +134,8 @@ void TestConvert::midpointsRoundToEven()
                 const uint32_t expected = p.expected | (s ? c.signBit() : 0);
                 const uint32_t gotFloat = c.fromFloat(x);
                 CHECK_OR_FAIL(gotFloat == expected,
-                         qPrintable(codec + " fromFloat(" + describe(x) + ") = " + hex(gotFloat) +
-                                    ", expected " + hex(expected)));
+                              qPrintable(codec + " fromFloat(" + describe(x) + ") = " + hex(gotFloat) +
+                                         ", expected " + hex(expected)));
             }
         }
     }
@@ -161,14 +161,14 @@ void TestConvert::randomValuesMatchOracle()
         const uint32_t expectedDouble = oracle.encode(x);
         const uint32_t gotDouble = c.fromDouble(x);
         CHECK_OR_FAIL(gotDouble == expectedDouble,
-                 qPrintable(codec + " fromDouble(" + describe(x) + ") = " + hex(gotDouble) +
-                            ", expected " + hex(expectedDouble)));
+                      qPrintable(codec + " fromDouble(" + describe(x) + ") = " + hex(gotDouble) +
+                                 ", expected " + hex(expectedDouble)));
         const float xf = float(x);
         const uint32_t expectedFloat = oracle.encode(double(xf));
         const uint32_t gotFloat = c.fromFloat(xf);
         CHECK_OR_FAIL(gotFloat == expectedFloat,
-                 qPrintable(codec + " fromFloat(" + describe(xf) + ") = " + hex(gotFloat) +
-                            ", expected " + hex(expectedFloat)));
+                      qPrintable(codec + " fromFloat(" + describe(xf) + ") = " + hex(gotFloat) +
+                                 ", expected " + hex(expectedFloat)));
     }
     // Far outside the range, and the extremes of float and double.
     const double extremes[] = {1e300,
@@ -223,7 +223,7 @@ void TestConvert::halfMatchesCompilerFloat16()
             continue;
         }
         CHECK_OR_FAIL(faultline::floatBits(got) == faultline::floatBits(expected),
-                 qPrintable("pattern " + hex(b)));
+                      qPrintable("pattern " + hex(b)));
     }
     auto nativeBits = [](_Float16 v) {
         uint16_t out;
@@ -234,14 +234,13 @@ void TestConvert::halfMatchesCompilerFloat16()
     const Codec& c = codecNamed(QStringLiteral("float16"));
     for (int i = 0; i < 300000; ++i) {
         // Random float bit patterns over the whole float range, and values near fp16's range.
-        const float f = (i % 2) ? faultline::floatFromBits(uint32_t(rng()))
-                                : float(randomDoubleNear(c, rng));
+        const float f = (i % 2) ? faultline::floatFromBits(uint32_t(rng())) : float(randomDoubleNear(c, rng));
         if (std::isnan(f)) continue;
         CHECK_OR_FAIL(faultline::floatToHalf(f) == nativeBits(_Float16(f)),
-                 qPrintable("floatToHalf(" + describe(f) + ")"));
+                      qPrintable("floatToHalf(" + describe(f) + ")"));
         const double d = randomDoubleNear(c, rng);
         CHECK_OR_FAIL(faultline::doubleToHalf(d) == nativeBits(_Float16(d)),
-                 qPrintable("doubleToHalf(" + describe(d) + ")"));
+                      qPrintable("doubleToHalf(" + describe(d) + ")"));
     }
 #else
     QSKIP("this compiler has no _Float16");
@@ -336,22 +335,19 @@ void TestConvert::knownDecodings_data()
         double expected;
     };
     const Row rows[] = {
-        {"bfloat16", 0x3F80, 1.0}, {"bfloat16", 0xC049, -3.140625}, {"bfloat16", 0x0001, 0x1p-133},
-        {"bfloat16", 0x007F, 0x1.FCp-127}, {"bfloat16", 0x7F7F, 0x1.FEp127},
-        {"bfloat16", 0xFF80, -kInf}, {"bfloat16", 0x8000, -0.0},
-        {"float16", 0x3C00, 1.0}, {"float16", 0x7BFF, 65504.0}, {"float16", 0x0001, 0x1p-24},
-        {"float16", 0x03FF, 0x1.FF8p-15}, {"float16", 0x0400, 0x1p-14}, {"float16", 0xC400, -4.0},
-        {"float16", 0x7C00, kInf},
-        {"float8_e4m3fn", 0x7E, 448.0}, {"float8_e4m3fn", 0xFE, -448.0},
-        {"float8_e4m3fn", 0x78, 256.0}, {"float8_e4m3fn", 0x7F, kNaN},
-        {"float8_e4m3fn", 0xFF, kNaN}, {"float8_e4m3fn", 0x01, 0x1p-9},
-        {"float8_e4m3fn", 0x08, 0x1p-6}, {"float8_e4m3fn", 0x80, -0.0},
-        {"float8_e5m2", 0x7B, 57344.0}, {"float8_e5m2", 0x7C, kInf}, {"float8_e5m2", 0xFC, -kInf},
-        {"float8_e5m2", 0x7D, kNaN}, {"float8_e5m2", 0x01, 0x1p-16}, {"float8_e5m2", 0x3E, 1.5},
+        {"bfloat16", 0x3F80, 1.0},         {"bfloat16", 0xC049, -3.140625},  {"bfloat16", 0x0001, 0x1p-133},
+        {"bfloat16", 0x007F, 0x1.FCp-127}, {"bfloat16", 0x7F7F, 0x1.FEp127}, {"bfloat16", 0xFF80, -kInf},
+        {"bfloat16", 0x8000, -0.0},        {"float16", 0x3C00, 1.0},         {"float16", 0x7BFF, 65504.0},
+        {"float16", 0x0001, 0x1p-24},      {"float16", 0x03FF, 0x1.FF8p-15}, {"float16", 0x0400, 0x1p-14},
+        {"float16", 0xC400, -4.0},         {"float16", 0x7C00, kInf},        {"float8_e4m3fn", 0x7E, 448.0},
+        {"float8_e4m3fn", 0xFE, -448.0},   {"float8_e4m3fn", 0x78, 256.0},   {"float8_e4m3fn", 0x7F, kNaN},
+        {"float8_e4m3fn", 0xFF, kNaN},     {"float8_e4m3fn", 0x01, 0x1p-9},  {"float8_e4m3fn", 0x08, 0x1p-6},
+        {"float8_e4m3fn", 0x80, -0.0},     {"float8_e5m2", 0x7B, 57344.0},   {"float8_e5m2", 0x7C, kInf},
+        {"float8_e5m2", 0xFC, -kInf},      {"float8_e5m2", 0x7D, kNaN},      {"float8_e5m2", 0x01, 0x1p-16},
+        {"float8_e5m2", 0x3E, 1.5},
     };
     for (const Row& r : rows)
-        QTest::addRow("%s 0x%x", r.codec, r.bits)
-            << QString::fromLatin1(r.codec) << r.bits << r.expected;
+        QTest::addRow("%s 0x%x", r.codec, r.bits) << QString::fromLatin1(r.codec) << r.bits << r.expected;
 }
 
 void TestConvert::knownDecodings()
@@ -370,8 +366,7 @@ void TestConvert::doubleRoundingAvoided_data()
     QTest::addColumn<uint>("direct");    // correctly rounded once from the double
     QTest::addColumn<uint>("viaFloat");  // what rounding to float first would give
     auto row = [](const char* codec, const char* label, double v, uint direct, uint viaFloat) {
-        QTest::addRow("%s %s", codec, label)
-            << QString::fromLatin1(codec) << v << direct << viaFloat;
+        QTest::addRow("%s %s", codec, label) << QString::fromLatin1(codec) << v << direct << viaFloat;
     };
     // Each value lies just off a midpoint of the narrow format, closer to it than half a float
     // ulp: rounding to float lands exactly on the midpoint, which then ties to even the wrong way.

@@ -64,13 +64,12 @@ void TestConvertBulk::bulkFloatFormatsMatchScalar()
 
 void TestConvertBulk::bulkWideFloats()
 {
-    const std::vector<double> d = {1.0,   -0.0, 0x1p-1074, 0x1.0000001p0, 0x1.FFFFFFp127,
-                                   1e300, kInf, -kInf,     0.1,           -2.5,
-                                   1.0 + 0x1p-24, 1.0 + 0x1p-24 + 0x1p-50};
+    const std::vector<double> d = {1.0,   -0.0, 0x1p-1074, 0x1.0000001p0, 0x1.FFFFFFp127,         1e300, kInf,
+                                   -kInf, 0.1,  -2.5,      1.0 + 0x1p-24, 1.0 + 0x1p-24 + 0x1p-50};
     // Float64 -> float rounds to nearest even; written out by hand.
     const float inf = std::numeric_limits<float>::infinity();
-    const std::vector<float> expected = {1.0f, -0.0f, 0.0f, 1.0f, inf, inf, inf, -inf, 0.1f,
-                                         -2.5f, 1.0f, 1.0f + 0x1p-23f};
+    const std::vector<float> expected = {1.0f, -0.0f, 0.0f, 1.0f,  inf,  inf,
+                                         inf,  -inf,  0.1f, -2.5f, 1.0f, 1.0f + 0x1p-23f};
     const size_t n = d.size();
     std::vector<float> f(n);
     faultline::convertToFloat(DType::Float64, d.data(), f.data(), n);
@@ -114,22 +113,18 @@ void TestConvertBulk::bulkIntegersToFloating()
         for (auto v : values) append(c.bytes, v);
         cases.push_back(std::move(c));
     };
-    make(DType::Int8, std::vector<int8_t>{-128, -1, 0, 127}, {-128, -1, 0, 127},
-         {-128, -1, 0, 127});
+    make(DType::Int8, std::vector<int8_t>{-128, -1, 0, 127}, {-128, -1, 0, 127}, {-128, -1, 0, 127});
     make(DType::UInt8, std::vector<uint8_t>{0, 1, 200, 255}, {0, 1, 200, 255}, {0, 1, 200, 255});
-    make(DType::Int16, std::vector<int16_t>{-32768, -2, 32767}, {-32768, -2, 32767},
-         {-32768, -2, 32767});
+    make(DType::Int16, std::vector<int16_t>{-32768, -2, 32767}, {-32768, -2, 32767}, {-32768, -2, 32767});
     make(DType::UInt16, std::vector<uint16_t>{0, 65535}, {0, 65535}, {0, 65535});
     make(DType::Int32, std::vector<int32_t>{INT32_MIN, 16777217, 16777219, INT32_MAX},
          {-2147483648.0, 16777217.0, 16777219.0, 2147483647.0},
          {-2147483648.0f, 16777216.0f, 16777220.0f, 2147483648.0f});
-    make(DType::UInt32, std::vector<uint32_t>{0, 33554435u, UINT32_MAX},
-         {0.0, 33554435.0, 4294967295.0}, {0.0f, 33554436.0f, 4294967296.0f});
+    make(DType::UInt32, std::vector<uint32_t>{0, 33554435u, UINT32_MAX}, {0.0, 33554435.0, 4294967295.0},
+         {0.0f, 33554436.0f, 4294967296.0f});
     make(DType::Int64,
-         std::vector<int64_t>{INT64_MIN, (int64_t(1) << 53) + 1, (int64_t(1) << 53) + 3,
-                              INT64_MAX, -5},
-         {-0x1p63, 0x1p53, 0x1p53 + 4, 0x1p63, -5.0},
-         {-0x1p63f, 0x1p53f, 0x1p53f, 0x1p63f, -5.0f});
+         std::vector<int64_t>{INT64_MIN, (int64_t(1) << 53) + 1, (int64_t(1) << 53) + 3, INT64_MAX, -5},
+         {-0x1p63, 0x1p53, 0x1p53 + 4, 0x1p63, -5.0}, {-0x1p63f, 0x1p53f, 0x1p53f, 0x1p63f, -5.0f});
     make(DType::UInt64, std::vector<uint64_t>{0, UINT64_MAX, (uint64_t(1) << 63) + 1024},
          {0.0, 0x1p64, 0x1p63}, {0.0f, 0x1p64f, 0x1p63f});
     // Bool: any non-zero byte is true.
@@ -142,8 +137,8 @@ void TestConvertBulk::bulkIntegersToFloating()
         faultline::convertToDouble(c.type, c.bytes.data(), d.data(), n);
         faultline::convertToFloat(c.type, c.bytes.data(), f.data(), n);
         for (size_t i = 0; i < n; ++i) {
-            const QString where = QString::fromLatin1(faultline::dtypeName(c.type).data()) + " #" +
-                                  QString::number(i);
+            const QString where =
+                QString::fromLatin1(faultline::dtypeName(c.type).data()) + " #" + QString::number(i);
             CHECK_OR_FAIL(d[i] == c.asDouble[i], qPrintable(where + " double " + describe(d[i])));
             CHECK_OR_FAIL(f[i] == c.asFloat[i], qPrintable(where + " float " + describe(f[i])));
         }
@@ -164,41 +159,83 @@ void TestConvertBulk::bulkToInteger_data()
     const Row rows[] = {
         {Int8, 127.4, "127"},
         {Int8, 127.5, "127"},  // rounds to 128, saturates
-        {Int8, 126.5, "126"}, {Int8, -128.5, "-128"}, {Int8, -129.0, "-128"}, {Int8, 1e10, "127"},
-        {Int8, kInf, "127"}, {Int8, -kInf, "-128"}, {Int8, kNaN, "0"}, {Int8, -kNaN, "0"},
-        {Int8, -0.0, "0"}, {Int8, 0.5, "0"}, {Int8, 1.5, "2"}, {Int8, 2.5, "2"}, {Int8, 3.5, "4"},
-        {Int8, -2.5, "-2"}, {Int8, -3.5, "-4"}, {Int8, -0.5, "0"}, {Int8, 0.49999999999999994, "0"},
+        {Int8, 126.5, "126"},
+        {Int8, -128.5, "-128"},
+        {Int8, -129.0, "-128"},
+        {Int8, 1e10, "127"},
+        {Int8, kInf, "127"},
+        {Int8, -kInf, "-128"},
+        {Int8, kNaN, "0"},
+        {Int8, -kNaN, "0"},
+        {Int8, -0.0, "0"},
+        {Int8, 0.5, "0"},
+        {Int8, 1.5, "2"},
+        {Int8, 2.5, "2"},
+        {Int8, 3.5, "4"},
+        {Int8, -2.5, "-2"},
+        {Int8, -3.5, "-4"},
+        {Int8, -0.5, "0"},
+        {Int8, 0.49999999999999994, "0"},
         {Int8, 2.5000000000000004, "3"},
-        {UInt8, 255.4, "255"}, {UInt8, 255.5, "255"}, {UInt8, 254.5, "254"}, {UInt8, -0.5, "0"},
-        {UInt8, -0.7, "0"}, {UInt8, -1.0, "0"}, {UInt8, 300.0, "255"}, {UInt8, -kInf, "0"},
+        {UInt8, 255.4, "255"},
+        {UInt8, 255.5, "255"},
+        {UInt8, 254.5, "254"},
+        {UInt8, -0.5, "0"},
+        {UInt8, -0.7, "0"},
+        {UInt8, -1.0, "0"},
+        {UInt8, 300.0, "255"},
+        {UInt8, -kInf, "0"},
         {UInt8, kNaN, "0"},
-        {Int16, 32767.5, "32767"}, {Int16, -32768.5, "-32768"}, {Int16, 40000.0, "32767"},
+        {Int16, 32767.5, "32767"},
+        {Int16, -32768.5, "-32768"},
+        {Int16, 40000.0, "32767"},
         {Int16, -1234.5, "-1234"},
-        {UInt16, 65535.5, "65535"}, {UInt16, 65534.5, "65534"}, {UInt16, 70000.0, "65535"},
-        {Int32, 2147483647.0, "2147483647"}, {Int32, 2147483647.5, "2147483647"},
-        {Int32, 2147483646.5, "2147483646"}, {Int32, 2147483648.0, "2147483647"},
-        {Int32, -2147483648.0, "-2147483648"}, {Int32, -2147483648.5, "-2147483648"},
-        {Int32, -2147483649.0, "-2147483648"}, {Int32, 1e20, "2147483647"},
-        {Int32, 8388607.5, "8388608"}, {Int32, 8388606.5, "8388606"},
-        {Int32, -8388607.5, "-8388608"}, {Int32, 16777216.0, "16777216"},
-        {UInt32, 4294967295.5, "4294967295"}, {UInt32, 4294967294.5, "4294967294"},
-        {UInt32, 4294967296.0, "4294967295"}, {UInt32, -1.0, "0"},
+        {UInt16, 65535.5, "65535"},
+        {UInt16, 65534.5, "65534"},
+        {UInt16, 70000.0, "65535"},
+        {Int32, 2147483647.0, "2147483647"},
+        {Int32, 2147483647.5, "2147483647"},
+        {Int32, 2147483646.5, "2147483646"},
+        {Int32, 2147483648.0, "2147483647"},
+        {Int32, -2147483648.0, "-2147483648"},
+        {Int32, -2147483648.5, "-2147483648"},
+        {Int32, -2147483649.0, "-2147483648"},
+        {Int32, 1e20, "2147483647"},
+        {Int32, 8388607.5, "8388608"},
+        {Int32, 8388606.5, "8388606"},
+        {Int32, -8388607.5, "-8388608"},
+        {Int32, 16777216.0, "16777216"},
+        {UInt32, 4294967295.5, "4294967295"},
+        {UInt32, 4294967294.5, "4294967294"},
+        {UInt32, 4294967296.0, "4294967295"},
+        {UInt32, -1.0, "0"},
         {UInt32, 3000000000.0, "3000000000"},
-        {Int64, 9.3e18, "9223372036854775807"}, {Int64, 0x1p63, "9223372036854775807"},
-        {Int64, -0x1p63, "-9223372036854775808"}, {Int64, -1e19, "-9223372036854775808"},
+        {Int64, 9.3e18, "9223372036854775807"},
+        {Int64, 0x1p63, "9223372036854775807"},
+        {Int64, -0x1p63, "-9223372036854775808"},
+        {Int64, -1e19, "-9223372036854775808"},
         {Int64, 9223372036854774784.0, "9223372036854774784"},  // 2^63 - 1024
-        {Int64, 4503599627370495.5, "4503599627370496"},  // 2^52 - 0.5: tie to even
+        {Int64, 4503599627370495.5, "4503599627370496"},        // 2^52 - 0.5: tie to even
         {Int64, 4503599627370494.5, "4503599627370494"},
         {Int64, -4503599627370495.5, "-4503599627370496"},
-        {Int64, 4503599627370497.0, "4503599627370497"}, {Int64, kInf, "9223372036854775807"},
+        {Int64, 4503599627370497.0, "4503599627370497"},
+        {Int64, kInf, "9223372036854775807"},
         {Int64, kNaN, "0"},
         {UInt64, 0x1p64, "18446744073709551615"},
         {UInt64, 18446744073709549568.0, "18446744073709549568"},  // 2^64 - 2048
         {UInt64, 18446742974197923840.0, "18446742974197923840"},  // 2^64 - 2^40 (float)
-        {UInt64, 0x1p63, "9223372036854775808"}, {UInt64, -0.7, "0"}, {UInt64, -1e30, "0"},
-        {UInt64, 1e30, "18446744073709551615"}, {UInt64, 1.5, "2"},
-        {Bool, 0.0, "0"}, {Bool, -0.0, "0"}, {Bool, kNaN, "1"}, {Bool, 1e-300, "1"},
-        {Bool, -kInf, "1"}, {Bool, 0.5, "1"}, {Bool, -3.0, "1"},
+        {UInt64, 0x1p63, "9223372036854775808"},
+        {UInt64, -0.7, "0"},
+        {UInt64, -1e30, "0"},
+        {UInt64, 1e30, "18446744073709551615"},
+        {UInt64, 1.5, "2"},
+        {Bool, 0.0, "0"},
+        {Bool, -0.0, "0"},
+        {Bool, kNaN, "1"},
+        {Bool, 1e-300, "1"},
+        {Bool, -kInf, "1"},
+        {Bool, 0.5, "1"},
+        {Bool, -3.0, "1"},
     };
     for (const Row& r : rows)
         QTest::addRow("%s %.17g", faultline::dtypeName(r.type).data(), r.value)

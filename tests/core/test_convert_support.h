@@ -19,8 +19,8 @@ using faultline::DType;
 Q_DECLARE_METATYPE(faultline::DType)
 
 // Like QVERIFY2, but builds the message only on failure (the loops below run a million times).
-#define CHECK_OR_FAIL(condition, message)                   \
-    do {                                                    \
+#define CHECK_OR_FAIL(condition, message)                      \
+    do {                                                       \
         if (!(condition)) QFAIL(qPrintable(QString(message))); \
     } while (0)
 
@@ -46,10 +46,7 @@ struct Codec {
     uint32_t patternCount() const { return 1u << totalBits(); }
     uint32_t signBit() const { return 1u << (expBits + manBits); }
     // Largest positive finite pattern; the next pattern is the overflow result (inf or NaN).
-    uint32_t maxFinite() const
-    {
-        return fn ? signBit() - 2 : (((1u << expBits) - 1) << manBits) - 1;
-    }
+    uint32_t maxFinite() const { return fn ? signBit() - 2 : (((1u << expBits) - 1) << manBits) - 1; }
 };
 
 const Codec kCodecs[] = {
@@ -181,4 +178,3 @@ inline void addCodecRows()
     QTest::addColumn<QString>("codec");
     for (const Codec& c : kCodecs) QTest::newRow(c.name) << QString::fromLatin1(c.name);
 }
-

@@ -60,7 +60,6 @@ private slots:
         QVERIFY(r->noDevicesReason().empty());
     }
 
-
     void writesWhatItReads()
     {
         // deviceReportJson is the worker's side of the one schema: every field survives the trip.
@@ -108,8 +107,8 @@ private slots:
     {
         DeviceReport r;
         const std::vector<std::pair<int, std::string>> gpus = {
-            {0, "H200, 132 SMs"}, {1, "H100, 132 SMs"}, {2, "H200, 132 SMs"}, {3, ""}, {4, "H100, 132 SMs"},
-            {5, "H200, 132 SMs"}, {6, "L4, 58 SMs"}, {7, ""}};
+            {0, "H200, 132 SMs"}, {1, "H100, 132 SMs"}, {2, "H200, 132 SMs"}, {3, ""},
+            {4, "H100, 132 SMs"}, {5, "H200, 132 SMs"}, {6, "L4, 58 SMs"},    {7, ""}};
         for (const auto& [index, key] : gpus) {
             LocalGpu g;
             g.index = index;
@@ -126,7 +125,8 @@ private slots:
     {
         QTest::addColumn<QString>("nvml");
         QTest::addColumn<bool>("attention");
-        QTest::newRow("corrected only") << R"({"ecc_corrected_volatile":100,"ecc_corrected_aggregate":900})" << false;
+        QTest::newRow("corrected only")
+            << R"({"ecc_corrected_volatile":100,"ecc_corrected_aggregate":900})" << false;
         QTest::newRow("uncorrected volatile") << R"({"ecc_uncorrected_volatile":1})" << true;
         QTest::newRow("uncorrected aggregate") << R"({"ecc_uncorrected_aggregate":3})" << true;
         QTest::newRow("uncorrectable remap") << R"({"remapped_rows_uncorrectable":1})" << true;
@@ -139,7 +139,8 @@ private slots:
     {
         QFETCH(QString, nvml);
         QFETCH(bool, attention);
-        const std::string doc = R"({"cuda_built":true,"gpus":[{"index":0,"nvml":)" + nvml.toStdString() + "}]}";
+        const std::string doc =
+            R"({"cuda_built":true,"gpus":[{"index":0,"nvml":)" + nvml.toStdString() + "}]}";
         auto r = parseDeviceReport(doc, "worker");
         QVERIFY2(r.ok(), r.ok() ? "" : r.message().c_str());
         QVERIFY(r->gpus.at(0).health);
@@ -152,7 +153,8 @@ private slots:
             R"json({"cuda_built":true,"cuda_available":false,"cuda_error":"CUDA: cudaGetDeviceCount: insufficient driver (35)","gpus":[]})json",
             "worker");
         QVERIFY(noDriver.ok());
-        QCOMPARE(noDriver->noDevicesReason(), std::string("CUDA: cudaGetDeviceCount: insufficient driver (35)"));
+        QCOMPARE(noDriver->noDevicesReason(),
+                 std::string("CUDA: cudaGetDeviceCount: insufficient driver (35)"));
         auto none = parseDeviceReport(R"({"cuda_built":true,"cuda_available":true,"gpus":[]})", "worker");
         QVERIFY(none.ok());
         QCOMPARE(none->noDevicesReason(), std::string("the CUDA runtime reports none"));
@@ -182,7 +184,8 @@ private slots:
         QFETCH(QString, doc);
         auto r = parseDeviceReport(doc.toStdString(), "/usr/bin/faultline-worker");
         QVERIFY(!r.ok());
-        QVERIFY2(r.message().rfind("/usr/bin/faultline-worker: malformed device report", 0) == 0, r.message().c_str());
+        QVERIFY2(r.message().rfind("/usr/bin/faultline-worker: malformed device report", 0) == 0,
+                 r.message().c_str());
     }
 
     void formatsGiB()

@@ -37,8 +37,8 @@ void TestDType::canonicalNames_data()
     QTest::addColumn<bool>("floating");
     QTest::addColumn<bool>("signedInteger");
 
-    auto row = [](DType t, const char* name, unsigned size, unsigned e, unsigned m, bool sign,
-                  bool floating, bool signedInt) {
+    auto row = [](DType t, const char* name, unsigned size, unsigned e, unsigned m, bool sign, bool floating,
+                  bool signedInt) {
         QTest::newRow(name) << t << QString::fromLatin1(name) << size << e << m << sign << floating
                             << signedInt;
     };
@@ -183,10 +183,7 @@ void TestDType::bitFieldNames()
     QCOMPARE(unsigned(fields.size()), faultline::bitLayout(type).totalBits);
     for (unsigned bit = 0; bit < unsigned(fields.size()); ++bit) {
         const QChar c = fields.at(fields.size() - 1 - int(bit));
-        const char* expected = c == 's'   ? "sign"
-                               : c == 'e' ? "exponent"
-                               : c == 'm' ? "mantissa"
-                                          : "value";
+        const char* expected = c == 's' ? "sign" : c == 'e' ? "exponent" : c == 'm' ? "mantissa" : "value";
         QCOMPARE(std::string(faultline::bitFieldName(type, bit)), std::string(expected));
     }
 }

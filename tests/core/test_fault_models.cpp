@@ -87,12 +87,18 @@ private slots:
     {
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("phrase");
-        QTest::newRow("unknown model") << "sim:melt" << "unknown fault model 'melt'";
-        QTest::newRow("unknown param") << "sim:flip:colour=red" << "unknown parameter 'colour'";
-        QTest::newRow("not a number") << "sim:flip:rate=lots" << "is not a number";
-        QTest::newRow("rate range") << "sim:flip:rate=2" << "rate must be in [0, 1]";
-        QTest::newRow("lane") << "sim:stuck-bit:lane=40" << "lane must be below lanes";
-        QTest::newRow("k of n") << "sim:flip:k=4,n=3" << "k <= n";
+        QTest::newRow("unknown model") << "sim:melt"
+                                       << "unknown fault model 'melt'";
+        QTest::newRow("unknown param") << "sim:flip:colour=red"
+                                       << "unknown parameter 'colour'";
+        QTest::newRow("not a number") << "sim:flip:rate=lots"
+                                      << "is not a number";
+        QTest::newRow("rate range") << "sim:flip:rate=2"
+                                    << "rate must be in [0, 1]";
+        QTest::newRow("lane") << "sim:stuck-bit:lane=40"
+                              << "lane must be below lanes";
+        QTest::newRow("k of n") << "sim:flip:k=4,n=3"
+                                << "k <= n";
     }
     void modelErrors()
     {
@@ -274,9 +280,11 @@ private slots:
         for (uint32_t rep = 0; rep < 3; ++rep) {
             runs.push_back(run("cpu", 0, rep, RunOutcome::Ok));
             runs.push_back(run("cpu", 1, rep, RunOutcome::Ok));
-            runs.push_back(run("sim:bad", 0, rep, RunOutcome::Mismatch, "x" + std::to_string(rep)));  // reproduces, alone
+            runs.push_back(run("sim:bad", 0, rep, RunOutcome::Mismatch,
+                               "x" + std::to_string(rep)));  // reproduces, alone
             runs.push_back(run("sim:bad", 1, rep, RunOutcome::Ok));
-            runs.push_back(run("sim:flaky", 0, rep, rep == 1 ? RunOutcome::Mismatch : RunOutcome::Ok));  // once
+            runs.push_back(
+                run("sim:flaky", 0, rep, rep == 1 ? RunOutcome::Mismatch : RunOutcome::Ok));  // once
             runs.push_back(run("sim:flaky", 1, rep, RunOutcome::Ok));
         }
         const std::vector<std::string> labels = {"cpu", "sim:bad", "sim:flaky"};

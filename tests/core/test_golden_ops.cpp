@@ -435,7 +435,8 @@ private slots:
             // The exact result, rounded once to the dtype (what PyTorch's CPU and CUDA kernels
             // produce), is inside the bound; the golden value is the one float operation, rounded.
             std::vector<double> d(x.size());
-            for (size_t i = 0; i < x.size(); ++i) d[i] = mul ? double(x[i]) * double(y[i]) : double(x[i]) + double(y[i]);
+            for (size_t i = 0; i < x.size(); ++i)
+                d[i] = mul ? double(x[i]) * double(y[i]) : double(x[i]) + double(y[i]);
             expectInside(roundedTo(t, d), golden, bound, "double");
             const auto got = floats(golden);
             for (size_t i = 0; i < x.size(); ++i) {

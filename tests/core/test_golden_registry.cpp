@@ -88,7 +88,9 @@ private slots:
                               << int(DType::Float32) << QList<int>{7, 1};
         QTest::newRow("add") << "add" << std::vector<HostTensor>{f32({2, 2}), f32({2, 2})} << OpParams{}
                              << int(DType::Float32) << QList<int>{2, 2};
-        QTest::newRow("mul") << "mul" << std::vector<HostTensor>{zeros(DType::BFloat16, {3, 4}), zeros(DType::BFloat16, {3, 4})}
+        QTest::newRow("mul") << "mul"
+                             << std::vector<HostTensor>{zeros(DType::BFloat16, {3, 4}),
+                                                        zeros(DType::BFloat16, {3, 4})}
                              << OpParams{} << int(DType::BFloat16) << QList<int>{3, 4};
         QTest::newRow("attention") << "attention"
                                    << std::vector<HostTensor>{f32({2, 4, 10, 16}), f32({2, 4, 12, 16}),

@@ -12,11 +12,11 @@
 #include <random>
 #include <thread>
 
-#include "support/TestSupport.h"
 #include "core/TensorFile.h"
 #include "core/io/FlatRange.h"
 #include "core/io/Hdf5File.h"
 #include "core/io/SnapshotWriter.h"
+#include "support/TestSupport.h"
 
 using namespace faultline;
 
@@ -28,10 +28,10 @@ namespace {
 const std::vector<uint32_t> kF32Specials = {
     0x00000000, 0x80000000, 0x00000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000, 0xFF800000,
     0x7F800001, 0x7FC00000, 0x7FC12345, 0xFFC00001, 0x3F800000, 0xBF800000, 0x3EAAAAAB, 0x80000001};
-const std::vector<uint64_t> kF64Specials = {
-    0x0000000000000000, 0x8000000000000000, 0x0000000000000001, 0x000FFFFFFFFFFFFF,
-    0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000,
-    0x7FF0000000000001, 0x7FF8000000000000, 0x7FF8DEADBEEF0001, 0x3FF0000000000000};
+const std::vector<uint64_t> kF64Specials = {0x0000000000000000, 0x8000000000000000, 0x0000000000000001,
+                                            0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
+                                            0x7FF0000000000000, 0xFFF0000000000000, 0x7FF0000000000001,
+                                            0x7FF8000000000000, 0x7FF8DEADBEEF0001, 0x3FF0000000000000};
 const std::vector<uint8_t> kBools = {1, 0, 1, 1, 0};
 constexpr uint64_t kChunkedElements = 7 * 11 * 13;
 
@@ -111,7 +111,8 @@ private slots:
 
     void flatRangeBoxesCoverExactlyInOrder()
     {
-        const std::vector<std::vector<uint64_t>> shapes = {{5}, {3, 4}, {2, 3, 4}, {3, 1, 4, 2}, {1, 1, 1}, {2, 5, 1, 3}};
+        const std::vector<std::vector<uint64_t>> shapes = {{5},          {3, 4},    {2, 3, 4},
+                                                           {3, 1, 4, 2}, {1, 1, 1}, {2, 5, 1, 3}};
         for (const auto& dims : shapes) {
             const uint64_t total = *checkedElementCount(dims);
             for (uint64_t first = 0; first <= total; ++first)
@@ -158,11 +159,13 @@ private slots:
     void listsTensorsDepthFirstByName()
     {
         const std::vector<std::string> expected = {
-            "a/b/c/weight", "bf16/custom", "bf16/custom_be", "bf16/opaque", "bf16/uint16_attr", "bool/enum",
-            "bool/uint8_attr", "chunked/gzip", "chunked/int64", "chunked/plain", "empty/f32", "empty/three_d",
-            "float/f16", "float/f16_be", "float/f32", "float/f32_be", "float/f64", "fp8/float8_e4m3fn",
-            "fp8/float8_e5m2", "huge", "int/int16", "int/int32", "int/int32_be", "int/int64", "int/int8",
-            "int/uint16", "int/uint32", "int/uint64", "int/uint8", "scalar/f64", "scalar/i32"};
+            "a/b/c/weight", "bf16/custom",     "bf16/custom_be",    "bf16/opaque",     "bf16/uint16_attr",
+            "bool/enum",    "bool/uint8_attr", "chunked/gzip",      "chunked/int64",   "chunked/plain",
+            "empty/f32",    "empty/three_d",   "float/f16",         "float/f16_be",    "float/f32",
+            "float/f32_be", "float/f64",       "fp8/float8_e4m3fn", "fp8/float8_e5m2", "huge",
+            "int/int16",    "int/int32",       "int/int32_be",      "int/int64",       "int/int8",
+            "int/uint16",   "int/uint32",      "int/uint64",        "int/uint8",       "scalar/f64",
+            "scalar/i32"};
         QCOMPARE(names(*m_file), expected);
         QCOMPARE(m_file->format(), FileFormat::Snapshot);
         QCOMPARE(m_file->path(), m_conventions);
@@ -218,7 +221,8 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::addColumn<QByteArray>("expected");
         const QByteArray u16 = bytesOf(all16());
-        for (const char* n : {"bf16/custom", "bf16/custom_be", "bf16/uint16_attr", "bf16/opaque", "float/f16", "float/f16_be"})
+        for (const char* n : {"bf16/custom", "bf16/custom_be", "bf16/uint16_attr", "bf16/opaque", "float/f16",
+                              "float/f16_be"})
             QTest::addRow("%s", n) << QString(n) << u16;
         const QByteArray u8 = bytesOf(iota<uint8_t>(256));
         QTest::addRow("e4m3fn") << QString("fp8/float8_e4m3fn") << u8;
@@ -228,13 +232,17 @@ private slots:
         QTest::addRow("f64") << QString("float/f64") << bytesOf(kF64Specials);
         QTest::addRow("int8") << QString("int/int8") << bytesOf(std::vector<int8_t>{-128, -1, 0, 1, 127});
         QTest::addRow("uint8") << QString("int/uint8") << bytesOf(std::vector<uint8_t>{0, 1, 254, 255});
-        QTest::addRow("int16") << QString("int/int16") << bytesOf(std::vector<int16_t>{-32768, -1, 0, 1, 32767});
-        QTest::addRow("uint16") << QString("int/uint16") << bytesOf(std::vector<uint16_t>{0, 1, 65534, 65535});
+        QTest::addRow("int16") << QString("int/int16")
+                               << bytesOf(std::vector<int16_t>{-32768, -1, 0, 1, 32767});
+        QTest::addRow("uint16") << QString("int/uint16")
+                                << bytesOf(std::vector<uint16_t>{0, 1, 65534, 65535});
         const std::vector<int32_t> i32 = {INT32_MIN, -1, 0, 1, INT32_MAX};
         QTest::addRow("int32") << QString("int/int32") << bytesOf(i32);
         QTest::addRow("int32_be") << QString("int/int32_be") << bytesOf(i32);
-        QTest::addRow("uint32") << QString("int/uint32") << bytesOf(std::vector<uint32_t>{0, 1, UINT32_MAX - 1, UINT32_MAX});
-        QTest::addRow("int64") << QString("int/int64") << bytesOf(std::vector<int64_t>{INT64_MIN, -1, 0, 1, INT64_MAX});
+        QTest::addRow("uint32") << QString("int/uint32")
+                                << bytesOf(std::vector<uint32_t>{0, 1, UINT32_MAX - 1, UINT32_MAX});
+        QTest::addRow("int64") << QString("int/int64")
+                               << bytesOf(std::vector<int64_t>{INT64_MIN, -1, 0, 1, INT64_MAX});
         QTest::addRow("uint64") << QString("int/uint64")
                                 << bytesOf(std::vector<uint64_t>{0, 1, uint64_t(1) << 63, UINT64_MAX});
         QTest::addRow("bool enum") << QString("bool/enum") << bytesOf(kBools);
@@ -308,7 +316,8 @@ private slots:
     {
         const auto& w = m_file->warnings();
         auto count = [&](const char* needle) {
-            return std::count_if(w.begin(), w.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+            return std::count_if(w.begin(), w.end(),
+                                 [&](const std::string& s) { return s.find(needle) != std::string::npos; });
         };
         QCOMPARE(count("skipped 2 datasets that are not tensors: compound type"), 1);
         QCOMPARE(count("compound"), 1);
@@ -389,8 +398,8 @@ private slots:
                                  "fp8/float8_e4m3fn", "chunked/plain"})
             QVERIFY2(isMapped(name), name);
         // Byte-swapped on read, compressed or chunked, scalars, never-written: read() only.
-        for (const char* name : {"float/f16_be", "float/f32_be", "bf16/custom_be", "chunked/gzip", "chunked/int64",
-                                 "scalar/f64", "empty/f32", "huge"})
+        for (const char* name : {"float/f16_be", "float/f32_be", "bf16/custom_be", "chunked/gzip",
+                                 "chunked/int64", "scalar/f64", "empty/f32", "huge"})
             QVERIFY2(!isMapped(name), name);
         QVERIFY(mapped >= 6);
     }
@@ -399,17 +408,30 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("problem");
-        QTest::addRow("random bytes") << "random.h5" << "not a tensor file";
-        QTest::addRow("signature then garbage") << "signature_only.h5" << "cannot open as HDF5";
-        QTest::addRow("truncated") << "truncated.h5" << "truncated";
-        QTest::addRow("empty") << "empty.h5" << "empty file";
-        QTest::addRow("missing") << "missing.h5" << "no such file";
-        QTest::addRow("external link") << "external_link.h5" << "external link 'ext' points into another file ('other.h5'";
-        QTest::addRow("dangling soft link") << "dangling_soft.h5" << "soft link 'g/dangling' points to '/nowhere'";
-        QTest::addRow("external storage") << "external_storage.h5" << "dataset 'outside' keeps its data in 1 external file";
-        QTest::addRow("virtual dataset") << "virtual.h5" << "dataset 'virtual' is a virtual dataset";
-        QTest::addRow("element overflow") << "overflow.h5" << "dataset 'too_many': shape [1099511627776, 1099511627776] has more elements than fit in 64 bits";
-        QTest::addRow("byte overflow") << "overflow_bytes.h5" << "dataset 'too_many_bytes': shape [2147483648, 2147483648] has more bytes than fit in 64 bits";
+        QTest::addRow("random bytes") << "random.h5"
+                                      << "not a tensor file";
+        QTest::addRow("signature then garbage") << "signature_only.h5"
+                                                << "cannot open as HDF5";
+        QTest::addRow("truncated") << "truncated.h5"
+                                   << "truncated";
+        QTest::addRow("empty") << "empty.h5"
+                               << "empty file";
+        QTest::addRow("missing") << "missing.h5"
+                                 << "no such file";
+        QTest::addRow("external link") << "external_link.h5"
+                                       << "external link 'ext' points into another file ('other.h5'";
+        QTest::addRow("dangling soft link") << "dangling_soft.h5"
+                                            << "soft link 'g/dangling' points to '/nowhere'";
+        QTest::addRow("external storage") << "external_storage.h5"
+                                          << "dataset 'outside' keeps its data in 1 external file";
+        QTest::addRow("virtual dataset") << "virtual.h5"
+                                         << "dataset 'virtual' is a virtual dataset";
+        QTest::addRow("element overflow") << "overflow.h5"
+                                          << "dataset 'too_many': shape [1099511627776, 1099511627776] has "
+                                             "more elements than fit in 64 bits";
+        QTest::addRow("byte overflow")
+            << "overflow_bytes.h5"
+            << "dataset 'too_many_bytes': shape [2147483648, 2147483648] has more bytes than fit in 64 bits";
     }
     void badFiles()
     {
@@ -525,7 +547,10 @@ private slots:
         options.chunkShape = {2, 3, 4};
         QVERIFY(writer->beginTensor("deep/stream", DType::Float32, {7, 11, 13}, options).ok());
         for (uint64_t first = 0; first < kChunkedElements; first += 97)
-            QVERIFY(writer->appendElements(values.data() + first, std::min<uint64_t>(97, kChunkedElements - first)).ok());
+            QVERIFY(
+                writer
+                    ->appendElements(values.data() + first, std::min<uint64_t>(97, kChunkedElements - first))
+                    .ok());
         QVERIFY(writer->endTensor().ok());
         // Out of order, with gaps that read back as zero.
         QVERIFY(writer->beginTensor("sparse", DType::Int32, {4, 4}).ok());
@@ -603,16 +628,32 @@ private slots:
         TensorWriteOptions options;
         Status s;
         switch (which) {
-        case 0: s = writer->writeTensor("a/../b", DType::Float32, {4}, data); break;
-        case 1: options.chunkShape = {2, 2}; s = writer->writeTensor("x", DType::Float32, {4}, data, options); break;
-        case 2: options.chunkShape = {8}; s = writer->writeTensor("x", DType::Float32, {4}, data, options); break;
-        case 3:
-            QVERIFY(writer->writeTensor("x", DType::Float32, {4}, data).ok());
-            s = writer->writeTensor("x", DType::Float32, {4}, data);
-            break;
-        case 4: options.attributes["dtype"] = std::string("float16"); s = writer->writeTensor("x", DType::Float32, {4}, data, options); break;
-        case 5: s = writer->beginTensor("x", DType::Float32, {uint64_t(1) << 40, uint64_t(1) << 40}); break;
-        case 6: options.gzipLevel = 12; s = writer->writeTensor("x", DType::Float32, {4}, data, options); break;
+            case 0:
+                s = writer->writeTensor("a/../b", DType::Float32, {4}, data);
+                break;
+            case 1:
+                options.chunkShape = {2, 2};
+                s = writer->writeTensor("x", DType::Float32, {4}, data, options);
+                break;
+            case 2:
+                options.chunkShape = {8};
+                s = writer->writeTensor("x", DType::Float32, {4}, data, options);
+                break;
+            case 3:
+                QVERIFY(writer->writeTensor("x", DType::Float32, {4}, data).ok());
+                s = writer->writeTensor("x", DType::Float32, {4}, data);
+                break;
+            case 4:
+                options.attributes["dtype"] = std::string("float16");
+                s = writer->writeTensor("x", DType::Float32, {4}, data, options);
+                break;
+            case 5:
+                s = writer->beginTensor("x", DType::Float32, {uint64_t(1) << 40, uint64_t(1) << 40});
+                break;
+            case 6:
+                options.gzipLevel = 12;
+                s = writer->writeTensor("x", DType::Float32, {4}, data, options);
+                break;
         }
         QVERIFY(!s.ok());
         QVERIFY2(s.message().rfind(path + ": ", 0) == 0, s.message().c_str());
@@ -660,7 +701,8 @@ private slots:
         QVERIFY(w->beginTensor("streamed", DType::Float32, {7, 11, 13}, gz).ok());
         const std::vector<float> values = iota<float>(kChunkedElements);
         for (uint64_t first = 0; first < kChunkedElements; first += 50)
-            QVERIFY(w->appendElements(values.data() + first, std::min<uint64_t>(50, kChunkedElements - first)).ok());
+            QVERIFY(w->appendElements(values.data() + first, std::min<uint64_t>(50, kChunkedElements - first))
+                        .ok());
         QVERIFY(w->endTensor().ok());
         const double scalar = 3.5;
         QVERIFY(w->writeTensor("scalar", DType::Float64, {}, &scalar).ok());

@@ -34,8 +34,9 @@ private slots:
     void traceAndPair()
     {
         std::vector<double> fractions;
-        auto opened = openIncident({m_trace, m_suspect, m_reference},
-                                   [&](double f, const std::string&) { fractions.push_back(f); }, nullptr);
+        auto opened = openIncident(
+            {m_trace, m_suspect, m_reference}, [&](double f, const std::string&) { fractions.push_back(f); },
+            nullptr);
         QVERIFY2(opened.ok(), opened.ok() ? "" : opened.message().c_str());
         QCOMPARE(opened->suspectLabel, std::string("gpu1"));  // role "suspect"
         QVERIFY(opened->bisect);
@@ -64,7 +65,8 @@ private slots:
     {
         auto twoTraces = openIncident({m_trace, m_trace}, {}, nullptr);
         QVERIFY(!twoTraces.ok());
-        QVERIFY2(twoTraces.message().find("a second trace") != std::string::npos, twoTraces.message().c_str());
+        QVERIFY2(twoTraces.message().find("a second trace") != std::string::npos,
+                 twoTraces.message().c_str());
         QVERIFY2(twoTraces.message().find(m_trace) == 0, twoTraces.message().c_str());
         auto nothing = openIncident({}, {}, nullptr);
         QVERIFY(!nothing.ok());

@@ -64,7 +64,8 @@ private slots:
 
     void opVocabulary()
     {
-        for (const char* op : {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "mul", "attention", "all_reduce"})
+        for (const char* op : {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "mul",
+                               "attention", "all_reduce"})
             QVERIFY2(isKnownTraceOp(op), op);
         QVERIFY(!isKnownTraceOp("fused_magic"));
         QVERIFY(!isKnownTraceOp(""));
@@ -177,15 +178,25 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("problem");
-        QTest::addRow("newer") << "newer.h5" << "written by a newer Faultline (trace version 2; this build reads up to 1)";
-        QTest::addRow("no format") << "no_format.h5" << "not a Faultline trace (no faultline_format attribute)";
-        QTest::addRow("wrong format") << "wrong_format.h5" << "faultline_format is 'snapshot'";
-        QTest::addRow("no version") << "no_version.h5" << "no faultline_version";
-        QTest::addRow("missing tensor") << "missing_tensor.h5" << "'ops/000000' (gemm): input 'ghost' is not a tensor under /tensors";
-        QTest::addRow("bad op group name") << "bad_op_name.h5" << "'ops/first': op group names must be numbers";
-        QTest::addRow("no op attribute") << "no_op_attr.h5" << "'ops/000000' has no string attribute 'op'";
-        QTest::addRow("bad output name") << "bad_output_name.h5" << "'ops/000000/outputs/gpu0/first': output names must be numbers";
-        QTest::addRow("missing file") << "nothing_here.h5" << "no such file";
+        QTest::addRow("newer") << "newer.h5"
+                               << "written by a newer Faultline (trace version 2; this build reads up to 1)";
+        QTest::addRow("no format") << "no_format.h5"
+                                   << "not a Faultline trace (no faultline_format attribute)";
+        QTest::addRow("wrong format") << "wrong_format.h5"
+                                      << "faultline_format is 'snapshot'";
+        QTest::addRow("no version") << "no_version.h5"
+                                    << "no faultline_version";
+        QTest::addRow("missing tensor")
+            << "missing_tensor.h5"
+            << "'ops/000000' (gemm): input 'ghost' is not a tensor under /tensors";
+        QTest::addRow("bad op group name") << "bad_op_name.h5"
+                                           << "'ops/first': op group names must be numbers";
+        QTest::addRow("no op attribute") << "no_op_attr.h5"
+                                         << "'ops/000000' has no string attribute 'op'";
+        QTest::addRow("bad output name") << "bad_output_name.h5"
+                                         << "'ops/000000/outputs/gpu0/first': output names must be numbers";
+        QTest::addRow("missing file") << "nothing_here.h5"
+                                      << "no such file";
     }
     void errors()
     {
@@ -207,8 +218,10 @@ private slots:
         QVERIFY(w->setAttribute("model", std::string("llama-tiny")).ok());
         QVERIFY(w->setAttribute("step", int64_t(1200)).ok());
 
-        TraceDevice gpu0{"gpu0", "NVIDIA A100", "GPU-1234", "1320", "00000000:07:00.0", "535.104", "suspect", {{"node", "n17"}}};
-        TraceDevice gpu1{"gpu1", "NVIDIA A100", "GPU-5678", "1321", "00000000:0A:00.0", "535.104", "reference", {}};
+        TraceDevice gpu0{"gpu0",    "NVIDIA A100", "GPU-1234",       "1320", "00000000:07:00.0",
+                         "535.104", "suspect",     {{"node", "n17"}}};
+        TraceDevice gpu1{"gpu1",    "NVIDIA A100", "GPU-5678", "1321", "00000000:0A:00.0",
+                         "535.104", "reference",   {}};
         QVERIFY(w->addDevice(gpu0).ok());
         QVERIFY(w->addDevice(gpu1).ok());
 
@@ -230,12 +243,16 @@ private slots:
         gemm.inputs = {"a", "b"};
         gemm.name = "layers.0.mlp.fc1";
         gemm.phase = "forward";
-        gemm.params = {{"trans_a", int64_t(0)}, {"trans_b", int64_t(1)}, {"alpha", 1.5}, {"beta", 0.0},
+        gemm.params = {{"trans_a", int64_t(0)},
+                       {"trans_b", int64_t(1)},
+                       {"alpha", 1.5},
+                       {"beta", 0.0},
                        {"out_dtype", std::string("float32")}};
         const std::vector<float> d = iota<float>(8);
         const std::vector<float> d2 = iota<float>(8, 0.5f);
-        QVERIFY(w->addOp(gemm, {{"gpu0", {{DType::Float32, {2, 4}, d.data()}, {DType::Float32, {2, 4}, d2.data()}}},
-                                {"gpu1", {{DType::Float32, {2, 4}, d.data()}}}})
+        QVERIFY(w->addOp(gemm,
+                         {{"gpu0", {{DType::Float32, {2, 4}, d.data()}, {DType::Float32, {2, 4}, d2.data()}}},
+                          {"gpu1", {{DType::Float32, {2, 4}, d.data()}}}})
                     .ok());
 
         TraceOp reduce;
@@ -251,7 +268,9 @@ private slots:
         // A streamed output, in pieces.
         QVERIFY(w->beginOutput(12, "gpu1", 0, DType::BFloat16, {256, 256}, gz).ok());
         for (size_t first = 0; first < x.size(); first += 5000)
-            QVERIFY(w->snapshot().appendElements(x.data() + first, std::min<size_t>(5000, x.size() - first)).ok());
+            QVERIFY(w->snapshot()
+                        .appendElements(x.data() + first, std::min<size_t>(5000, x.size() - first))
+                        .ok());
         QVERIFY(w->snapshot().endTensor().ok());
 
         TraceOp layernorm;
@@ -262,7 +281,8 @@ private slots:
         QVERIFY(w->addOp(layernorm).ok());
         QVERIFY(w->close().ok());
 
-        FL_WRITE_FIXTURE(QStringLiteral("write_h5_fixtures.py"), (QStringList{"verify-trace", QString::fromStdString(path)}));
+        FL_WRITE_FIXTURE(QStringLiteral("write_h5_fixtures.py"),
+                         (QStringList{"verify-trace", QString::fromStdString(path)}));
 
         Result<Trace> r = readTrace(path);
         QVERIFY2(r.ok(), r.ok() ? "" : r.message().c_str());
@@ -271,7 +291,8 @@ private slots:
         QCOMPARE(t.warnings.size(), size_t(2));
         QCOMPARE(countContaining(t.warnings, "op 'all_reduce': unknown attribute 'shape_hint'"), size_t(1));
         QCOMPARE(countContaining(t.warnings, "op 'all_reduce': unknown attribute 'weights'"), size_t(1));
-        QCOMPARE(t.attributes, (std::map<std::string, std::string>{{"model", "llama-tiny"}, {"step", "1200"}}));
+        QCOMPARE(t.attributes,
+                 (std::map<std::string, std::string>{{"model", "llama-tiny"}, {"step", "1200"}}));
         QCOMPARE(t.devices.size(), size_t(2));
         const TraceDevice& r0 = t.devices[0];
         QCOMPARE(r0.label, gpu0.label);
@@ -330,7 +351,8 @@ private slots:
         QTest::addRow("unknown output device") << 1 << "output device 'gpu9' was not added";
         QTest::addRow("duplicate op") << 2 << "op 1 added twice";
         QTest::addRow("reserved parameter") << 3 << "parameter name 'inputs' is reserved";
-        QTest::addRow("format attribute") << 4 << "root attribute 'faultline_version' is set by the trace writer";
+        QTest::addRow("format attribute")
+            << 4 << "root attribute 'faultline_version' is set by the trace writer";
         QTest::addRow("bad device label") << 5 << "device label 'a/b'";
         QTest::addRow("output of unknown op") << 6 << "op 7 was not added";
     }
@@ -350,13 +372,30 @@ private slots:
         op.inputs = {"a"};
         Status s;
         switch (which) {
-        case 0: op.inputs = {"ghost"}; s = w->addOp(op); break;
-        case 1: s = w->addOp(op, {{"gpu9", {{DType::Float32, {2}, v}}}}); break;
-        case 2: QVERIFY(w->addOp(op).ok()); s = w->addOp(op); break;
-        case 3: op.params["inputs"] = std::string("x"); s = w->addOp(op); break;
-        case 4: s = w->setAttribute("faultline_version", int64_t(2)); break;
-        case 5: s = w->addDevice(TraceDevice{"a/b", "", "", "", "", "", "", {}}); break;
-        case 6: s = w->beginOutput(7, "gpu0", 0, DType::Float32, {2}); break;
+            case 0:
+                op.inputs = {"ghost"};
+                s = w->addOp(op);
+                break;
+            case 1:
+                s = w->addOp(op, {{"gpu9", {{DType::Float32, {2}, v}}}});
+                break;
+            case 2:
+                QVERIFY(w->addOp(op).ok());
+                s = w->addOp(op);
+                break;
+            case 3:
+                op.params["inputs"] = std::string("x");
+                s = w->addOp(op);
+                break;
+            case 4:
+                s = w->setAttribute("faultline_version", int64_t(2));
+                break;
+            case 5:
+                s = w->addDevice(TraceDevice{"a/b", "", "", "", "", "", "", {}});
+                break;
+            case 6:
+                s = w->beginOutput(7, "gpu0", 0, DType::Float32, {2});
+                break;
         }
         QVERIFY(!s.ok());
         QVERIFY2(s.message().rfind(path + ": ", 0) == 0, s.message().c_str());

@@ -25,8 +25,9 @@ public:
     {
         ++runs;
         m_failed = true;
-        return Error{m_sticky ? "cuda:7: running the op: cudaErrorIllegalAddress (700): an illegal memory access"
-                              : "cuda:7: op attention: no golden CUDA kernel"};
+        return Error{m_sticky
+                         ? "cuda:7: running the op: cudaErrorIllegalAddress (700): an illegal memory access"
+                         : "cuda:7: op attention: no golden CUDA kernel"};
     }
     bool fatalError() const override { return m_sticky && m_failed; }
     int runs = 0;
@@ -35,7 +36,6 @@ private:
     bool m_sticky;
     bool m_failed = false;
 };
-
 
 }  // namespace
 
@@ -47,8 +47,9 @@ private slots:
     {
         FailingTarget target(true);
         const Trace trace = faultline::test::oneOpTrace();
-        std::istringstream in("{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
-                              "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
+        std::istringstream in(
+            "{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
+            "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;
         QCOMPARE(serveWorkerRequests(in, out, target, trace), 3);
         const auto replies = faultline::test::jsonLines(out.str());
@@ -64,8 +65,9 @@ private slots:
     {
         FailingTarget target(false);
         const Trace trace = faultline::test::oneOpTrace();
-        std::istringstream in("{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
-                              "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
+        std::istringstream in(
+            "{\"id\":1,\"op\":0,\"out\":\"/nonexistent/x.safetensors\"}\n"
+            "{\"id\":2,\"op\":0,\"out\":\"/nonexistent/y.safetensors\"}\n");
         std::ostringstream out;
         QCOMPARE(serveWorkerRequests(in, out, target, trace), 0);
         const auto replies = faultline::test::jsonLines(out.str());

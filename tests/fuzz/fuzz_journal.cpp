@@ -34,7 +34,8 @@ const std::string& scratchPath()
 {
     static const std::string path = [] {
         const char* dir = std::getenv("TMPDIR");
-        return std::string(dir && *dir ? dir : "/tmp") + "/fuzz_journal." + std::to_string(::getpid()) + ".jsonl";
+        return std::string(dir && *dir ? dir : "/tmp") + "/fuzz_journal." + std::to_string(::getpid()) +
+               ".jsonl";
     }();
     return path;
 }
@@ -65,7 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         try {
             const CampaignReport report = summarizeCampaign(runs, labels, {}, reference);
             check(report.runs.size() == runs.size(), "the summary lost or invented runs");
-            for (const TargetSummary& t : report.targets) check(t.failures <= t.runs, "more failures than runs");
+            for (const TargetSummary& t : report.targets)
+                check(t.failures <= t.runs, "more failures than runs");
             for (const PeerGroup& g : report.peers)
                 check(g.agreeing.size() + g.differing.size() == g.targets.size(),
                       "a peer is neither agreeing nor differing");

@@ -53,8 +53,9 @@ bool chance(FuzzedDataProvider& in, int tenths)
 
 std::string smallName(FuzzedDataProvider& in)
 {
-    static const char* const kNames[] = {"a", "b", "x", "gpu0", "gpu1", "op", "inputs", "name", "phase", "eps",
-                                         "trans_a", "alpha", "scale", "causal", "ranks", "0", "000001", "7"};
+    static const char* const kNames[] = {"a",      "b",      "x",     "gpu0", "gpu1",    "op",
+                                         "inputs", "name",   "phase", "eps",  "trans_a", "alpha",
+                                         "scale",  "causal", "ranks", "0",    "000001",  "7"};
     if (in.ConsumeBool()) return kNames[in.ConsumeIntegralInRange<size_t>(0, std::size(kNames) - 1)];
     return in.ConsumeRandomLengthString(12);
 }
@@ -62,25 +63,28 @@ std::string smallName(FuzzedDataProvider& in)
 AttrValue randomValue(FuzzedDataProvider& in, std::vector<std::string> pool)
 {
     switch (in.ConsumeIntegralInRange(0, 5)) {
-    case 0: return in.ConsumeIntegral<int64_t>();
-    case 1: return in.ConsumeFloatingPoint<double>();
-    case 2: return smallName(in);
-    case 3: {
-        std::vector<int64_t> v(in.ConsumeIntegralInRange<size_t>(0, 4));
-        for (auto& x : v) x = in.ConsumeIntegral<int64_t>();
-        return v;
-    }
-    case 4: {
-        std::vector<double> v(in.ConsumeIntegralInRange<size_t>(0, 4));
-        for (auto& x : v) x = in.ConsumeFloatingPoint<double>();
-        return v;
-    }
-    default: {
-        pool.push_back(smallName(in));
-        std::vector<std::string> v(in.ConsumeIntegralInRange<size_t>(0, 4));
-        for (auto& x : v) x = pool[in.ConsumeIntegralInRange<size_t>(0, pool.size() - 1)];
-        return v;
-    }
+        case 0:
+            return in.ConsumeIntegral<int64_t>();
+        case 1:
+            return in.ConsumeFloatingPoint<double>();
+        case 2:
+            return smallName(in);
+        case 3: {
+            std::vector<int64_t> v(in.ConsumeIntegralInRange<size_t>(0, 4));
+            for (auto& x : v) x = in.ConsumeIntegral<int64_t>();
+            return v;
+        }
+        case 4: {
+            std::vector<double> v(in.ConsumeIntegralInRange<size_t>(0, 4));
+            for (auto& x : v) x = in.ConsumeFloatingPoint<double>();
+            return v;
+        }
+        default: {
+            pool.push_back(smallName(in));
+            std::vector<std::string> v(in.ConsumeIntegralInRange<size_t>(0, 4));
+            for (auto& x : v) x = pool[in.ConsumeIntegralInRange<size_t>(0, pool.size() - 1)];
+            return v;
+        }
     }
 }
 
@@ -89,7 +93,8 @@ std::vector<uint64_t> randomShape(FuzzedDataProvider& in, bool* huge)
     std::vector<uint64_t> shape(in.ConsumeIntegralInRange<size_t>(0, 4));
     *huge = chance(in, 2);
     for (auto& d : shape)
-        d = *huge ? (uint64_t(1) << in.ConsumeIntegralInRange(0, 21)) : in.ConsumeIntegralInRange<uint64_t>(0, 6);
+        d = *huge ? (uint64_t(1) << in.ConsumeIntegralInRange(0, 21))
+                  : in.ConsumeIntegralInRange<uint64_t>(0, 6);
     return shape;
 }
 
@@ -104,7 +109,9 @@ void writeTensor(FuzzedDataProvider& in, SnapshotWriter& w, const std::string& n
     if (in.ConsumeBool()) options.kind = smallName(in);
     if (in.ConsumeBool()) options.attributes[smallName(in)] = randomValue(in, {});
     if (!shape.empty() && in.ConsumeBool()) {
-        for (uint64_t d : shape) options.chunkShape.push_back(d == 0 ? 1 : in.ConsumeIntegralInRange<uint64_t>(1, std::min<uint64_t>(d, 8)));
+        for (uint64_t d : shape)
+            options.chunkShape.push_back(
+                d == 0 ? 1 : in.ConsumeIntegralInRange<uint64_t>(1, std::min<uint64_t>(d, 8)));
         options.gzipLevel = in.ConsumeIntegralInRange(0, 9);
     }
     if (!w.beginTensor(name, dtype, shape, options).ok()) return;
@@ -129,11 +136,10 @@ void buildFile(FuzzedDataProvider& in)
     SnapshotWriter& w = *created;
 
     if (chance(in, 9))
-        w.setRootAttribute("faultline_format", chance(in, 9) ? AttrValue(std::string("trace"))
-                                                                                      : randomValue(in, {}));
+        w.setRootAttribute("faultline_format",
+                           chance(in, 9) ? AttrValue(std::string("trace")) : randomValue(in, {}));
     if (chance(in, 9))
-        w.setRootAttribute("faultline_version",
-                           chance(in, 8) ? AttrValue(int64_t(1)) : randomValue(in, {}));
+        w.setRootAttribute("faultline_version", chance(in, 8) ? AttrValue(int64_t(1)) : randomValue(in, {}));
     if (in.ConsumeBool()) w.setRootAttribute(smallName(in), randomValue(in, {}));
 
     std::vector<std::string> labels;
@@ -150,31 +156,33 @@ void buildFile(FuzzedDataProvider& in)
         ids.push_back(id);
         writeTensor(in, w, "tensors/" + id);
     }
-    static const char* const kOps[] = {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add",
-                                       "attention", "all_reduce", "fused_magic"};
+    static const char* const kOps[] = {"gemm", "layernorm", "rmsnorm",   "softmax",    "gelu",
+                                       "silu", "add",       "attention", "all_reduce", "fused_magic"};
     for (size_t i = in.ConsumeIntegralInRange<size_t>(0, 5); i > 0; --i) {
         char number[16];
         std::snprintf(number, sizeof number, "%06u", in.ConsumeIntegralInRange(0u, 999999u));
         const std::string group = "ops/" + (chance(in, 9) ? std::string(number) : smallName(in));
         w.createGroup(group);
         if (chance(in, 9))
-            w.setGroupAttribute(group, "op",
-                                chance(in, 8)
-                                    ? AttrValue(std::string(kOps[in.ConsumeIntegralInRange<size_t>(0, std::size(kOps) - 1)]))
-                                    : randomValue(in, {}));
+            w.setGroupAttribute(
+                group, "op",
+                chance(in, 8)
+                    ? AttrValue(std::string(kOps[in.ConsumeIntegralInRange<size_t>(0, std::size(kOps) - 1)]))
+                    : randomValue(in, {}));
         if (chance(in, 9)) {
             std::vector<std::string> inputs(in.ConsumeIntegralInRange<size_t>(0, 3));
-            for (auto& x : inputs) x = ids.empty() ? smallName(in) : ids[in.ConsumeIntegralInRange<size_t>(0, ids.size() - 1)];
+            for (auto& x : inputs)
+                x = ids.empty() ? smallName(in) : ids[in.ConsumeIntegralInRange<size_t>(0, ids.size() - 1)];
             w.setGroupAttribute(group, "inputs", chance(in, 8) ? AttrValue(inputs) : randomValue(in, ids));
         }
         for (size_t a = in.ConsumeIntegralInRange<size_t>(0, 3); a > 0; --a)
             w.setGroupAttribute(group, smallName(in), randomValue(in, ids));
         for (size_t o = in.ConsumeIntegralInRange<size_t>(0, 2); o > 0; --o) {
-            std::string label = labels.empty() || in.ConsumeBool() ? smallName(in)
-                                                                   : labels[in.ConsumeIntegralInRange<size_t>(0, labels.size() - 1)];
-            const std::string k = chance(in, 9)
-                                      ? std::to_string(in.ConsumeIntegralInRange(0, 3))
-                                      : smallName(in);
+            std::string label = labels.empty() || in.ConsumeBool()
+                                    ? smallName(in)
+                                    : labels[in.ConsumeIntegralInRange<size_t>(0, labels.size() - 1)];
+            const std::string k =
+                chance(in, 9) ? std::to_string(in.ConsumeIntegralInRange(0, 3)) : smallName(in);
             writeTensor(in, w, group + "/outputs/" + label + "/" + k);
         }
     }
@@ -212,9 +220,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         std::set<std::string> ids(t.tensorIds.begin(), t.tensorIds.end());
         for (size_t i = 0; i < t.ops.size(); ++i) {
             check(i == 0 || t.ops[i - 1].index < t.ops[i].index, "ops out of order");
-            for (const std::string& input : t.ops[i].inputs) check(ids.count(input) > 0, "input is not a tensor");
+            for (const std::string& input : t.ops[i].inputs)
+                check(ids.count(input) > 0, "input is not a tensor");
             for (const auto& [label, names] : t.ops[i].outputs)
-                for (const std::string& name : names) check(t.file->find(name).has_value(), "output is not a tensor");
+                for (const std::string& name : names)
+                    check(t.file->find(name).has_value(), "output is not a tensor");
             (void)isKnownTraceOp(t.ops[i].op);
             for (const auto& [key, value] : t.ops[i].params) (void)attrValueToString(value);
         }

@@ -5,9 +5,9 @@
 // creation on a machine without a device.
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
-#include <cmath>
 
 #include "core/FloatFormats.h"
 #include "core/golden/GoldenOrder.h"
@@ -15,8 +15,8 @@
 #include "core/golden/OpRegistry.h"
 #include "core/replay/TargetSpec.h"
 #include "kernels/CublasLtGemm.h"
-#include "kernels/CudaPeerKey.h"
 #include "kernels/CudaOpSettings.h"
+#include "kernels/CudaPeerKey.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
 #include "kernels/DeviceInventory.h"
@@ -168,72 +168,116 @@ private slots:
         // params: "key=value;..." (a value of digits is an integer, anything else a string).
         QTest::addColumn<QString>("op");
         QTest::addColumn<QString>("params");
-        QTest::addColumn<QString>("impl");   // expected impl name, or the error's start when it fails
+        QTest::addColumn<QString>("impl");  // expected impl name, or the error's start when it fails
         QTest::addColumn<bool>("ok");
         QTest::addColumn<bool>("useTf32");
         QTest::addColumn<QString>("detail");  // cublas: math mode; cublaslt: compute type/algo/workspace
-        QTest::newRow("default") << "gemm" << "" << "golden" << true << false << "";
-        QTest::newRow("golden") << "gemm" << "impl=golden" << "golden" << true << false << "";
-        QTest::newRow("cublas") << "gemm" << "impl=cublas" << "cublas" << true << false << "pedantic";
-        QTest::newRow("cublas tf32") << "gemm" << "impl=cublas;tf32=1" << "cublas" << true << true << "tf32";
-        QTest::newRow("cublas tf32 off") << "gemm" << "impl=cublas;tf32=0" << "cublas" << true << false << "pedantic";
-        QTest::newRow("cublas default math") << "gemm" << "impl=cublas;math_mode=CUBLAS_DEFAULT_MATH" << "cublas"
-                                             << true << false << "default";
-        QTest::newRow("cublaslt defaults") << "gemm" << "impl=cublaslt" << "cublaslt" << true << false
-                                           << "auto/0/33554432";
-        QTest::newRow("library synonym") << "gemm" << "library=cublaslt" << "cublaslt" << true << false
-                                         << "auto/0/33554432";
-        QTest::newRow("cublaslt recorded") << "gemm"
-                                           << "library=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_16BF;algo=3;"
-                                              "workspace=1048576"
-                                           << "cublaslt" << true << false << "32F_FAST_16BF/3/1048576";
-        QTest::newRow("cublaslt tf32") << "gemm" << "impl=cublaslt;tf32=1" << "cublaslt" << true << true
-                                       << "auto/0/33554432";
-        QTest::newRow("cublaslt tf32 compute") << "gemm" << "impl=cublaslt;tf32=1;compute_type=32f_fast_tf32"
+        QTest::newRow("default") << "gemm"
+                                 << ""
+                                 << "golden" << true << false << "";
+        QTest::newRow("golden") << "gemm"
+                                << "impl=golden"
+                                << "golden" << true << false << "";
+        QTest::newRow("cublas") << "gemm"
+                                << "impl=cublas"
+                                << "cublas" << true << false << "pedantic";
+        QTest::newRow("cublas tf32") << "gemm"
+                                     << "impl=cublas;tf32=1"
+                                     << "cublas" << true << true << "tf32";
+        QTest::newRow("cublas tf32 off") << "gemm"
+                                         << "impl=cublas;tf32=0"
+                                         << "cublas" << true << false << "pedantic";
+        QTest::newRow("cublas default math") << "gemm"
+                                             << "impl=cublas;math_mode=CUBLAS_DEFAULT_MATH"
+                                             << "cublas" << true << false << "default";
+        QTest::newRow("cublaslt defaults") << "gemm"
+                                           << "impl=cublaslt"
+                                           << "cublaslt" << true << false << "auto/0/33554432";
+        QTest::newRow("library synonym") << "gemm"
+                                         << "library=cublaslt"
+                                         << "cublaslt" << true << false << "auto/0/33554432";
+        QTest::newRow("cublaslt recorded")
+            << "gemm"
+            << "library=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_16BF;algo=3;"
+               "workspace=1048576"
+            << "cublaslt" << true << false << "32F_FAST_16BF/3/1048576";
+        QTest::newRow("cublaslt tf32") << "gemm"
+                                       << "impl=cublaslt;tf32=1"
+                                       << "cublaslt" << true << true << "auto/0/33554432";
+        QTest::newRow("cublaslt tf32 compute") << "gemm"
+                                               << "impl=cublaslt;tf32=1;compute_type=32f_fast_tf32"
                                                << "cublaslt" << true << true << "32F_FAST_TF32/0/33554432";
-        QTest::newRow("nccl") << "all_reduce" << "impl=nccl" << "nccl" << true << false << "";
-        QTest::newRow("golden attention") << "attention" << "" << "golden" << true << false << "";
-        QTest::newRow("bad impl") << "gemm" << "impl=cutlass" << "op gemm: parameter impl=cutlass is not golden, cublas"
-                                  << false << false << "";
+        QTest::newRow("nccl") << "all_reduce"
+                              << "impl=nccl"
+                              << "nccl" << true << false << "";
+        QTest::newRow("golden attention") << "attention"
+                                          << ""
+                                          << "golden" << true << false << "";
+        QTest::newRow("bad impl") << "gemm"
+                                  << "impl=cutlass"
+                                  << "op gemm: parameter impl=cutlass is not golden, cublas" << false << false
+                                  << "";
         QTest::newRow("impl and library disagree")
-            << "gemm" << "impl=cublas;library=cublaslt"
+            << "gemm"
+            << "impl=cublas;library=cublaslt"
             << "op gemm: parameters impl=cublas and library=cublaslt disagree" << false << false << "";
-        QTest::newRow("cublas softmax") << "softmax" << "impl=cublas" << "op softmax: impl=cublas replays gemm only"
-                                        << false << false << "";
-        QTest::newRow("cublaslt attention") << "attention" << "library=cublaslt"
-                                            << "op attention: impl=cublaslt replays gemm only" << false << false << "";
-        QTest::newRow("nccl gemm") << "gemm" << "impl=nccl" << "op gemm: impl=nccl replays all_reduce only" << false
-                                   << false << "";
-        QTest::newRow("tf32 golden") << "gemm" << "tf32=1" << "op gemm: tf32=1 needs impl=cublas or impl=cublaslt"
-                                     << false << false << "";
-        QTest::newRow("algo without cublaslt") << "gemm" << "impl=cublas;algo=2"
-                                               << "op gemm: parameter algo applies to impl=cublaslt, not impl=cublas"
-                                               << false << false << "";
+        QTest::newRow("cublas softmax")
+            << "softmax"
+            << "impl=cublas"
+            << "op softmax: impl=cublas replays gemm only" << false << false << "";
+        QTest::newRow("cublaslt attention")
+            << "attention"
+            << "library=cublaslt"
+            << "op attention: impl=cublaslt replays gemm only" << false << false << "";
+        QTest::newRow("nccl gemm") << "gemm"
+                                   << "impl=nccl"
+                                   << "op gemm: impl=nccl replays all_reduce only" << false << false << "";
+        QTest::newRow("tf32 golden") << "gemm"
+                                     << "tf32=1"
+                                     << "op gemm: tf32=1 needs impl=cublas or impl=cublaslt" << false << false
+                                     << "";
+        QTest::newRow("algo without cublaslt")
+            << "gemm"
+            << "impl=cublas;algo=2"
+            << "op gemm: parameter algo applies to impl=cublaslt, not impl=cublas" << false << false << "";
         QTest::newRow("math_mode with cublaslt")
-            << "gemm" << "impl=cublaslt;math_mode=pedantic"
-            << "op gemm: parameter math_mode applies to impl=cublas, not impl=cublaslt" << false << false << "";
-        QTest::newRow("workspace golden") << "gemm" << "workspace=1024"
-                                          << "op gemm: parameter workspace applies to impl=cublaslt, not impl=golden"
-                                          << false << false << "";
-        QTest::newRow("bad compute type") << "gemm" << "impl=cublaslt;compute_type=64F"
-                                          << "op gemm: parameter compute_type=64F is not 32F" << false << false << "";
-        QTest::newRow("tf32 vs compute type") << "gemm" << "impl=cublaslt;tf32=1;compute_type=32F_PEDANTIC"
-                                              << "op gemm: tf32=1 contradicts compute_type=32F_PEDANTIC" << false
-                                              << false << "";
-        QTest::newRow("tf32 off vs compute type") << "gemm" << "impl=cublaslt;tf32=0;compute_type=32F_FAST_TF32"
-                                                  << "op gemm: compute_type=32F_FAST_TF32 contradicts tf32=0" << false
-                                                  << false << "";
-        QTest::newRow("tf32 vs math mode") << "gemm" << "impl=cublas;tf32=1;math_mode=pedantic"
-                                           << "op gemm: tf32=1 contradicts math_mode=pedantic" << false << false << "";
-        QTest::newRow("bad math mode") << "gemm" << "impl=cublas;math_mode=fast"
-                                       << "op gemm: parameter math_mode=fast is not default, pedantic or tf32" << false
-                                       << false << "";
-        QTest::newRow("negative algo") << "gemm" << "impl=cublaslt;algo=-1"
-                                       << "op gemm: parameter algo=-1 is not a non-negative integer" << false << false
-                                       << "";
-        QTest::newRow("fractional workspace") << "gemm" << "impl=cublaslt;workspace=1.5"
-                                              << "op gemm: parameter workspace=1.5 is not a non-negative integer"
-                                              << false << false << "";
+            << "gemm"
+            << "impl=cublaslt;math_mode=pedantic"
+            << "op gemm: parameter math_mode applies to impl=cublas, not impl=cublaslt" << false << false
+            << "";
+        QTest::newRow("workspace golden")
+            << "gemm"
+            << "workspace=1024"
+            << "op gemm: parameter workspace applies to impl=cublaslt, not impl=golden" << false << false
+            << "";
+        QTest::newRow("bad compute type")
+            << "gemm"
+            << "impl=cublaslt;compute_type=64F"
+            << "op gemm: parameter compute_type=64F is not 32F" << false << false << "";
+        QTest::newRow("tf32 vs compute type")
+            << "gemm"
+            << "impl=cublaslt;tf32=1;compute_type=32F_PEDANTIC"
+            << "op gemm: tf32=1 contradicts compute_type=32F_PEDANTIC" << false << false << "";
+        QTest::newRow("tf32 off vs compute type")
+            << "gemm"
+            << "impl=cublaslt;tf32=0;compute_type=32F_FAST_TF32"
+            << "op gemm: compute_type=32F_FAST_TF32 contradicts tf32=0" << false << false << "";
+        QTest::newRow("tf32 vs math mode")
+            << "gemm"
+            << "impl=cublas;tf32=1;math_mode=pedantic"
+            << "op gemm: tf32=1 contradicts math_mode=pedantic" << false << false << "";
+        QTest::newRow("bad math mode")
+            << "gemm"
+            << "impl=cublas;math_mode=fast"
+            << "op gemm: parameter math_mode=fast is not default, pedantic or tf32" << false << false << "";
+        QTest::newRow("negative algo")
+            << "gemm"
+            << "impl=cublaslt;algo=-1"
+            << "op gemm: parameter algo=-1 is not a non-negative integer" << false << false << "";
+        QTest::newRow("fractional workspace")
+            << "gemm"
+            << "impl=cublaslt;workspace=1.5"
+            << "op gemm: parameter workspace=1.5 is not a non-negative integer" << false << false << "";
     }
     void settingsParse()
     {
@@ -270,7 +314,9 @@ private slots:
                                                                          : "tf32";
             QCOMPARE(QString(mode), detail);
         } else if (s->impl == CudaImpl::CublasLt) {
-            QCOMPARE(QString("%1/%2/%3").arg(ltComputeTypeName(s->computeType)).arg(s->algo).arg(s->workspace), detail);
+            QCOMPARE(
+                QString("%1/%2/%3").arg(ltComputeTypeName(s->computeType)).arg(s->algo).arg(s->workspace),
+                detail);
         }
     }
 
@@ -322,14 +368,17 @@ private slots:
                 for (uint64_t q = 0; q < p.k; ++q) acc += double(at(b, p.a, i, q)) * double(at(a, p.b, q, j));
                 d[i + j * p.d.ld] = float(acc);
             }
-        HostTensor ta = golden::fromFloatVector(DType::Float32, transA ? std::vector<uint64_t>{k, m} : std::vector<uint64_t>{m, k}, a);
-        HostTensor tb = golden::fromFloatVector(DType::Float32, transB ? std::vector<uint64_t>{n, k} : std::vector<uint64_t>{k, n}, b);
+        HostTensor ta = golden::fromFloatVector(
+            DType::Float32, transA ? std::vector<uint64_t>{k, m} : std::vector<uint64_t>{m, k}, a);
+        HostTensor tb = golden::fromFloatVector(
+            DType::Float32, transB ? std::vector<uint64_t>{n, k} : std::vector<uint64_t>{k, n}, b);
         std::vector<HostTensor> in{ta, tb};
         auto g = golden::runGolden("gemm", in, {{"trans_a", int64_t(transA)}, {"trans_b", int64_t(transB)}});
         QVERIFY2(g.ok(), g.ok() ? "" : g.message().c_str());
         const std::vector<float> want = golden::toFloatVector(*g);
         QCOMPARE(d.size(), want.size());
-        for (size_t e = 0; e < d.size(); ++e) QVERIFY2(std::abs(d[e] - want[e]) <= 1e-6f, qPrintable(QString::number(e)));
+        for (size_t e = 0; e < d.size(); ++e)
+            QVERIFY2(std::abs(d[e] - want[e]) <= 1e-6f, qPrintable(QString::number(e)));
         // Leading dimensions stay at least 1 for empty operands.
         const LtLayoutPlan empty = ltLayoutPlan(4, 0, 0, false, false);
         QCOMPARE(empty.a.ld, uint64_t(1));
@@ -475,8 +524,8 @@ private slots:
     void opsWithKernels()
     {
         // Every trace v1 op has a golden CUDA kernel.
-        for (const char* op : {"gemm", "add", "gelu", "silu", "softmax", "layernorm", "rmsnorm", "attention",
-                               "all_reduce"})
+        for (const char* op :
+             {"gemm", "add", "gelu", "silu", "softmax", "layernorm", "rmsnorm", "attention", "all_reduce"})
             QVERIFY2(cudaTargetHasOp(op), op);
         for (const golden::GoldenOp& op : golden::goldenOps()) QVERIFY(cudaTargetHasOp(std::string(op.name)));
         QVERIFY(!cudaTargetHasOp("conv2d"));
@@ -486,7 +535,8 @@ private slots:
     {
         const DeviceReport inv = collectDeviceInventory("libfaultline-no-such-nvml.so.1");
         QVERIFY(!inv.nvmlAvailable);
-        QVERIFY2(inv.nvmlError.find("no NVML: dlopen libfaultline-no-such-nvml.so.1") == 0, inv.nvmlError.c_str());
+        QVERIFY2(inv.nvmlError.find("no NVML: dlopen libfaultline-no-such-nvml.so.1") == 0,
+                 inv.nvmlError.c_str());
         const nlohmann::json j = deviceReportJson(inv);
         // The one schema: what the worker prints reads back as what was collected.
         auto back = parseDeviceReport(j.dump(), "inventory");

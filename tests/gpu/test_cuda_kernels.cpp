@@ -15,8 +15,8 @@
 #include "core/golden/GoldenOrder.h"
 #include "core/golden/GoldenSupport.h"
 #include "core/golden/OpRegistry.h"
-#include "core/replay/TargetSpec.h"
 #include "core/replay/HostRepeatCheck.h"
+#include "core/replay/TargetSpec.h"
 #include "kernels/CompareKernel.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/CudaTarget.h"
@@ -27,7 +27,8 @@ using namespace faultline;
 
 namespace {
 
-HostTensor randomTensor(DType t, std::vector<uint64_t> shape, uint32_t seed, float scale = 1.0f, bool specials = false)
+HostTensor randomTensor(DType t, std::vector<uint64_t> shape, uint32_t seed, float scale = 1.0f,
+                        bool specials = false)
 {
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, scale);
@@ -101,75 +102,95 @@ private slots:
     void goldenBitExact_data()
     {
         QTest::addColumn<std::shared_ptr<OpCase>>("c");
-        auto add = [](const char* name, OpCase c) { QTest::newRow(name) << std::make_shared<OpCase>(std::move(c)); };
+        auto add = [](const char* name, OpCase c) {
+            QTest::newRow(name) << std::make_shared<OpCase>(std::move(c));
+        };
         const DType f32 = DType::Float32, bf16 = DType::BFloat16;
         add("gemm 1x1x1", {"gemm", {randomTensor(f32, {1, 1}, 1), randomTensor(f32, {1, 1}, 2)}, {}});
         add("gemm 37x53x29", {"gemm", {randomTensor(f32, {37, 29}, 3), randomTensor(f32, {29, 53}, 4)}, {}});
-        add("gemm 256x256x300", {"gemm", {randomTensor(f32, {256, 300}, 5), randomTensor(f32, {300, 256}, 6)}, {}});
-        add("gemm transposed", {"gemm", {randomTensor(f32, {45, 130}, 7), randomTensor(f32, {70, 45}, 8)},
+        add("gemm 256x256x300",
+            {"gemm", {randomTensor(f32, {256, 300}, 5), randomTensor(f32, {300, 256}, 6)}, {}});
+        add("gemm transposed", {"gemm",
+                                {randomTensor(f32, {45, 130}, 7), randomTensor(f32, {70, 45}, 8)},
                                 {{"trans_a", int64_t(1)}, {"trans_b", int64_t(1)}}});
         add("gemm batched broadcast bf16",
             {"gemm", {randomTensor(bf16, {3, 40, 64}, 9), randomTensor(bf16, {64, 72}, 10)}, {}});
-        add("gemm alpha beta C",
-            {"gemm",
-             {randomTensor(f32, {130, 17}, 11), randomTensor(f32, {17, 140}, 12), randomTensor(f32, {140}, 13)},
-             {{"alpha", 0.7}, {"beta", -1.3}}});
+        add("gemm alpha beta C", {"gemm",
+                                  {randomTensor(f32, {130, 17}, 11), randomTensor(f32, {17, 140}, 12),
+                                   randomTensor(f32, {140}, 13)},
+                                  {{"alpha", 0.7}, {"beta", -1.3}}});
         add("gemm k=0", {"gemm", {randomTensor(f32, {4, 0}, 14), randomTensor(f32, {0, 5}, 15)}, {}});
-        add("gemm out bf16", {"gemm", {randomTensor(f32, {33, 65}, 16), randomTensor(f32, {65, 31}, 17)},
+        add("gemm out bf16", {"gemm",
+                              {randomTensor(f32, {33, 65}, 16), randomTensor(f32, {65, 31}, 17)},
                               {{"out_dtype", std::string("bfloat16")}}});
         add("add", {"add", {randomTensor(f32, {50, 70}, 20, 1, true), randomTensor(f32, {50, 70}, 21)}, {}});
-        add("add bf16", {"add", {randomTensor(bf16, {3, 17, 5}, 22), randomTensor(bf16, {3, 17, 5}, 23)}, {}});
+        add("add bf16",
+            {"add", {randomTensor(bf16, {3, 17, 5}, 22), randomTensor(bf16, {3, 17, 5}, 23)}, {}});
         add("mul", {"mul", {randomTensor(f32, {50, 70}, 40, 1, true), randomTensor(f32, {50, 70}, 41)}, {}});
-        add("mul bf16", {"mul", {randomTensor(bf16, {3, 17, 5}, 42), randomTensor(bf16, {3, 17, 5}, 43)}, {}});
+        add("mul bf16",
+            {"mul", {randomTensor(bf16, {3, 17, 5}, 42), randomTensor(bf16, {3, 17, 5}, 43)}, {}});
         add("gelu erf", {"gelu", {randomTensor(f32, {64, 129}, 24, 3, true)}, {}});
-        add("gelu tanh", {"gelu", {randomTensor(f32, {64, 129}, 25, 3, true)}, {{"approximate", std::string("tanh")}}});
+        add("gelu tanh",
+            {"gelu", {randomTensor(f32, {64, 129}, 25, 3, true)}, {{"approximate", std::string("tanh")}}});
         add("silu", {"silu", {randomTensor(f32, {1000}, 26, 5, true)}, {}});
         add("silu bf16", {"silu", {randomTensor(bf16, {31, 33}, 27, 5)}, {}});
         add("softmax", {"softmax", {randomTensor(f32, {40, 1000}, 28, 4)}, {}});
-        add("softmax scaled, short rows", {"softmax", {randomTensor(f32, {2, 3, 7}, 29, 4, true)}, {{"scale", 0.125}}});
-        add("layernorm", {"layernorm",
-                          {randomTensor(f32, {33, 768}, 30), randomTensor(f32, {768}, 31), randomTensor(f32, {768}, 32)},
-                          {}});
-        add("layernorm bf16 n=5", {"layernorm",
-                                   {randomTensor(bf16, {17, 5}, 33), randomTensor(bf16, {5}, 34), randomTensor(bf16, {5}, 35)},
-                                   {{"eps", 1e-6}}});
-        add("rmsnorm", {"rmsnorm", {randomTensor(f32, {20, 4096}, 36), randomTensor(f32, {4096}, 37)}, {{"eps", 1e-6}}});
-        add("rmsnorm n=1", {"rmsnorm", {randomTensor(f32, {9, 1}, 38), randomTensor(f32, {1}, 39)}, {{"eps", 1e-5}}});
+        add("softmax scaled, short rows",
+            {"softmax", {randomTensor(f32, {2, 3, 7}, 29, 4, true)}, {{"scale", 0.125}}});
+        add("layernorm",
+            {"layernorm",
+             {randomTensor(f32, {33, 768}, 30), randomTensor(f32, {768}, 31), randomTensor(f32, {768}, 32)},
+             {}});
+        add("layernorm bf16 n=5",
+            {"layernorm",
+             {randomTensor(bf16, {17, 5}, 33), randomTensor(bf16, {5}, 34), randomTensor(bf16, {5}, 35)},
+             {{"eps", 1e-6}}});
+        add("rmsnorm",
+            {"rmsnorm", {randomTensor(f32, {20, 4096}, 36), randomTensor(f32, {4096}, 37)}, {{"eps", 1e-6}}});
+        add("rmsnorm n=1",
+            {"rmsnorm", {randomTensor(f32, {9, 1}, 38), randomTensor(f32, {1}, 39)}, {{"eps", 1e-5}}});
         add("attention", {"attention",
                           {randomTensor(f32, {2, 3, 40, 64}, 50), randomTensor(f32, {2, 3, 40, 64}, 51),
                            randomTensor(f32, {2, 3, 40, 64}, 52)},
                           {}});
-        add("attention causal", {"attention",
-                                 {randomTensor(f32, {1, 4, 77, 32}, 53), randomTensor(f32, {1, 4, 77, 32}, 54),
-                                  randomTensor(f32, {1, 4, 77, 48}, 55)},
-                                 {{"causal", int64_t(1)}}});
-        add("attention sq != sk, scale", {"attention",
-                                          {randomTensor(f32, {2, 1, 5, 17}, 56, 3), randomTensor(f32, {2, 1, 130, 17}, 57, 3),
-                                           randomTensor(f32, {2, 1, 130, 9}, 58)},
-                                          {{"scale", 0.3}}});
-        add("attention causal sq > sk", {"attention",
-                                         {randomTensor(f32, {1, 2, 50, 8}, 59), randomTensor(f32, {1, 2, 33, 8}, 60),
-                                          randomTensor(f32, {1, 2, 33, 40}, 61)},
-                                         {{"causal", int64_t(1)}}});
+        add("attention causal",
+            {"attention",
+             {randomTensor(f32, {1, 4, 77, 32}, 53), randomTensor(f32, {1, 4, 77, 32}, 54),
+              randomTensor(f32, {1, 4, 77, 48}, 55)},
+             {{"causal", int64_t(1)}}});
+        add("attention sq != sk, scale",
+            {"attention",
+             {randomTensor(f32, {2, 1, 5, 17}, 56, 3), randomTensor(f32, {2, 1, 130, 17}, 57, 3),
+              randomTensor(f32, {2, 1, 130, 9}, 58)},
+             {{"scale", 0.3}}});
+        add("attention causal sq > sk",
+            {"attention",
+             {randomTensor(f32, {1, 2, 50, 8}, 59), randomTensor(f32, {1, 2, 33, 8}, 60),
+              randomTensor(f32, {1, 2, 33, 40}, 61)},
+             {{"causal", int64_t(1)}}});
         add("attention sk=1 d=1", {"attention",
                                    {randomTensor(f32, {1, 1, 3, 1}, 62), randomTensor(f32, {1, 1, 1, 1}, 63),
                                     randomTensor(f32, {1, 1, 1, 2}, 64)},
                                    {}});
-        add("attention bf16 specials", {"attention",
-                                        {randomTensor(bf16, {1, 2, 16, 24}, 65, 2, true), randomTensor(bf16, {1, 2, 16, 24}, 66),
-                                         randomTensor(bf16, {1, 2, 16, 24}, 67)},
-                                        {{"causal", int64_t(1)}}});
-        add("all_reduce sum 4 ranks", {"all_reduce",
-                                       {randomTensor(f32, {33, 70}, 70, 1, true), randomTensor(f32, {33, 70}, 71),
-                                        randomTensor(f32, {33, 70}, 72), randomTensor(f32, {33, 70}, 73)},
-                                       {}});
-        add("all_reduce max", {"all_reduce",
-                               {randomTensor(f32, {1000}, 74, 1, true), randomTensor(f32, {1000}, 75, 1, true)},
-                               {{"reduce_op", std::string("max")}}});
-        add("all_reduce min 3 ranks", {"all_reduce",
-                                       {randomTensor(f32, {4, 5, 6}, 76, 1, true), randomTensor(f32, {4, 5, 6}, 77),
-                                        randomTensor(f32, {4, 5, 6}, 78, 1, true)},
-                                       {{"reduce_op", std::string("min")}}});
+        add("attention bf16 specials",
+            {"attention",
+             {randomTensor(bf16, {1, 2, 16, 24}, 65, 2, true), randomTensor(bf16, {1, 2, 16, 24}, 66),
+              randomTensor(bf16, {1, 2, 16, 24}, 67)},
+             {{"causal", int64_t(1)}}});
+        add("all_reduce sum 4 ranks",
+            {"all_reduce",
+             {randomTensor(f32, {33, 70}, 70, 1, true), randomTensor(f32, {33, 70}, 71),
+              randomTensor(f32, {33, 70}, 72), randomTensor(f32, {33, 70}, 73)},
+             {}});
+        add("all_reduce max",
+            {"all_reduce",
+             {randomTensor(f32, {1000}, 74, 1, true), randomTensor(f32, {1000}, 75, 1, true)},
+             {{"reduce_op", std::string("max")}}});
+        add("all_reduce min 3 ranks",
+            {"all_reduce",
+             {randomTensor(f32, {4, 5, 6}, 76, 1, true), randomTensor(f32, {4, 5, 6}, 77),
+              randomTensor(f32, {4, 5, 6}, 78, 1, true)},
+             {{"reduce_op", std::string("min")}}});
         add("all_reduce bf16 sum", {"all_reduce",
                                     {randomTensor(bf16, {17, 19}, 79), randomTensor(bf16, {17, 19}, 80),
                                      randomTensor(bf16, {17, 19}, 81)},
@@ -197,10 +218,16 @@ private slots:
         for (size_t i = 0; i < a.size(); ++i) {
             if (golden::goldenSameResult(a[i], b[i])) continue;
             if (differing++ == 0)
-                first = QString("element %1: cpu %2 gpu %3").arg(i).arg(double(a[i]), 0, 'g', 9).arg(double(b[i]), 0, 'g', 9);
+                first = QString("element %1: cpu %2 gpu %3")
+                            .arg(i)
+                            .arg(double(a[i]), 0, 'g', 9)
+                            .arg(double(b[i]), 0, 'g', 9);
         }
-        QVERIFY2(differing == 0, qPrintable(QString("%1 of %2 elements differ; first %3").arg(differing).arg(a.size()).arg(first)));
-        if (std::none_of(a.begin(), a.end(), [](float x) { return std::isnan(x); })) QCOMPARE(bytesOf(g), bytesOf(*cpu));
+        QVERIFY2(differing == 0,
+                 qPrintable(
+                     QString("%1 of %2 elements differ; first %3").arg(differing).arg(a.size()).arg(first)));
+        if (std::none_of(a.begin(), a.end(), [](float x) { return std::isnan(x); }))
+            QCOMPARE(bytesOf(g), bytesOf(*cpu));
         // Tile -> SM map: one entry per tile, each a real SM.
         const cuda::View2d v = cuda::view2d(g.shape);
         if (v.rows * v.cols == 0) return;
@@ -236,21 +263,25 @@ private slots:
         for (uint32_t rep = 1; rep < 20; ++rep) {
             auto again = runOnGpu(c, rep);
             QVERIFY(again.ok());
-            QVERIFY2(again->outputs[0].data == first->outputs[0].data, qPrintable(QString("repetition %1 differs").arg(rep)));
+            QVERIFY2(again->outputs[0].data == first->outputs[0].data,
+                     qPrintable(QString("repetition %1 differs").arg(rep)));
         }
         // Close to the golden result (a sanity check on the layout, not a bit comparison).
         auto cpu = golden::runGolden("gemm", c.inputs, {});
         const auto a = golden::toFloatVector(*cpu), b = golden::toFloatVector(first->outputs[0]);
         double worst = 0;
         for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-        QVERIFY2(worst < (tf32 || bf16 ? 1.0 : 1e-2), qPrintable(QString("max |cublas - golden| = %1").arg(worst)));
+        QVERIFY2(worst < (tf32 || bf16 ? 1.0 : 1e-2),
+                 qPrintable(QString("max |cublas - golden| = %1").arg(worst)));
     }
 
     // The target keeps the first repetition on the device and judges later ones there: the same
     // answer as comparing the outputs' bytes on the host.
     void repeatCheckOnDevice()
     {
-        OpCase c{"gemm", {randomTensor(DType::Float32, {130, 70}, 90), randomTensor(DType::Float32, {70, 90}, 91)}, {}};
+        OpCase c{"gemm",
+                 {randomTensor(DType::Float32, {130, 70}, 90), randomTensor(DType::Float32, {70, 90}, 91)},
+                 {}};
         auto first = runOnGpu(c, 0);
         QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
         QVERIFY(!first->repeatCheck.has_value());

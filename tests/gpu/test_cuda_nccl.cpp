@@ -39,7 +39,8 @@ private slots:
         if (!cuda::ncclBuilt()) QSKIP("this build has no NCCL (nccl.h/libnccl not found at configure time)");
         auto count = cuda::deviceCount();
         if (!count) QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + count.message())));
-        if (*count < 2) QSKIP(qPrintable(QString("NCCL all_reduce needs 2 GPUs; this machine has %1").arg(*count)));
+        if (*count < 2)
+            QSKIP(qPrintable(QString("NCCL all_reduce needs 2 GPUs; this machine has %1").arg(*count)));
         auto t = cuda::createCudaTarget(*parseTargetSpec("cuda:0"));
         QVERIFY2(t.ok(), t.ok() ? "" : t.message().c_str());
         m_target = std::move(t).value();

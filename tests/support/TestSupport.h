@@ -48,9 +48,9 @@ Trace oneOpTrace();
 
 // Writes a fixture with tests/fixtures/<script>, failing the current test with the script's
 // stderr if it cannot.
-#define FL_WRITE_FIXTURE(script, args)                                                       \
-    do {                                                                                     \
-        QString flFixtureError_;                                                             \
-        if (!faultline::test::runFixtureScript((script), (args), &flFixtureError_))           \
+#define FL_WRITE_FIXTURE(script, args)                                                               \
+    do {                                                                                             \
+        QString flFixtureError_;                                                                     \
+        if (!faultline::test::runFixtureScript((script), (args), &flFixtureError_))                  \
             QFAIL(qPrintable(QStringLiteral("fixture %1 failed: %2").arg(script, flFixtureError_))); \
     } while (0)

@@ -13,7 +13,8 @@
 #include "core/demo/DemoIncident.h"
 #include "views/MainWindow.h"
 
-inline QString openDemoWindow(const QTemporaryDir& dir, const char* programName, faultline::DemoIncident& demo,
+inline QString openDemoWindow(const QTemporaryDir& dir, const char* programName,
+                              faultline::DemoIncident& demo,
                               std::unique_ptr<faultline::views::MainWindow>& window, QSize size = {})
 {
     QCoreApplication::setOrganizationName(QStringLiteral("FaultlineTests"));

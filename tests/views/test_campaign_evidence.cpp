@@ -14,13 +14,13 @@
 #include <set>
 #include <tuple>
 
+#include "DemoWindow.h"
 #include "core/demo/DemoIncident.h"
 #include "core/replay/Campaign.h"
 #include "core/replay/TargetSpec.h"
 #include "views/HeatmapView.h"
 #include "views/IncidentPage.h"
 #include "views/MainWindow.h"
-#include "DemoWindow.h"
 #include "views/ReplayPanel.h"
 #include "views/ReplayResultsModel.h"
 #include "views/TensorTreePanel.h"
@@ -71,7 +71,8 @@ class TestCampaignEvidence : public QObject {
     TileSmMap recordedMap(ReplayPanel* panel, size_t op, const QString& target)
     {
         for (const RunRecord& r : panel->lastReport()->runs)
-            if (r.opIndex == op && QString::fromStdString(r.target) == target && r.smMap.valid()) return r.smMap;
+            if (r.opIndex == op && QString::fromStdString(r.target) == target && r.smMap.valid())
+                return r.smMap;
         return {};
     }
 
@@ -129,7 +130,8 @@ private slots:
         panel->setReps(reps);
         panel->setTimeoutMs(500);
         std::vector<std::string> warnings;
-        const auto ops = selectOps(*m_window->incident()->trace, panel->opSelectionText().toStdString(), warnings);
+        const auto ops =
+            selectOps(*m_window->incident()->trace, panel->opSelectionText().toStdString(), warnings);
         QVERIFY(ops.ok());
         const qsizetype total = qsizetype(ops->size()) * reps * 2;
 
@@ -137,8 +139,8 @@ private slots:
         QSignalSpy failed(panel, &ReplayPanel::failed);
         QVERIFY2(panel->start(), qPrintable(panel->lastError()));
         QCOMPARE(panel->lastResultsPath(), path);
-        QTRY_VERIFY_WITH_TIMEOUT(panel->resultsModel()->runsOf(hang) >= 2 && panel->resultsModel()->runsOf("cpu") >= 2,
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            panel->resultsModel()->runsOf(hang) >= 2 && panel->resultsModel()->runsOf("cpu") >= 2, 60000);
         panel->cancel();
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() >= 1, 30000);
         QVERIFY2(failed.isEmpty(), qPrintable(panel->lastError()));

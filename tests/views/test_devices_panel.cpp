@@ -15,8 +15,8 @@
 #include "support/TestSupport.h"
 #include "views/DevicesPanel.h"
 #include "views/MainWindow.h"
-#include "views/ReplayPanel.h"
 #include "views/PlotStyle.h"
+#include "views/ReplayPanel.h"
 
 using namespace faultline;
 using namespace faultline::views;
@@ -113,17 +113,18 @@ private slots:
         QCOMPARE(t->item(1, DevicesPanel::GpuEccErrors)->foreground().color(), PlotStyle::divergentColor());
         QVERIFY(t->item(0, DevicesPanel::GpuEccErrors)->foreground().color() != PlotStyle::divergentColor());
         const QString summary = panel.inventoryText();
-        QVERIFY2(summary.contains("2 GPUs") && summary.contains("CUDA runtime 13.0") && summary.contains("driver API 12.4") &&
-                     summary.contains("550.54.15"),
+        QVERIFY2(summary.contains("2 GPUs") && summary.contains("CUDA runtime 13.0") &&
+                     summary.contains("driver API 12.4") && summary.contains("550.54.15"),
                  qPrintable(summary));
     }
 
     void peersNeedTheSameKey()
     {
         DevicesPanel panel;
-        panel.showInventoryJson(R"({"cuda_built":true,"cuda_available":true,"gpus":[{"index":0,"peer_key":"A"},
+        panel.showInventoryJson(
+            R"({"cuda_built":true,"cuda_available":true,"gpus":[{"index":0,"peer_key":"A"},
             {"index":1,"peer_key":"B"},{"index":2,"peer_key":"A"},{"index":3}]})",
-                                "w");
+            "w");
         const QTableWidget* t = panel.localDevices();
         QCOMPARE(t->rowCount(), 4);
         QCOMPARE(cell(t, 0, DevicesPanel::GpuPeers), QString("cuda:2"));
@@ -144,7 +145,8 @@ private slots:
         QVERIFY2(text.contains("cudaErrorInsufficientDriver 35"), qPrintable(text));
         QVERIFY2(!text.contains("No device inventory"), qPrintable(text));  // a reason, not an error
 
-        panel.showInventoryJson(R"({"cuda_built":false,"cuda_available":false,"gpus":[]})", "faultline-worker");
+        panel.showInventoryJson(R"({"cuda_built":false,"cuda_available":false,"gpus":[]})",
+                                "faultline-worker");
         QVERIFY2(panel.inventoryText().contains("no CUDA target"), qPrintable(panel.inventoryText()));
     }
 
@@ -152,10 +154,12 @@ private slots:
     {
         DevicesPanel panel;
         panel.showInventoryJson("cudaGetDeviceCount failed", "/opt/faultline/bin/faultline-worker");
-        QVERIFY2(panel.inventoryText().contains("/opt/faultline/bin/faultline-worker: malformed device report"),
-                 qPrintable(panel.inventoryText()));
+        QVERIFY2(
+            panel.inventoryText().contains("/opt/faultline/bin/faultline-worker: malformed device report"),
+            qPrintable(panel.inventoryText()));
         panel.showInventoryJson(R"({"gpus":[{"index":0,"sm_count":"many"}]})", "w");
-        QVERIFY2(panel.inventoryText().contains("w: malformed device report"), qPrintable(panel.inventoryText()));
+        QVERIFY2(panel.inventoryText().contains("w: malformed device report"),
+                 qPrintable(panel.inventoryText()));
         QCOMPARE(panel.localDevices()->rowCount(), 0);
     }
 
@@ -232,7 +236,8 @@ private slots:
         if (gpus.isEmpty()) {
             QVERIFY2(text.contains("No CUDA devices"), qPrintable(text));
             const QString reason = doc.value("cuda_error").toString();
-            if (!reason.isEmpty()) QVERIFY2(text.contains(reason.toHtmlEscaped()), qPrintable(text + " / " + reason));
+            if (!reason.isEmpty())
+                QVERIFY2(text.contains(reason.toHtmlEscaped()), qPrintable(text + " / " + reason));
         } else {
             for (int i = 0; i < int(gpus.size()); ++i)
                 QCOMPARE(cell(panel.localDevices(), i, DevicesPanel::GpuUuid),

@@ -77,14 +77,20 @@ private slots:
         const auto& levels = d.tiles.levels();
         QVERIFY(level >= 0 && size_t(level) < levels.size());
         const TileLevel& lv = levels[size_t(level)];
-        const HeatmapGrid g = HeatmapBinning::tileWindow(d.tiles, level, HeatmapMetric::Mismatches, 0, visible, 0, visible);
+        const HeatmapGrid g =
+            HeatmapBinning::tileWindow(d.tiles, level, HeatmapMetric::Mismatches, 0, visible, 0, visible);
         if (size_t(level) + 1 < levels.size() || lv.gridRows <= uint64_t(pixels)) {
             QVERIFY2(g.rows <= uint64_t(pixels) && g.cols <= uint64_t(pixels),
-                     qPrintable(QStringLiteral("level %1 draws %2x%3 cells in %4 px").arg(level).arg(g.rows).arg(g.cols).arg(pixels)));
+                     qPrintable(QStringLiteral("level %1 draws %2x%3 cells in %4 px")
+                                    .arg(level)
+                                    .arg(g.rows)
+                                    .arg(g.cols)
+                                    .arg(pixels)));
         }
         if (level > 0) {  // the next finer level would not fit
             const TileLevel& finer = levels[size_t(level) - 1];
-            const double need = std::min(double(finer.gridCols), std::ceil(visible / double(finer.tileCols)) + 1);
+            const double need =
+                std::min(double(finer.gridCols), std::ceil(visible / double(finer.tileCols)) + 1);
             QVERIFY(need > double(pixels));
         }
     }
@@ -118,7 +124,8 @@ private slots:
         // The hottest cell lies in the block.
         const auto hot = g.hottestCell();
         QVERIFY(hot.has_value());
-        const uint64_t hr = (g.firstRow + hot->first) * lv0.tileRows, hc = (g.firstCol + hot->second) * lv0.tileCols;
+        const uint64_t hr = (g.firstRow + hot->first) * lv0.tileRows,
+                       hc = (g.firstCol + hot->second) * lv0.tileCols;
         QVERIFY(hr + lv0.tileRows > 20 && hr < 40);
         QVERIFY(hc + lv0.tileCols > 50 && hc < 90);
     }
@@ -128,7 +135,8 @@ private slots:
         const uint64_t rows = 8, cols = 12;
         const Pair p = makePair(rows, cols, 2, 4, 3, 6, 2.0f);
         const ElementValues v = valuesOf(p, rows, cols);
-        const HeatmapGrid g = HeatmapBinning::elementWindow(v, HeatmapMetric::MaxAbsError, 0, double(rows), 0, double(cols));
+        const HeatmapGrid g =
+            HeatmapBinning::elementWindow(v, HeatmapMetric::MaxAbsError, 0, double(rows), 0, double(cols));
         QCOMPARE(g.level, HeatmapGrid::kElementLevel);
         QCOMPARE(g.rows, rows);
         QCOMPARE(g.cols, cols);

@@ -3,6 +3,7 @@
 // hot cell is the corrupted tile, the bit histogram equals the divergence's bits, the tree's
 // columns hold the divergence's numbers, the model-wide chart highlights the first op, a
 // malformed file shows an error and keeps the incident, and exports write real files.
+#include <qcustomplot.h>
 #include <QFile>
 #include <QImage>
 #include <QSignalSpy>
@@ -12,7 +13,6 @@
 #include <QTreeView>
 #include <QtTest>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "core/demo/DemoIncident.h"
 #include "core/replay/FaultModel.h"
@@ -213,14 +213,15 @@ private slots:
             ++replots;
             const HeatmapGrid& g = hv.shownGrid();
             const QCPRange xr = plot->xAxis->range(), yr = plot->yAxis->range();
-            const HeatmapGrid want =
-                HeatmapBinning::tileWindow(d.tiles, g.level, hv.metric(), yr.lower, yr.upper, xr.lower, xr.upper);
-            if (g.firstRow != want.firstRow || g.firstCol != want.firstCol || g.rows != want.rows || g.cols != want.cols)
+            const HeatmapGrid want = HeatmapBinning::tileWindow(d.tiles, g.level, hv.metric(), yr.lower,
+                                                                yr.upper, xr.lower, xr.upper);
+            if (g.firstRow != want.firstRow || g.firstCol != want.firstCol || g.rows != want.rows ||
+                g.cols != want.cols)
                 ++stale;
         });
         const QPointF centre = QPointF(plot->axisRect()->rect().center());
-        QWheelEvent wheel(centre, plot->mapToGlobal(centre), QPoint(), QPoint(0, 3 * 120), Qt::NoButton, Qt::NoModifier,
-                          Qt::NoScrollPhase, false);
+        QWheelEvent wheel(centre, plot->mapToGlobal(centre), QPoint(), QPoint(0, 3 * 120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(plot, &wheel);
         QTRY_VERIFY(replots >= 1);
         QTest::qWait(100);  // anything the step queued
@@ -261,7 +262,8 @@ private slots:
         QCOMPARE(cell(DivergenceTreeModel::Mismatches), QString::number(d.mismatches));
         QCOMPARE(cell(DivergenceTreeModel::Beyond), QString::number(d.beyondTolerance));
         QCOMPARE(cell(DivergenceTreeModel::MaxUlp), QString::number(d.maxUlp));
-        QCOMPARE(cell(DivergenceTreeModel::SignatureColumn), QString::fromUtf8(signatureKindName(d.signature.kind).data()));
+        QCOMPARE(cell(DivergenceTreeModel::SignatureColumn),
+                 QString::fromUtf8(signatureKindName(d.signature.kind).data()));
         QVERIFY(model->data(name, DivergenceTreeModel::FirstDivergentRole).toBool());
         QVERIFY(!model->data(name, Qt::DecorationRole).value<QIcon>().isNull());
         QVERIFY(model->data(name, Qt::ForegroundRole).isValid());  // divergent rows are coloured
@@ -272,8 +274,10 @@ private slots:
         QVERIFY(proxy->rowCount(section) > 0);
         qulonglong previous = ~0ull;
         for (int r = 0; r < proxy->rowCount(section); ++r) {
-            const qulonglong v = proxy->data(proxy->index(r, DivergenceTreeModel::Beyond, section),
-                                             DivergenceTreeModel::SortRole).toULongLong();
+            const qulonglong v = proxy
+                                     ->data(proxy->index(r, DivergenceTreeModel::Beyond, section),
+                                            DivergenceTreeModel::SortRole)
+                                     .toULongLong();
             QVERIFY(v <= previous);
             previous = v;
         }
@@ -306,7 +310,8 @@ private slots:
         // The most divergent checkpoint tensor.
         int tensor = -1;
         for (const IncidentEntry& e : inc->entries)
-            if (e.source == EntrySource::Tensor && e.divergence && e.divergence->beyondTolerance > 0) tensor = e.id;
+            if (e.source == EntrySource::Tensor && e.divergence && e.divergence->beyondTolerance > 0)
+                tensor = e.id;
         QVERIFY(tensor >= 0);
         emit m_window->page()->modelView()->entryClicked(tensor);
         QCOMPARE(m_window->treePanel()->selectedEntry(), tensor);
@@ -324,7 +329,8 @@ private slots:
         const auto& devices = m_window->incident()->trace->devices;
         QCOMPARE(t->rowCount(), int(devices.size()));
         for (int r = 0; r < t->rowCount(); ++r) {
-            QCOMPARE(t->item(r, DevicesPanel::Label)->text(), QString::fromStdString(devices[size_t(r)].label));
+            QCOMPARE(t->item(r, DevicesPanel::Label)->text(),
+                     QString::fromStdString(devices[size_t(r)].label));
             QCOMPARE(t->item(r, DevicesPanel::Uuid)->text(), QString::fromStdString(devices[size_t(r)].uuid));
             QCOMPARE(t->item(r, DevicesPanel::Role)->text(), QString::fromStdString(devices[size_t(r)].role));
         }
@@ -393,7 +399,8 @@ private slots:
         QVERIFY(inc->hasPair());
         QCOMPARE(m_window->devicesPanel()->traceDevices()->rowCount(), 0);
         QCOMPARE(m_window->page()->modelView()->source(), EntrySource::Tensor);
-        QCOMPARE(m_window->page()->modelView()->shownEntries().size(), inc->entriesOf(EntrySource::Tensor).size());
+        QCOMPARE(m_window->page()->modelView()->shownEntries().size(),
+                 inc->entriesOf(EntrySource::Tensor).size());
         QVERIFY(inc->storyEntry.has_value());
         QCOMPARE(m_window->page()->shownEntry(), *inc->storyEntry);
     }

@@ -35,7 +35,10 @@ using namespace faultline::views;
 class TestMainWindow : public QObject {
     Q_OBJECT
 
-    static QString sample(const char* name) { return test::sourcePath(QStringLiteral("resources/samples/") + name); }
+    static QString sample(const char* name)
+    {
+        return test::sourcePath(QStringLiteral("resources/samples/") + name);
+    }
 
     QTemporaryDir m_dir;
 
@@ -48,10 +51,12 @@ class TestMainWindow : public QObject {
         for (size_t i : {3u, 17u, 30u}) suspect[i] += 1e-3f;
         const std::vector<uint64_t> shape{4, 8}, biasShape{8};
         const QString s = m_dir.filePath("suspect.safetensors"), r = m_dir.filePath("reference.safetensors");
-        Status ws = writeSafetensors(s.toStdString(), {{"layer.weight", DType::Float32, shape, suspect.data()},
-                                                       {"layer.bias", DType::Float32, biasShape, bias.data()}});
-        Status wr = writeSafetensors(r.toStdString(), {{"layer.weight", DType::Float32, shape, reference.data()},
-                                                       {"layer.bias", DType::Float32, biasShape, bias.data()}});
+        Status ws =
+            writeSafetensors(s.toStdString(), {{"layer.weight", DType::Float32, shape, suspect.data()},
+                                               {"layer.bias", DType::Float32, biasShape, bias.data()}});
+        Status wr =
+            writeSafetensors(r.toStdString(), {{"layer.weight", DType::Float32, shape, reference.data()},
+                                               {"layer.bias", DType::Float32, biasShape, bias.data()}});
         if (!ws || !wr) return {};
         return {s, r};
     }
@@ -97,11 +102,12 @@ private slots:
         const QModelIndex i = m->indexForEntry(fc2);
         QCOMPARE(m->data(i).toString(), QString("weight"));
         QCOMPARE(m->data(i.parent()).toString(), QString("fc2"));
-        QCOMPARE(m->data(i.siblingAtColumn(DivergenceTreeModel::DTypeColumn)).toString(), QString("bfloat16"));
+        QCOMPARE(m->data(i.siblingAtColumn(DivergenceTreeModel::DTypeColumn)).toString(),
+                 QString("bfloat16"));
         QCOMPARE(m->data(i.siblingAtColumn(DivergenceTreeModel::Shape)).toString(), QString("[32, 64]"));
         QVERIFY(w.page()->banner()->storyText().contains("3 tensors listed"));
         QVERIFY(w.windowTitle().contains("sample.safetensors"));
-        QVERIFY(!w.findChild<QPushButton*>("replayRun")->isEnabled());  // no trace: no replay
+        QVERIFY(!w.findChild<QPushButton*>("replayRun")->isEnabled());    // no trace: no replay
         QVERIFY(!w.findChild<QComboBox*>("toleranceKind")->isVisible());  // no pair: no tolerance
     }
 
@@ -120,7 +126,8 @@ private slots:
             QVERIFY(e.divergence);
             QCOMPARE(e.divergence->mismatches, 0ull);
         }
-        QVERIFY2(w.page()->banner()->storyText().contains("0 of 8 tensors differ"), qPrintable(w.page()->banner()->storyText()));
+        QVERIFY2(w.page()->banner()->storyText().contains("0 of 8 tensors differ"),
+                 qPrintable(w.page()->banner()->storyText()));
         QVERIFY(w.page()->heatmap()->shownGrid().empty());  // nothing to draw: identical
     }
 

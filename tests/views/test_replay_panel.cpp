@@ -6,15 +6,15 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QPushButton>
-#include <QTableView>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "DemoWindow.h"
 #include "core/demo/DemoIncident.h"
 #include "core/replay/TargetSpec.h"
 #include "views/MainWindow.h"
-#include "DemoWindow.h"
 #include "views/PlotStyle.h"
 #include "views/ReplayPanel.h"
 #include "views/ReplayResultsModel.h"
@@ -79,13 +79,16 @@ private slots:
         const QString verdict = m->verdictOf(defect);
         QVERIFY2(verdict == "persistent" || verdict == "device-specific", qPrintable(verdict));
         const int row = m->rowOf(defect);
-        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Rate)).toString(), QString("%1/%1 (100%)").arg(ops * 2));
-        QCOMPARE(m->data(m->index(m->rowOf("cpu"), ReplayResultsModel::Rate)).toString(), QString("0/%1 (0%)").arg(ops * 2));
+        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Rate)).toString(),
+                 QString("%1/%1 (100%)").arg(ops * 2));
+        QCOMPARE(m->data(m->index(m->rowOf("cpu"), ReplayResultsModel::Rate)).toString(),
+                 QString("0/%1 (0%)").arg(ops * 2));
         // Every run failed: the interval's upper end is 100%, its lower end below it.
         const QString interval = m->data(m->index(row, ReplayResultsModel::Interval)).toString();
         QVERIFY2(interval.endsWith("–100%") && !interval.startsWith("100"), qPrintable(interval));
-        QCOMPARE(m->data(m->index(row, ReplayResultsModel::Verdict), Qt::ForegroundRole).value<QBrush>().color(),
-                 PlotStyle::verdictColor(verdict));
+        QCOMPARE(
+            m->data(m->index(row, ReplayResultsModel::Verdict), Qt::ForegroundRole).value<QBrush>().color(),
+            PlotStyle::verdictColor(verdict));
         // Readable at the dock's size: target, verdict, failures and interval are on screen, the
         // verdict and the numbers unclipped; a long target is elided, its spec in the tooltip.
         QTableView* table = panel->resultsView();
@@ -98,13 +101,20 @@ private slots:
             QVERIFY(!table->isColumnHidden(c));
             if (c != ReplayResultsModel::Target)
                 QVERIFY2(table->columnWidth(c) >= view->sizeHintForColumn(c),
-                         qPrintable(QString("column %1: %2 < %3").arg(c).arg(table->columnWidth(c)).arg(view->sizeHintForColumn(c))));
+                         qPrintable(QString("column %1: %2 < %3")
+                                        .arg(c)
+                                        .arg(table->columnWidth(c))
+                                        .arg(view->sizeHintForColumn(c))));
             shown += table->columnWidth(c);
         }
         QVERIFY2(shown <= view->viewport()->width(),
-                 qPrintable(QString("%1 px of columns in a %2 px table").arg(shown).arg(view->viewport()->width())));
-        QVERIFY(table->isColumnHidden(ReplayResultsModel::Runs) && table->isColumnHidden(ReplayResultsModel::Failures));
-        QVERIFY(m->data(m->index(row, ReplayResultsModel::Target), Qt::ToolTipRole).toString().startsWith(defect));
+                 qPrintable(
+                     QString("%1 px of columns in a %2 px table").arg(shown).arg(view->viewport()->width())));
+        QVERIFY(table->isColumnHidden(ReplayResultsModel::Runs) &&
+                table->isColumnHidden(ReplayResultsModel::Failures));
+        QVERIFY(m->data(m->index(row, ReplayResultsModel::Target), Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(defect));
         QVERIFY(panel->stateText().startsWith("Finished"));
         QVERIFY(!panel->isRunning());
         QVERIFY(m_window->findChild<QPushButton*>("replayRun")->isEnabled());
@@ -157,7 +167,7 @@ private slots:
         panel->setTimeoutMs(30000);
         auto* combo = m_window->findChild<QComboBox*>("replayReference");
         QVERIFY(combo);
-        QCOMPARE(combo->count(), 3);  // the majority and the two checked targets
+        QCOMPARE(combo->count(), 3);                // the majority and the two checked targets
         QVERIFY(!panel->setReference("sim:hang"));  // not checked
         QVERIFY(!panel->setReference("sim:no-such-model"));
         QVERIFY(panel->setReference(QString()));
@@ -165,7 +175,8 @@ private slots:
             QSignalSpy finished(panel, &ReplayPanel::finished);
             QSignalSpy failed(panel, &ReplayPanel::failed);
             if (!panel->start()) return nullptr;
-            if (!QTest::qWaitFor([&] { return finished.count() + failed.count() >= 1; }, 60000)) return nullptr;
+            if (!QTest::qWaitFor([&] { return finished.count() + failed.count() >= 1; }, 60000))
+                return nullptr;
             return failed.isEmpty() ? panel->lastReport() : nullptr;
         };
         auto summary = [](const CampaignReport& r, const QString& target) {
@@ -182,8 +193,10 @@ private slots:
         QCOMPARE(summary(*report, healthy).verdict, Verdict::Healthy);
         QVERIFY(!summary(*report, flip).peerSplitOps.empty());
         const int row = panel->resultsModel()->rowOf(flip);
-        QVERIFY(panel->resultsModel()->data(panel->resultsModel()->index(row, ReplayResultsModel::Target),
-                                            Qt::ToolTipRole).toString().contains("nothing to decide"));
+        QVERIFY(panel->resultsModel()
+                    ->data(panel->resultsModel()->index(row, ReplayResultsModel::Target), Qt::ToolTipRole)
+                    .toString()
+                    .contains("nothing to decide"));
 
         QVERIFY(panel->setReference(healthy));
         QCOMPARE(combo->currentText(), healthy);
@@ -209,7 +222,8 @@ private slots:
         m.recordRun("sim:flip", RunOutcome::Ok);
         m.recordRun("sim:flip", RunOutcome::Hang);
         QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Rate)).toString(), QString("0/2 (0%)"));
-        QCOMPARE(m.data(m.index(m.rowOf("sim:flip"), ReplayResultsModel::Rate)).toString(), QString("2/3 (67%)"));
+        QCOMPARE(m.data(m.index(m.rowOf("sim:flip"), ReplayResultsModel::Rate)).toString(),
+                 QString("2/3 (67%)"));
         QCOMPARE(m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Progress)).toString(), QString("2 / 4"));
         // 0 of 2: the interval starts at 0; 2 of 3: it holds the observed 67%.
         const QString none = m.data(m.index(m.rowOf("cpu"), ReplayResultsModel::Interval)).toString();
@@ -220,7 +234,9 @@ private slots:
                                      .split(QStringLiteral("–"));
         QCOMPARE(ends.size(), 2);
         QVERIFY(ends[0].toDouble() < 67 && ends[1].toDouble() > 67);
-        QVERIFY(m.headerData(ReplayResultsModel::Interval, Qt::Horizontal, Qt::ToolTipRole).toString().contains("Wilson"));
+        QVERIFY(m.headerData(ReplayResultsModel::Interval, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains("Wilson"));
     }
 
     void refusesWithoutTargets()
