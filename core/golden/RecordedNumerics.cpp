@@ -51,7 +51,7 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
     } else if (op == "all_reduce") {
         j.options.accumulationUnitRoundoff = un;
         j.model = type + " sums";
-    } else if (op != "add") {
+    } else if (op != "add" && op != "mul") {  // one rounding each: nothing to widen
         j.options.intermediateUnitRoundoff = un;
         j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
         j.model = type + " intermediates";

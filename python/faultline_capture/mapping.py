@@ -188,6 +188,15 @@ def _map_add(func, args, kwargs, out):
     return Mapped("add", [a, b], {}, [out], _spec(func, [_ref(0), _ref(1)]))
 
 
+def _map_mul(func, args, kwargs, out):
+    a, b = args[0], args[1]
+    if not isinstance(b, torch.Tensor) or not _golden(a, b, out):
+        return None
+    if a.shape != b.shape or a.dtype != b.dtype or out.shape != a.shape:
+        return None
+    return Mapped("mul", [a, b], {}, [out], _spec(func, [_ref(0), _ref(1)]))
+
+
 def _map_attention(func, args, kwargs, out):
     names = [a.name for a in func._schema.arguments]
     bound = dict(zip(names, args))
@@ -261,6 +270,8 @@ def _table():
     add("silu_", "default", _map_unary("silu"))
     add("add", "Tensor", _map_add)
     add("add_", "Tensor", _map_add)
+    add("mul", "Tensor", _map_mul)
+    add("mul_", "Tensor", _map_mul)
     for name in ("_scaled_dot_product_attention_forward", "_scaled_dot_product_attention_math",
                  "scaled_dot_product_attention", "_scaled_dot_product_attention"):
         add(name, "default", _map_attention)

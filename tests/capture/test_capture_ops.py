@@ -25,6 +25,7 @@ def calls(dt):
     q, k, v = r(2, 3, 8, 16), r(2, 3, 8, 16), r(2, 3, 8, 16)
     inplace = r(4, 16)
     acc = r(4, 16)
+    prod = r(4, 16)
     return [
         ("gemm", lambda: torch.mm(r(8, 16), r(16, 12))),
         ("gemm", lambda: torch.mm(r(16, 8).t(), r(12, 16).t())),          # both transposed
@@ -45,6 +46,8 @@ def calls(dt):
         ("silu", lambda: F.silu(inplace, inplace=True)),                     # silu_
         ("add", lambda: r(5, 7) + r(5, 7)),
         ("add", lambda: acc.add_(r(4, 16))),                                 # add_
+        ("mul", lambda: r(6, 20) * r(6, 20)),                                # a gated product
+        ("mul", lambda: prod.mul_(r(4, 16))),                                # mul_
         ("attention", lambda: _sdpa(q, k, v, causal=False)),
         ("attention", lambda: _sdpa(q, k, v, causal=True)),
     ]
@@ -62,7 +65,7 @@ for dt in (torch.float32, torch.bfloat16):
     path = os.path.join(work, "ops-%s.h5" % str(dt)[6:])
     expected = []
     with faultline_capture.record(path, "cpu0", ops=["gemm", "layernorm", "softmax", "gelu", "silu", "add",
-                                                      "attention"]) as rec:
+                                                      "mul", "attention"]) as rec:
         for op, fn in calls(dt):
             before = sum(rec.kept.values())
             fn()
@@ -86,7 +89,7 @@ for dt in (torch.float32, torch.bfloat16):
             cs.check(o["bound_model"] is None and not o["bound_loose"], "float32 op %d judged as %s" % (o["index"], o["bound_model"]))
         elif o["op"] in ("gemm", "attention"):
             cs.check(o["bound_loose"] and "accumulation" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
-        elif o["op"] != "add":
+        elif o["op"] not in ("add", "mul"):
             cs.check(not o["bound_loose"] and "intermediates" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
     loose = sum(o["bound_loose"] for o in report["ops"])
     cs.check((loose == 0) == (not any("loose bound" in w for w in report["warnings"])), "loose-bound warning")
