@@ -87,10 +87,14 @@ QString IncidentBanner::story(const Incident& inc)
             lines << tr("<b>Corruption enters at op %1 %2</b> (%3): %4")
                          .arg(first->opIndex)
                          .arg(first->opKind, first->name.toHtmlEscaped(), first->detail.toHtmlEscaped());
+        } else if (inc.bisect->checkedOps == 0) {
+            lines << tr("<b>No op could be checked</b> against the golden model (%1 ops): no verdict.")
+                         .arg(inc.bisect->ops.size());
         } else {
             lines << tr("<b>No op left its error bound</b>: %1's recorded outputs agree with the golden "
-                        "model (%2 ops).")
+                        "model (%2 of %3 ops checked).")
                          .arg(inc.suspectLabel.toHtmlEscaped())
+                         .arg(inc.bisect->checkedOps)
                          .arg(inc.bisect->ops.size());
         }
     }

@@ -69,8 +69,9 @@ Result<OpenedIncident> openIncident(const std::vector<std::string>& paths, const
             cancel);
         if (!bisect) return bisect.error();
         if (bisect->cancelled) return cancelledError("opening the incident cancelled");
+        const std::string prefix = trace.file->path() + ": ";
         for (const std::string& w : bisect->warnings)
-            incident.warnings.push_back(trace.file->path() + ": " + w);
+            incident.warnings.push_back(w.rfind(prefix, 0) == 0 ? w : prefix + w);
         incident.bisect = std::move(bisect).value();
     }
     if (snapshots.size() == 2) {
