@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <set>
 
+#include "../replay/Statistics.h"
+
 namespace faultline {
 namespace {
 
@@ -23,13 +25,6 @@ bool flag(const json& g, const char* name)
 {
     auto f = g.find("flags");
     return f != g.end() && f->is_object() && f->value(name, false);
-}
-
-std::string percent(double x)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-    return buf;
 }
 
 std::string joinOps(const std::vector<size_t>& ops)
@@ -191,9 +186,10 @@ void EvidenceCase::finish()
             if (t->verdict == "persistent" || t->verdict == "device-specific")
                 rmaReasons.push_back("silent data corruption reproduced on replay: " + t->target +
                                      " failed " + std::to_string(t->failures) + " of " +
-                                     std::to_string(t->runs) + " runs (" + percent(t->rate.rate) +
-                                     ", 95% CI " + percent(t->rate.low) + "-" + percent(t->rate.high) +
-                                     ") on op(s) " + joinOps(t->failingOps) + ", verdict " + t->verdict);
+                                     std::to_string(t->runs) + " runs (" + percentText(t->rate.rate) +
+                                     ", 95% CI " + percentText(t->rate.low) + "-" +
+                                     percentText(t->rate.high) + ") on op(s) " + joinOps(t->failingOps) +
+                                     ", verdict " + t->verdict);
 
     // What was ruled out.
     if (campaign)

@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "../replay/Statistics.h"
+
 namespace faultline {
 namespace {
 
@@ -29,13 +31,6 @@ std::string cell(std::string s)
     for (char& c : s)
         if (c == '|' || c == '\n' || c == '\r') c = c == '|' ? '/' : ' ';
     return s;
-}
-
-std::string percent(double x)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-    return buf;
 }
 
 void countersTable(std::ostringstream& out, const json& before, const json& after)
@@ -178,9 +173,10 @@ std::string evidenceReportMarkdown(const json& c)
         for (const json& t : replay.value("targets", json::array())) {
             const json ci = t.value("ci95", json::array({0, 1}));
             out << "| " << cell(field(t, "target")) << " | " << field(t, "verdict") << " | "
-                << field(t, "failures") << "/" << field(t, "runs") << " | " << percent(t.value("rate", 0.0))
-                << " [" << percent(ci.size() == 2 ? ci[0].get<double>() : 0) << ", "
-                << percent(ci.size() == 2 ? ci[1].get<double>() : 1) << "] | "
+                << field(t, "failures") << "/" << field(t, "runs") << " | "
+                << percentText(t.value("rate", 0.0)) << " ["
+                << percentText(ci.size() == 2 ? ci[0].get<double>() : 0) << ", "
+                << percentText(ci.size() == 2 ? ci[1].get<double>() : 1) << "] | "
                 << text(t.value("failing_ops", json())) << " |\n";
         }
         out << "\n";

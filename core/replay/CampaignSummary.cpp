@@ -16,13 +16,6 @@ nlohmann::json rateJson(const RateInterval& r)
     return {{"rate", r.rate}, {"ci", {r.low, r.high}}};
 }
 
-std::string percent(double x)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * x);
-    return buf;
-}
-
 std::string joinOps(const std::vector<size_t>& ops)
 {
     std::string s;
@@ -271,7 +264,7 @@ std::string campaignText(const CampaignReport& report)
     out << line;
     for (const TargetSummary& t : report.targets) {
         const std::string rate =
-            percent(t.rate.rate) + " [" + percent(t.rate.low) + ", " + percent(t.rate.high) + "]";
+            percentText(t.rate.rate) + " [" + percentText(t.rate.low) + ", " + percentText(t.rate.high) + "]";
         std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(),
                       nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
                       static_cast<unsigned long long>(t.runs), rate.c_str(), t.deterministic ? "yes" : "no");

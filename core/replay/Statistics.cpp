@@ -2,8 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace faultline {
+
+std::string percentText(double fraction)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
+    return buf;
+}
 
 RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z)
 {

@@ -1,6 +1,7 @@
 #pragma once
 // Reproduction statistics: rates with Wilson score intervals.
 #include <cstdint>
+#include <string>
 
 namespace faultline {
 
@@ -11,5 +12,8 @@ struct RateInterval {
 // Wilson score interval for `failures` out of `runs` at ~95% (z = 1.959964). runs == 0 gives
 // rate 0 and the uninformative interval [0, 1].
 RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z = 1.959963984540054);
+
+// A fraction as reports print it: 0.1234 -> "12.3%".
+std::string percentText(double fraction);
 
 }  // namespace faultline
