@@ -30,13 +30,24 @@ std::optional<size_t> TensorFile::find(const std::string& name) const
     return std::nullopt;
 }
 
-Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path, const OpenOptions& options)
+Status checkRegularFile(const std::string& path)
 {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
+    // A symlink loop, a permission problem on the way, ... are said as they are, not "no such file".
+    if (ec && ec != std::errc::no_such_file_or_directory) return fileError(path, ec.message(), ErrorCode::Io);
     if (ec || !std::filesystem::exists(status)) return fileError(path, "no such file", ErrorCode::Io);
-    if (std::filesystem::is_directory(status)) return fileError(path, "is a directory, not a tensor file");
-    if (!std::filesystem::is_regular_file(status)) return fileError(path, "not a regular file");
+    if (std::filesystem::is_directory(status))
+        return fileError(path, "is a directory, not a tensor file", ErrorCode::Io);
+    if (!std::filesystem::is_regular_file(status))
+        return fileError(path, "not a regular file (a FIFO, socket or device)", ErrorCode::Io);
+    return {};
+}
+
+Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path, const OpenOptions& options)
+{
+    if (Status st = checkRegularFile(path); !st) return st.error();
+    std::error_code ec;
     if (isHdf5File(path)) return openHdf5TensorFile(path, options);
     if (looksLikeSafetensors(path)) return openSafetensors(path, options);
     const auto size = std::filesystem::file_size(path, ec);

@@ -69,6 +69,10 @@ public:
     std::optional<size_t> find(const std::string& name) const;
 };
 
+// Whether `path` names a regular file to read; the error says why not (no such file, a
+// directory, a FIFO or device, a symlink loop, no permission on the way), with code Io.
+Status checkRegularFile(const std::string& path);
+
 // Opens any supported file, choosing the reader by content (HDF5 signature, safetensors header),
 // not by extension. Errors name the file and the problem.
 Result<std::unique_ptr<TensorFile>> openTensorFile(const std::string& path, const OpenOptions& options = {});

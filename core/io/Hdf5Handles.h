@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../TensorFile.h"
 #include "FlatRange.h"
 
 namespace faultline::hdf5 {
@@ -216,8 +217,7 @@ inline herr_t refuseExternalLink(const char*, const char*, const char*, const ch
 // everything opened in it). Errors name the file.
 inline Result<FileHandle> openReadOnly(const std::string& path)
 {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) return fileError(path, "no such file");
+    if (Status st = checkRegularFile(path); !st) return st.error();
     if (!isHdf5File(path)) return fileError(path, "not an HDF5 file (no HDF5 signature)");
     Hdf5Lock lock;
     PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));

@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cstring>
@@ -94,6 +95,32 @@ private slots:
         QVERIFY2(r.err.contains("is an input of this comparison"), r.err.constData());
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), before);  // the evidence is untouched
+    }
+
+    void reportThatCannotBeWrittenIsAnError()
+    {
+        const QString a = m_dir.filePath("full-a.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {8, 8}, 1).isEmpty());
+        if (!QFile::exists("/dev/full")) QSKIP("no /dev/full on this machine");
+        QProcess p;
+        p.setStandardOutputFile("/dev/full");
+        p.start(QStringLiteral(FAULTLINE_EXE), {"inspect", a});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);  // not 0: nobody got the report
+        QVERIFY2(p.readAllStandardError().contains("standard output"), "no message about standard output");
+    }
+
+    void unreadablePathsSayWhy()
+    {
+        const QString loop = m_dir.filePath("loop-a");
+        QVERIFY(QFile::link(m_dir.filePath("loop-b"), loop));
+        QVERIFY(QFile::link(loop, m_dir.filePath("loop-b")));
+        auto r = faultlineRun({"inspect", loop});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("symbolic links") && !r.err.contains("no such file"), r.err.constData());
+        auto dir = faultlineRun({"inspect", m_dir.path()});
+        QCOMPARE(dir.exitCode, 2);
+        QVERIFY2(dir.err.contains("is a directory"), dir.err.constData());
     }
 };
 
