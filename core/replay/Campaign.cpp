@@ -1,5 +1,9 @@
 #include "Campaign.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -7,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "CampaignJournal.h"
@@ -15,13 +20,37 @@
 namespace faultline {
 namespace {
 
+constexpr std::string_view kScratchPrefix = "faultline-replay-";
+
+// Scratch directories are named faultline-replay-<pid>-XXXXXX after the orchestrator that made
+// them. One whose orchestrator is gone (killed with -9, so it could not clean up) is removed by
+// the next campaign.
+void removeOrphanedScratchDirs(const std::filesystem::path& tmp)
+{
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(kScratchPrefix, 0) != 0 || !entry.is_directory(ec)) continue;
+        const std::string rest = name.substr(kScratchPrefix.size());
+        const size_t dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789") != dash) continue;
+        const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+        if (pid <= 0 || pid == long(::getpid())) continue;
+        if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+        std::filesystem::remove_all(entry.path(), ec);
+    }
+}
+
 std::string makeScratchDir(const std::string& wanted)
 {
     if (!wanted.empty()) {
         std::filesystem::create_directories(wanted);
         return wanted;
     }
-    std::string tmpl = (std::filesystem::temp_directory_path() / "faultline-replay-XXXXXX").string();
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+    removeOrphanedScratchDirs(tmp);
+    std::string tmpl =
+        (tmp / (std::string(kScratchPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (!::mkdtemp(tmpl.data())) return {};
     return tmpl;
 }

@@ -1,7 +1,12 @@
 // Bad setups never become device evidence: a target that cannot start, an option out of range, a
 // trace whose ops cannot be replayed, a journal of another campaign, an output that is the input.
 // Each is exit 2 with one line naming the cause, and no verdict.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -168,6 +173,26 @@ private slots:
         for (const QJsonValue& w : o.value("warnings").toArray()) warnings += w.toString() + "\n";
         QVERIFY2(warnings.contains("repeated run"), qPrintable(warnings));
         QVERIFY2(warnings.contains("unreadable journal line"), qPrintable(warnings));
+    }
+
+    void orphanedScratchDirsAreRemoved()
+    {
+        // A scratch directory left by an orchestrator killed with -9 (its pid is gone) is removed
+        // by the next campaign; one of a live orchestrator is not touched.
+        const pid_t child = ::fork();
+        if (child == 0) ::_exit(0);
+        QVERIFY(child > 0);
+        ::waitpid(child, nullptr, 0);
+        const QString orphan = QDir::temp().filePath(QString("faultline-replay-%1-orphan").arg(child));
+        const QString alive = QDir::temp().filePath(QString("faultline-replay-%1-alive").arg(::getpid()));
+        QVERIFY(QDir().mkpath(orphan + "/inner"));
+        QVERIFY(QDir().mkpath(alive));
+        auto r =
+            faultlineRun({"replay", m_trace, "--targets", "cpu", "--reps", "1", "--ops", "2", "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(!QFileInfo::exists(orphan), qPrintable(orphan));
+        QVERIFY(QFileInfo::exists(alive));
+        QDir(alive).removeRecursively();
     }
 };
 
