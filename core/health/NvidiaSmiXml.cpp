@@ -10,19 +10,12 @@
 #include <fstream>
 #include <optional>
 
+#include "../Text.h"
 #include "BusId.h"
 #include "LogText.h"
 
 namespace faultline {
 namespace {
-
-std::string trimmed(const char* s)
-{
-    std::string_view v(s ? s : "");
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
-    return std::string(v);
-}
 
 // "N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error", "": no value.
 bool absent(const std::string& v)

@@ -12,6 +12,7 @@
 #include <set>
 #include <tuple>
 
+#include "../Text.h"
 #include "JsonFields.h"
 
 namespace faultline {
@@ -90,8 +91,7 @@ Status CampaignJournal::open(const std::string& path, const JournalHeader& heade
         char pid[32] = {};
         const ssize_t n = ::pread(lockFd, pid, sizeof pid - 1, 0);
         ::close(lockFd);
-        std::string holder = n > 0 ? std::string(pid, size_t(n)) : std::string();
-        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+        const std::string holder = n > 0 ? trimmed(std::string_view(pid, size_t(n))) : std::string();
         return fileError(path,
                          "the journal is in use by another campaign" +
                              (holder.empty() ? std::string() : " (pid " + holder + ")") +

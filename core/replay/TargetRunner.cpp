@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "../Text.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
 #include "../io/SafetensorsFile.h"
@@ -101,9 +102,7 @@ bool TargetRunner::startWorker()
     auto hello = parsed ? WorkerHello::fromJson(*parsed) : Result<WorkerHello>(parsed.error());
     if (!hello) {
         m_worker.kill();
-        std::string why = tail(m_worker.stderrText(), 1000);
-        while (!why.empty() && (why.back() == '\n' || why.back() == '\r' || why.back() == ' '))
-            why.pop_back();
+        const std::string why = trimmed(tail(m_worker.stderrText(), 1000));
         m_startError =
             "worker for " + m_spec.text + " did not start (" + m_worker.describeExit() + "): " + why;
         return false;

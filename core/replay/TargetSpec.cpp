@@ -1,6 +1,6 @@
 #include "TargetSpec.h"
 
-#include <cctype>
+#include "../Text.h"
 
 namespace faultline {
 namespace {
@@ -8,14 +8,6 @@ namespace {
 bool startsWithKind(const std::string& s)
 {
     return s == "cpu" || s.rfind("sim:", 0) == 0 || s.rfind("cuda:", 0) == 0;
-}
-
-std::string trim(const std::string& s)
-{
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return s.substr(b, e - b);
 }
 
 }  // namespace
@@ -28,7 +20,7 @@ std::string TargetSpec::param(const std::string& key, const std::string& fallbac
 
 Result<TargetSpec> parseTargetSpec(const std::string& raw)
 {
-    const std::string text = trim(raw);
+    const std::string text = trimmed(raw);
     TargetSpec spec;
     if (text == "cpu") {
         spec.text = spec.kind = "cpu";
@@ -89,7 +81,7 @@ Result<std::vector<TargetSpec>> parseTargetList(const std::string& text)
     while (pos <= text.size()) {
         size_t next = text.find(',', pos);
         if (next == std::string::npos) next = text.size();
-        const std::string piece = trim(text.substr(pos, next - pos));
+        const std::string piece = trimmed(text.substr(pos, next - pos));
         if (!piece.empty()) {
             if (parts.empty() || startsWithKind(piece) || piece.find('=') == std::string::npos)
                 parts.push_back(piece);
