@@ -669,7 +669,7 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
     m_results->finish(*report);
     recordSmMaps(*report);
     fitColumns();
-    quint64 runs = report->runs.size();
+    const quint64 runs = std::max<quint64>(report->runsTotal, report->runs.size());
     if (report->cancelled)
         setState(tr("Cancelled after %1 of %2 runs: verdicts are partial").arg(runs).arg(m_total));
     else

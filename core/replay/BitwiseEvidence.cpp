@@ -2,17 +2,8 @@
 
 #include "JsonFields.h"
 
-#include <algorithm>
-#include <set>
-#include <tuple>
-
 namespace faultline {
 namespace {
-
-bool peerJudged(const RunRecord& r)
-{
-    return !r.peerKey.empty() && !r.goldenExact && !r.digest.empty();
-}
 
 std::string joinLabels(const std::vector<std::string>& labels)
 {
@@ -23,15 +14,15 @@ std::string joinLabels(const std::vector<std::string>& labels)
 
 }  // namespace
 
-void judgePeers(CampaignReport& report)
+bool peerJudged(const RunRecord& r)
 {
-    for (RunRecord& r : report.runs) r.vsPeers = nullptr;  // derived here, never taken from a journal
-    // (op, peer key) -> target -> the digests of its completed runs.
-    std::map<std::pair<size_t, std::string>, std::map<std::string, std::set<std::string>>> groups;
-    for (const RunRecord& r : report.runs)
-        if (peerJudged(r)) groups[{r.opIndex, r.peerKey}][r.target].insert(r.digest);
+    return !r.peerKey.empty() && !r.goldenExact && !r.digest.empty();
+}
 
-    std::map<std::pair<size_t, std::string>, std::pair<PeerBasis, std::string>> decided;  // -> basis, digest
+std::map<std::pair<size_t, std::string>, PeerDecision> judgePeers(const PeerDigests& groups,
+                                                                  CampaignReport& report)
+{
+    std::map<std::pair<size_t, std::string>, PeerDecision> decided;
     std::map<std::string, std::vector<size_t>> undecided;  // peers -> the ops nothing decided
     for (const auto& [key, byTarget] : groups) {
         if (byTarget.size() < 2) continue;
@@ -79,7 +70,7 @@ void judgePeers(CampaignReport& report)
         }
         if (g.basis == PeerBasis::None)
             undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
-        decided[key] = {g.basis, g.digest};
+        decided[key] = {g.basis, g.digest, byTarget.size()};
         report.peers.push_back(std::move(g));
     }
     for (const auto& [peers, ops] : undecided) {
@@ -89,14 +80,7 @@ void judgePeers(CampaignReport& report)
                                   " and neither a majority nor a reference target decides which are right "
                                   "(replay --reference TARGET)");
     }
-    for (RunRecord& r : report.runs) {
-        if (!peerJudged(r)) continue;
-        const auto d = decided.find({r.opIndex, r.peerKey});
-        if (d == decided.end()) continue;
-        const auto& byTarget = groups[{r.opIndex, r.peerKey}];
-        r.vsPeers = {{"basis", nameOf(d->second.first)}, {"peers", byTarget.size()}};
-        if (d->second.first != PeerBasis::None) r.vsPeers["equal"] = r.digest == d->second.second;
-    }
+    return decided;
 }
 
 bool isRepeatCheckJson(const nlohmann::json& v)
@@ -107,38 +91,18 @@ bool isRepeatCheckJson(const nlohmann::json& v)
     return true;
 }
 
-std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(
-    const std::vector<RunRecord>& runs, std::vector<std::string>& warnings)
+std::string repeatContradiction(size_t opIndex, const std::string& target, uint32_t rep, uint32_t against,
+                                uint64_t mismatched, bool hostSame)
 {
-    std::map<std::tuple<size_t, std::string, uint32_t>, const RunRecord*> byRep;
-    for (const RunRecord& r : runs) byRep[{r.opIndex, r.target, r.rep}] = &r;
-    std::map<std::pair<size_t, std::string>, RepeatEvidence> out;
-    for (const RunRecord& r : runs) {
-        if (!r.vsRep.is_object()) continue;
-        RepeatEvidence& e = out[{r.opIndex, r.target}];
-        const uint64_t mismatched = r.vsRep.value("mismatched", uint64_t(0));
-        if (mismatched > 0) ++e.differing;
-        e.maxFlippedBits = std::max(e.maxFlippedBits, r.vsRep.value("flipped_bits", uint64_t(0)));
-        const uint32_t against = r.vsRep.value("rep", uint32_t(0));
-        const auto earlier = byRep.find({r.opIndex, r.target, against});
-        if (r.digest.empty() || earlier == byRep.end() || earlier->second->digest.empty()) continue;
-        const bool hostSame = earlier->second->digest == r.digest;
-        if (hostSame == (mismatched == 0)) continue;
-        ++e.transferMismatches;
-        const std::string what =
-            "op " + std::to_string(r.opIndex) + " rep " + std::to_string(r.rep) + " on " + r.target + ": ";
-        if (hostSame)
-            warnings.push_back(
-                what + "the device found " + std::to_string(mismatched) + " element(s) different from rep " +
-                std::to_string(against) +
-                ", but the copies on the host are identical: the device-side comparison is suspect");
-        else
-            warnings.push_back(
-                what + "identical to rep " + std::to_string(against) +
-                " on the device, but the copy on the host differs: the bits changed between the "
-                "device and the host (copy path, PCIe, host memory)");
-    }
-    return out;
+    const std::string what =
+        "op " + std::to_string(opIndex) + " rep " + std::to_string(rep) + " on " + target + ": ";
+    if (hostSame)
+        return what + "the device found " + std::to_string(mismatched) + " element(s) different from rep " +
+               std::to_string(against) +
+               ", but the copies on the host are identical: the device-side comparison is suspect";
+    return what + "identical to rep " + std::to_string(against) +
+           " on the device, but the copy on the host differs: the bits changed between the device and "
+           "the host (copy path, PCIe, host memory)";
 }
 
 }  // namespace faultline

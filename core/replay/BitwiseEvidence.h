@@ -9,18 +9,34 @@
 //     repetition with an earlier one, held against the host's digests of the copied outputs.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "Campaign.h"
+#include "CampaignSummary.h"
 
 namespace faultline {
 
-// Fills report.peers and the vsPeers of report.runs from the runs' peer keys and digests, with
-// report.reference as the known-healthy target. Groups where nothing decides which bits are
-// right (two peers that differ, no reference) get basis "none" and a warning.
-void judgePeers(CampaignReport& report);
+// Whether a run takes part in peer judgement: it has a peer key and an output, and is not
+// golden-exact (those are judged by bits against the golden model already).
+bool peerJudged(const RunRecord& r);
+
+// (op, peer key) -> target -> the distinct digests of its peer-judged runs.
+using PeerDigests = std::map<std::pair<size_t, std::string>, std::map<std::string, std::set<std::string>>>;
+
+struct PeerDecision {
+    PeerBasis basis = PeerBasis::None;
+    std::string digest;  // the reference bits' digest ("" with basis none)
+    size_t peers = 0;
+};
+
+// Fills report.peers from the digests, with report.reference as the known-healthy target, and
+// returns the decision per (op, peer key) of every group of two or more targets. Groups where
+// nothing decides which bits are right (two peers that differ, no reference) get basis "none"
+// and a warning.
+std::map<std::pair<size_t, std::string>, PeerDecision> judgePeers(const PeerDigests& groups,
+                                                                  CampaignReport& report);
 
 struct RepeatEvidence {
     uint64_t differing = 0;  // runs the device found different from the earlier repetition
@@ -33,9 +49,10 @@ struct RepeatEvidence {
 // worker gives is checked with this before the summary reads it.
 bool isRepeatCheckJson(const nlohmann::json& v);
 
-// Per (op, target): what the on-device repetition checks say, and a warning for every run where
-// they contradict the host's digests.
-std::map<std::pair<size_t, std::string>, RepeatEvidence> checkRepeatEvidence(
-    const std::vector<RunRecord>& runs, std::vector<std::string>& warnings);
+// The warning for a run whose on-device repetition check contradicts the host's digests: the
+// device found `mismatched` elements different from repetition `against` while the host copies
+// are identical (`hostSame`), or the other way round.
+std::string repeatContradiction(size_t opIndex, const std::string& target, uint32_t rep, uint32_t against,
+                                uint64_t mismatched, bool hostSame);
 
 }  // namespace faultline

@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "CampaignJournal.h"
+#include "CampaignTally.h"
+#include "RunKeySet.h"
 #include "TargetRunner.h"
 
 namespace faultline {
@@ -94,8 +96,9 @@ Result<CampaignReport> Campaign::run()
     header.ops = *ops;
     header.reps = m_options.reps;
     header.seed = m_options.seed;
-    std::vector<RunRecord> runs;
-    std::set<std::tuple<std::string, size_t, uint32_t>> done;
+    // Runs are added up as they finish; memory is bounded by ops x targets (CampaignTally.h).
+    CampaignTally tally;
+    RunKeySet done;
     CampaignJournal journal;
     if (!m_options.outPath.empty()) {
         auto digest = traceContentDigest(m_options.tracePath);
@@ -104,12 +107,19 @@ Result<CampaignReport> Campaign::run()
         const std::string jp = journalPath(m_options.outPath);
         if (m_options.resume) {
             if (std::filesystem::exists(jp)) {
-                JournalContents journaled = readCampaignJournalContents(jp, warnings);
-                if (Status st = checkJournalBelongs(jp, journaled, header, warnings); !st) return st.error();
-                for (RunRecord& r : journaled.runs) {
-                    done.insert({r.target, r.opIndex, r.rep});
-                    runs.push_back(std::move(r));
-                }
+                Status read = readCampaignJournal(jp, warnings,
+                                                  {.header =
+                                                       [&](const std::optional<JournalHeader>& h) {
+                                                           return checkJournalHeader(jp, h, header, warnings);
+                                                       },
+                                                   .run = [&](RunRecord r) -> Status {
+                                                       if (Status fits = checkRunFits(r, header); !fits)
+                                                           return journalRefusal(jp, fits.message());
+                                                       done.insert(r.target, r.opIndex, r.rep);
+                                                       tally.add(std::move(r));
+                                                       return {};
+                                                   }});
+                if (!read) return read.error();
             }
         } else if (std::filesystem::exists(jp)) {
             return fileError(
@@ -142,7 +152,7 @@ Result<CampaignReport> Campaign::run()
                                             const std::string what =
                                                 r.target + " op " + std::to_string(r.opIndex) + " rep " +
                                                 std::to_string(r.rep) + ": " + nameOf(r.outcome);
-                                            runs.push_back(std::move(r));
+                                            tally.add(std::move(r));
                                             if (m_progress) m_progress(finished, total, what);
                                         },
                                     .fail =
@@ -191,23 +201,16 @@ Result<CampaignReport> Campaign::run()
     }
     // Ops that cannot be replayed at all (a malformed trace) are errors of the trace, not of any
     // target: said once per op, and a campaign with nothing else to judge has no verdict.
-    std::map<size_t, std::string> unreplayable;
-    size_t executed = 0;
-    for (const RunRecord& r : runs) {
-        if (r.setupError)
-            unreplayable.emplace(r.opIndex, r.error);
-        else
-            ++executed;
-    }
+    const std::map<size_t, std::string>& unreplayable = tally.unreplayable();
     for (const auto& [op, why] : unreplayable) warnings.push_back(why);
-    if (executed == 0 && !unreplayable.empty() && !(m_cancel && m_cancel->load())) {
+    if (tally.executedRuns() == 0 && !unreplayable.empty() && !(m_cancel && m_cancel->load())) {
         // The journal holds nothing but these: a fixed trace starts afresh.
         if (!m_options.resume && !m_options.outPath.empty())
             std::filesystem::remove(journalPath(m_options.outPath), ec);
         return fileError(m_options.tracePath,
                          "no selected op can be replayed: " + unreplayable.begin()->second);
     }
-    CampaignReport report = summarizeCampaign(runs, labels, info, m_options.reference);
+    CampaignReport report = tally.finish(labels, info, m_options.reference);
     report.trace = m_options.tracePath;
     report.reps = m_options.reps;
     report.seed = m_options.seed;

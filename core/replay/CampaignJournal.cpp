@@ -5,15 +5,15 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <set>
-#include <tuple>
 
 #include "../Text.h"
 #include "JsonFields.h"
+#include "RunKeySet.h"
 
 namespace faultline {
 namespace {
@@ -166,40 +166,64 @@ Status CampaignJournal::append(const RunRecord& r)
     return writeLine(r.toJson().dump() + "\n");
 }
 
-JournalContents readCampaignJournalContents(const std::string& path, std::vector<std::string>& warnings)
+Status readCampaignJournal(const std::string& path, std::vector<std::string>& warnings,
+                           const JournalVisitor& visit)
 {
-    JournalContents out;
     std::ifstream in(path);
     std::string line;
     uint64_t bad = 0, repeated = 0;
     bool first = true;
-    std::set<std::tuple<std::string, size_t, uint32_t>> seen;
+    RunKeySet seen;
+    Status status;
+    auto report = [&] {
+        if (bad)
+            warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
+        if (repeated)
+            warnings.push_back(
+                path + ": skipped " + std::to_string(repeated) +
+                " repeated run(s) (the same target, op and repetition journaled twice); the first counts");
+    };
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         auto j = nlohmann::json::parse(line, nullptr, false);
         if (first) {
             first = false;
-            if (auto h = JournalHeader::fromJson(j)) {
-                out.header = std::move(h);
-                continue;
-            }
+            std::optional<JournalHeader> header = JournalHeader::fromJson(j);
+            if (visit.header) status = visit.header(header);
+            if (!status) break;
+            if (header) continue;
         }
         auto r = j.is_discarded() ? Result<RunRecord>(Error{"bad"}) : RunRecord::fromJson(j);
         if (!r) {
             ++bad;
             continue;
         }
-        if (!seen.insert({r->target, r->opIndex, r->rep}).second) {
+        if (!seen.insert(r->target, r->opIndex, r->rep)) {
             ++repeated;
             continue;
         }
-        out.runs.push_back(std::move(r).value());
+        if (visit.run) status = visit.run(std::move(r).value());
+        if (!status) break;
     }
-    if (bad) warnings.push_back(path + ": skipped " + std::to_string(bad) + " unreadable journal line(s)");
-    if (repeated)
-        warnings.push_back(
-            path + ": skipped " + std::to_string(repeated) +
-            " repeated run(s) (the same target, op and repetition journaled twice); the first counts");
+    if (first && visit.header && status) status = visit.header(std::nullopt);
+    report();
+    return status;
+}
+
+JournalContents readCampaignJournalContents(const std::string& path, std::vector<std::string>& warnings)
+{
+    JournalContents out;
+    (void)readCampaignJournal(path, warnings,
+                              {.header =
+                                   [&](const std::optional<JournalHeader>& h) {
+                                       out.header = h;
+                                       return Status{};
+                                   },
+                               .run =
+                                   [&](RunRecord r) {
+                                       out.runs.push_back(std::move(r));
+                                       return Status{};
+                                   }});
     return out;
 }
 
@@ -208,50 +232,67 @@ std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<
     return readCampaignJournalContents(path, warnings).runs;
 }
 
+Status checkRunFits(const RunRecord& r, const JournalHeader& campaign)
+{
+    const std::string what = "the journal holds a run of op " + std::to_string(r.opIndex) + " rep " +
+                             std::to_string(r.rep) + " on " + r.target + ", ";
+    if (std::find(campaign.targets.begin(), campaign.targets.end(), r.target) == campaign.targets.end())
+        return Error{what + "a target this campaign does not run", ErrorCode::Usage};
+    if (std::find(campaign.ops.begin(), campaign.ops.end(), r.opIndex) == campaign.ops.end())
+        return Error{what + "an op this campaign does not run", ErrorCode::Usage};
+    if (r.rep >= campaign.reps)
+        return Error{what + "beyond this campaign's " + std::to_string(campaign.reps) + " repetitions",
+                     ErrorCode::Usage};
+    return {};
+}
+
 Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
                         const std::vector<size_t>& ops, uint32_t reps)
 {
-    const std::set<std::string> targetSet(targets.begin(), targets.end());
-    const std::set<size_t> opSet(ops.begin(), ops.end());
-    for (const RunRecord& r : runs) {
-        const std::string what = "the journal holds a run of op " + std::to_string(r.opIndex) + " rep " +
-                                 std::to_string(r.rep) + " on " + r.target + ", ";
-        if (!targetSet.count(r.target))
-            return Error{what + "a target this campaign does not run", ErrorCode::Usage};
-        if (!opSet.count(r.opIndex))
-            return Error{what + "an op this campaign does not run", ErrorCode::Usage};
-        if (r.rep >= reps)
-            return Error{what + "beyond this campaign's " + std::to_string(reps) + " repetitions",
-                         ErrorCode::Usage};
+    JournalHeader campaign;
+    campaign.targets = targets;
+    campaign.ops = ops;
+    campaign.reps = reps;
+    for (const RunRecord& r : runs)
+        if (Status st = checkRunFits(r, campaign); !st) return st;
+    return {};
+}
+
+Error journalRefusal(const std::string& path, const std::string& why)
+{
+    return fileError(path,
+                     "cannot resume: " + why + "; resume with the same trace and settings, or remove it",
+                     ErrorCode::Usage);
+}
+
+Status checkJournalHeader(const std::string& path, const std::optional<JournalHeader>& header,
+                          const JournalHeader& campaign, std::vector<std::string>& warnings)
+{
+    if (!header) {
+        warnings.push_back(path +
+                           ": the journal has no header (written by an older Faultline): which trace it "
+                           "belongs to cannot be checked");
+        return {};
     }
+    const JournalHeader& h = *header;
+    if (h.version > kJournalFormatVersion)
+        return journalRefusal(
+            path, "written by a newer Faultline (journal version " + std::to_string(h.version) + ")");
+    if (h.traceDigest != campaign.traceDigest)
+        return journalRefusal(path, "it belongs to another trace (content digest " + h.traceDigest +
+                                        ", this trace " + campaign.traceDigest + ")");
+    if (h.seed != campaign.seed)
+        return journalRefusal(path, "it was run with --seed " + std::to_string(h.seed) + ", not " +
+                                        std::to_string(campaign.seed));
     return {};
 }
 
 Status checkJournalBelongs(const std::string& path, const JournalContents& journal,
                            const JournalHeader& campaign, std::vector<std::string>& warnings)
 {
-    auto refuse = [&](const std::string& why) {
-        return fileError(path,
-                         "cannot resume: " + why + "; resume with the same trace and settings, or remove it",
-                         ErrorCode::Usage);
-    };
-    if (journal.header) {
-        const JournalHeader& h = *journal.header;
-        if (h.version > kJournalFormatVersion)
-            return refuse("written by a newer Faultline (journal version " + std::to_string(h.version) + ")");
-        if (h.traceDigest != campaign.traceDigest)
-            return refuse("it belongs to another trace (content digest " + h.traceDigest + ", this trace " +
-                          campaign.traceDigest + ")");
-        if (h.seed != campaign.seed)
-            return refuse("it was run with --seed " + std::to_string(h.seed) + ", not " +
-                          std::to_string(campaign.seed));
-    } else {
-        warnings.push_back(path +
-                           ": the journal has no header (written by an older Faultline): which trace it "
-                           "belongs to cannot be checked");
-    }
-    if (Status fits = checkJournalFits(journal.runs, campaign.targets, campaign.ops, campaign.reps); !fits)
-        return refuse(fits.message());
+    if (Status st = checkJournalHeader(path, journal.header, campaign, warnings); !st) return st;
+    for (const RunRecord& r : journal.runs)
+        if (Status fits = checkRunFits(r, campaign); !fits) return journalRefusal(path, fits.message());
     return {};
 }
 

@@ -9,6 +9,7 @@
 // line (a killed writer) is cut off before anything is appended. A write that fails (a full
 // disk) is undone, so the journal stays intact up to the last complete run, and reported.
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,6 +57,17 @@ private:
     std::mutex m_mutex;
 };
 
+// Reads a journal line by line, holding one line at a time: `header` is called once with its
+// header (nullopt when it has none) before `run` is called for each run. Torn, unreadable and
+// unknown lines and repeated runs (the same target, op and repetition twice) are skipped and
+// counted in warnings. The first error a callback returns stops the reading and is returned.
+struct JournalVisitor {
+    std::function<Status(const std::optional<JournalHeader>&)> header;
+    std::function<Status(RunRecord)> run;
+};
+Status readCampaignJournal(const std::string& path, std::vector<std::string>& warnings,
+                           const JournalVisitor& visit);
+
 // What a journal holds: its header (if any) and its runs. Torn, unreadable and unknown lines and
 // repeated runs (the same target, op and repetition twice) are skipped and counted in warnings.
 struct JournalContents {
@@ -70,10 +82,17 @@ std::vector<RunRecord> readCampaignJournal(const std::string& path, std::vector<
 // so that resuming it with them continues the same campaign; the error names the first that does not.
 Status checkJournalFits(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
                         const std::vector<size_t>& ops, uint32_t reps);
-// The same for a whole journal: its header must name this trace (digest) and seed, and every run
-// must fit. A journal without a header (older Faultline) is checked by its runs, with a warning.
+// One run of that check, against the campaign's targets, ops and reps.
+Status checkRunFits(const RunRecord& r, const JournalHeader& campaign);
+// Whether a journal's header names this trace (digest) and seed. A journal without a header
+// (older Faultline) is checked by its runs alone, with a warning. Errors say how to go on.
+Status checkJournalHeader(const std::string& path, const std::optional<JournalHeader>& header,
+                          const JournalHeader& campaign, std::vector<std::string>& warnings);
+// Both, for a whole journal read into memory.
 Status checkJournalBelongs(const std::string& path, const JournalContents& journal,
                            const JournalHeader& campaign, std::vector<std::string>& warnings);
+// A run that does not fit (checkRunFits) as a refusal to resume, naming the journal.
+Error journalRefusal(const std::string& path, const std::string& why);
 
 // A digest (XXH3 128-bit, hex) of a file's bytes: which trace a journal belongs to.
 Result<std::string> traceContentDigest(const std::string& path);

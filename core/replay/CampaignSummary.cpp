@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "BitwiseEvidence.h"
 #include "CampaignSummary.h"
+#include "CampaignTally.h"
 
 namespace faultline {
 namespace {
@@ -29,156 +29,15 @@ std::string joinOps(const std::vector<size_t>& ops)
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
                                  const std::map<std::string, TargetInfo>& info, const std::string& reference)
 {
-    CampaignReport report;
-    report.runs = runs;
-    report.reference = reference;
-    std::sort(report.runs.begin(), report.runs.end(), [](const RunRecord& a, const RunRecord& b) {
-        return std::tie(a.opIndex, a.target, a.rep) < std::tie(b.opIndex, b.target, b.rep);
+    std::vector<const RunRecord*> ordered;
+    ordered.reserve(runs.size());
+    for (const RunRecord& r : runs) ordered.push_back(&r);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const RunRecord* a, const RunRecord* b) {
+        return std::tie(a->opIndex, a->target, a->rep) < std::tie(b->opIndex, b->target, b->rep);
     });
-    // A journal of an earlier session lacks nothing a summary needs but the peer keys of targets
-    // whose workers did not start this time: those come from the runs.
-    std::map<std::string, std::string> peerKeys;
-    for (const RunRecord& r : report.runs)
-        if (!r.peerKey.empty()) peerKeys.emplace(r.target, r.peerKey);
-    for (const auto& [label, i] : info)
-        if (!i.peerKey.empty()) peerKeys[label] = i.peerKey;
-    judgePeers(report);
-    const auto repeats = checkRepeatEvidence(report.runs, report.warnings);
-
-    // Per op × target.
-    std::map<std::pair<size_t, std::string>, OpTargetStats> stats;
-    std::map<std::pair<size_t, std::string>, std::set<std::string>> digests;
-    std::map<std::pair<size_t, std::string>, std::map<std::string, uint64_t>> signatures;
-    std::map<std::pair<size_t, std::string>, std::string> firstDigest;
-    std::map<std::string, uint64_t> setupErrors;
-    for (const RunRecord& r : report.runs) {
-        if (r.setupError) {
-            // Not the target's: the op cannot be replayed (Campaign::run says why, once per op).
-            ++setupErrors[r.target];
-            continue;
-        }
-        OpTargetStats& s = stats[{r.opIndex, r.target}];
-        s.opIndex = r.opIndex;
-        s.op = r.op;
-        s.name = r.name;
-        s.target = r.target;
-        ++s.runs;
-        if (r.failedOrPeerMismatch()) ++s.failures;
-        if (!r.failed() && r.failedOrPeerMismatch()) ++s.peerMismatches;
-        if (r.outcome == RunOutcome::Mismatch) {
-            ++s.mismatches;
-            if (r.vsGolden.is_object() && r.vsGolden.contains("signature"))
-                ++signatures[{r.opIndex, r.target}][r.vsGolden.value("signature", std::string())];
-        }
-        if (r.outcome == RunOutcome::Hang) ++s.hangs;
-        if (r.outcome == RunOutcome::Crash) ++s.crashes;
-        if (r.outcome == RunOutcome::Error) ++s.errors;
-        if (r.outcome == RunOutcome::Error && r.deviceFault) ++s.deviceFaults;
-        if (!r.digest.empty()) {
-            digests[{r.opIndex, r.target}].insert(r.digest);
-            firstDigest.emplace(std::make_pair(r.opIndex, r.target), r.digest);
-        }
-        if (r.vsGolden.is_object())
-            s.maxUlp = std::max<uint64_t>(s.maxUlp, r.vsGolden.value("max_ulp", uint64_t(0)));
-    }
-    for (auto& [key, s] : stats) {
-        if (const auto e = repeats.find(key); e != repeats.end()) {
-            s.repDiffering = e->second.differing;
-            s.repMaxFlippedBits = e->second.maxFlippedBits;
-            s.transferMismatches = e->second.transferMismatches;
-        }
-        s.rate = wilsonInterval(s.failures, s.runs);
-        s.distinctDigests = digests[key].size();
-        uint64_t best = 0;
-        for (const auto& [kind, n] : signatures[key])
-            if (n > best) {
-                best = n;
-                s.signature = kind;
-            }
-        report.stats.push_back(s);
-    }
-
-    // Agreement across targets, per op, by the digest of each target's first completed run.
-    std::map<size_t, std::map<std::string, std::vector<std::string>>> groups;
-    for (const auto& [key, digest] : firstDigest) groups[key.first][digest].push_back(key.second);
-    for (auto& [op, byDigest] : groups) {
-        std::vector<std::vector<std::string>> g;
-        for (auto& [d, labels] : byDigest) g.push_back(labels);
-        std::sort(g.begin(), g.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-        report.agreement.emplace_back(op, std::move(g));
-    }
-
-    // Per target: rates, certificate, verdict.
-    for (const std::string& label : targets) {
-        TargetSummary t;
-        t.target = label;
-        auto d = info.find(label);
-        if (d != info.end()) {
-            t.description = d->second.description;
-            t.bitwiseStable = d->second.bitwiseStable;
-        }
-        if (auto k = peerKeys.find(label); k != peerKeys.end()) t.peerKey = k->second;
-        for (const PeerGroup& g : report.peers)
-            if (g.basis == PeerBasis::None && std::count(g.targets.begin(), g.targets.end(), label))
-                t.peerSplitOps.push_back(g.opIndex);
-        uint64_t peerMismatches = 0, deviceFaults = 0;
-        for (const OpTargetStats& s : report.stats) {
-            if (s.target != label) continue;
-            t.runs += s.runs;
-            t.failures += s.failures;
-            peerMismatches += s.peerMismatches;
-            deviceFaults += s.deviceFaults;
-            if (s.distinctDigests > 1 || s.repDiffering > 0) t.deterministic = false;
-            if (s.failures > 0) t.failingOps.push_back(s.opIndex);
-            if (s.failures >= 2) t.reproducingOps.push_back(s.opIndex);
-        }
-        t.rate = wilsonInterval(t.failures, t.runs);
-        t.notReplayable = setupErrors[label];
-        if (t.runs == 0) {
-            t.verdict = Verdict::NoVerdict;
-            t.explanation = "no run executed on this target: nothing to judge it by";
-        } else if (t.failures == 0) {
-            t.verdict = Verdict::Healthy;
-            uint64_t exact = 0;
-            for (const RunRecord& r : report.runs)
-                if (r.target == label && r.goldenExact) ++exact;
-            t.explanation =
-                exact == t.runs ? "all " + std::to_string(t.runs) + " runs bit-identical to the golden model"
-                : exact == 0    ? "all " + std::to_string(t.runs) + " runs within the golden model's bounds"
-                             : "all " + std::to_string(t.runs) + " runs within the golden model's bounds (" +
-                                   std::to_string(exact) + " bit-identical to it)";
-        } else if (t.reproducingOps.empty()) {
-            t.verdict = Verdict::Transient;
-            t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + joinOps(t.failingOps) +
-                            ", none reproduced on the same op";
-        } else {
-            bool othersFail = false;
-            for (const OpTargetStats& s : report.stats)
-                if (s.target != label && s.failures > 0 &&
-                    std::count(t.reproducingOps.begin(), t.reproducingOps.end(), s.opIndex))
-                    othersFail = true;
-            const bool alone = targets.size() > 1 && !othersFail;
-            t.verdict = alone ? Verdict::DeviceSpecific : Verdict::Persistent;
-            t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" +
-                            std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs failed)" +
-                            (alone ? "; no other target fails them" : "");
-        }
-        if (deviceFaults > 0)
-            t.explanation +=
-                "; " + std::to_string(deviceFaults) +
-                " device fault(s): sticky CUDA errors that poisoned the context (worker restarted)";
-        if (peerMismatches > 0)
-            t.explanation +=
-                "; " + std::to_string(peerMismatches) +
-                " run(s) inside the golden bound but bitwise different from its peers' reference";
-        if (!t.peerSplitOps.empty())
-            t.explanation += "; differs bitwise from its peers on op(s) " + joinOps(t.peerSplitOps) +
-                             " with nothing to decide which is right";
-        if (!t.deterministic && t.bitwiseStable)
-            t.explanation += "; NOT bitwise deterministic across repetitions";
-        report.targets.push_back(std::move(t));
-    }
-    return report;
+    CampaignTally tally;
+    for (const RunRecord* r : ordered) tally.add(*r);
+    return tally.finish(targets, info, reference);
 }
 
 nlohmann::json campaignJson(const CampaignReport& report)
@@ -216,6 +75,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
                             {"errors", s.errors},
                             {"device_faults", s.deviceFaults},
                             {"distinct_outputs", s.distinctDigests},
+                            {"distinct_outputs_at_least", s.distinctDigestsAtLeast},
                             {"max_ulp", s.maxUlp},
                             {"signature", s.signature},
                             {"peer_mismatches", s.peerMismatches}};
@@ -248,6 +108,8 @@ nlohmann::json campaignJson(const CampaignReport& report)
             {"targets", targets},
             {"ops", ops},
             {"runs", runs},
+            {"runs_total", std::max<uint64_t>(report.runsTotal, report.runs.size())},
+            {"runs_listed", report.runs.size()},
             {"warnings", report.warnings},
             {"cancelled", report.cancelled},
             {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};

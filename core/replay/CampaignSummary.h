@@ -1,8 +1,8 @@
 #pragma once
 // What a campaign's runs add up to: per op and target statistics with Wilson intervals,
 // determinism certificates, peer judgements and a verdict per target; and the report's JSON and
-// text forms. Pure functions of the run records, so a resumed or merged campaign is summarised
-// the same way.
+// text forms. Pure functions of the run records (added up by CampaignTally.h), so a resumed or
+// merged campaign is summarised the same way.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -22,7 +22,8 @@ struct OpTargetStats {
     uint64_t runs = 0, failures = 0, mismatches = 0, hangs = 0, crashes = 0, errors = 0;
     uint64_t deviceFaults = 0;  // errors that were sticky device errors (RunRecord::deviceFault)
     RateInterval rate;
-    uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
+    uint64_t distinctDigests = 0;         // among completed runs; 1 = bitwise reproducible
+    bool distinctDigestsAtLeast = false;  // more than CampaignTally counts exactly: a lower bound
     uint64_t maxUlp = 0;
     std::string signature;        // most frequent signature kind among mismatches
     uint64_t peerMismatches = 0;  // runs whose bits differ from the peers' reference (counted in failures)
@@ -81,12 +82,16 @@ struct CampaignReport {
     std::vector<std::pair<size_t, std::vector<std::vector<std::string>>>> agreement;
     std::vector<PeerGroup> peers;
     std::string reference;
+    // The runs listed: all of them, or past CampaignTally::kRunsKeptInFull the notable ones
+    // (CampaignTally.h); runsTotal counts every run (the journal holds them all).
     std::vector<RunRecord> runs;
+    uint64_t runsTotal = 0;
     std::vector<std::string> warnings;
     bool cancelled = false;
 };
 
-// Builds statistics, certificates and verdicts from run records (pure; used after resume too).
+// Builds statistics, certificates and verdicts from run records (CampaignTally over `runs`, in
+// order of op, target and repetition; pure).
 // `info` maps target labels to what their workers said of them; `reference` is
 // CampaignOptions::reference.
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,

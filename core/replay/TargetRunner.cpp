@@ -135,7 +135,7 @@ void TargetRunner::runAll(const std::string& outputPath)
             if (o.index == opIndex) op = &o;
         for (uint32_t rep = 0; rep < m_shared.options.reps; ++rep) {
             if ((m_shared.cancel && m_shared.cancel->load()) || m_shared.stop.load()) break;
-            if (m_shared.done.count({m_spec.text, opIndex, rep})) continue;
+            if (m_shared.done.contains(m_spec.text, opIndex, rep)) continue;
             RunRecord r;
             r.target = m_spec.text;
             r.opIndex = opIndex;

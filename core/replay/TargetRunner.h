@@ -12,12 +12,12 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "../HostTensor.h"
 #include "Campaign.h"
 #include "CampaignJournal.h"
+#include "RunKeySet.h"
 #include "WorkerMessages.h"
 #include "WorkerProcess.h"
 
@@ -72,7 +72,7 @@ struct TargetRunnerShared {
     const std::vector<size_t>& ops;  // the selected ops, in order
     ReferenceCache& refs;
     CampaignJournal& journal;
-    const std::set<std::tuple<std::string, size_t, uint32_t>>& done;  // (target, op, rep) already journaled
+    const RunKeySet& done;  // (target, op, rep) already journaled
     std::function<void(RunRecord)> record;
     // A run that cannot be journaled (a full disk) ends the campaign: `fail` keeps the first
     // error and sets `stop`, which every runner checks between runs (as it checks `cancel`).
