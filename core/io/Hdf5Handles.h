@@ -11,6 +11,7 @@
 //   it, so errors reach the user as "PATH: what we did: what HDF5 said".
 #include <hdf5.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -100,6 +101,14 @@ inline herr_t collectError(unsigned, const H5E_error2_t* e, void* data)
 {
     auto* walk = static_cast<ErrorWalk*>(data);
     std::string line = e->desc ? e->desc : "";
+    // The file driver's report is many fields on several lines; the system's reason is the one
+    // the user needs ("No space left on device").
+    if (const size_t at = line.find("error message = '"); at != std::string::npos) {
+        const size_t begin = at + 17, end = line.find('\'', begin);
+        const size_t cut = line.find(':');
+        line = line.substr(0, cut == std::string::npos ? 0 : cut) + ": " + line.substr(begin, end - begin);
+    }
+    std::replace(line.begin(), line.end(), '\n', ' ');
     if (line.empty()) {  // fall back to the minor message ("Bad value", ...)
         char minor[256] = {0};
         if (H5Eget_msg(e->min_num, nullptr, minor, sizeof minor) > 0) line = minor;

@@ -1,8 +1,5 @@
 #include "SafetensorsWriter.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,16 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "AtomicFile.h"
 #include "SafetensorsFile.h"
 
 namespace faultline {
 
 namespace {
-
-std::string errnoText(int e)
-{
-    return std::system_category().message(e);
-}
 
 // Byte count of one entry, or nullopt on a 64-bit overflow.
 std::optional<uint64_t> entryBytes(const SafetensorsEntry& e)
@@ -33,22 +26,6 @@ std::optional<uint64_t> entryBytes(const SafetensorsEntry& e)
         n *= d;
     }
     return n;
-}
-
-Status writeAll(int fd, const void* data, uint64_t size, const std::string& path)
-{
-    const auto* p = static_cast<const unsigned char*>(data);
-    while (size > 0) {
-        const size_t chunk = size_t(std::min<uint64_t>(size, uint64_t(1) << 30));
-        const ssize_t w = ::write(fd, p, chunk);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return fileError(path, "write failed: " + errnoText(errno), ErrorCode::Io);
-        }
-        p += w;
-        size -= uint64_t(w);
-    }
-    return {};
 }
 
 }  // namespace
@@ -110,24 +87,9 @@ Status writeSafetensors(const std::string& path, const std::vector<SafetensorsEn
     auto header = encodeSafetensorsHeader(entries, metadata, path);
     if (!header) return header.error();
 
-    const std::string tmp = path + ".tmp";
-    int fd;
-    do {
-        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return fileError(path, "cannot create " + tmp + ": " + errnoText(errno), ErrorCode::Io);
-
-    Status status = writeAll(fd, header->data(), header->size(), path);
-    for (size_t i = 0; status.ok() && i < entries.size(); ++i)
-        status = writeAll(fd, entries[i].data, *entryBytes(entries[i]), path);
-    if (status.ok() && ::fsync(fd) != 0)
-        status = fileError(path, "fsync failed: " + errnoText(errno), ErrorCode::Io);
-    if (::close(fd) != 0 && status.ok())
-        status = fileError(path, "close failed: " + errnoText(errno), ErrorCode::Io);
-    if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-        status = fileError(path, "cannot rename " + tmp + " to it: " + errnoText(errno), ErrorCode::Io);
-    if (!status.ok()) ::unlink(tmp.c_str());
-    return status;
+    FileParts parts{{header->data(), header->size()}};
+    for (const SafetensorsEntry& e : entries) parts.emplace_back(e.data, size_t(*entryBytes(e)));
+    return replaceFileAtomically(path, parts);
 }
 
 }  // namespace faultline

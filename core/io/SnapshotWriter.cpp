@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
+#include "AtomicFile.h"
 #include "FlatRange.h"
 #include "Hdf5Attributes.h"
 #include "Hdf5Handles.h"
@@ -50,12 +52,19 @@ std::vector<hsize_t> automaticChunks(const std::vector<uint64_t>& shape, unsigne
 
 }  // namespace
 
+// libhdf5 closes the files still open when the process exits. After a write to a file failed
+// (a full disk) that clean-up crashes in libhdf5 1.10 (H5F__close_cb); every writer here closes
+// its files itself and reports the failure, so the exit handler is switched off before the
+// library is first used.
+[[maybe_unused]] const bool kNoHdf5ExitHandler = [] { return H5dont_atexit() >= 0; }();
+
 struct SnapshotWriter::Impl {
     std::string path;
     std::string tmpPath;
     FileHandle file;
     PlistHandle linkCreate;  // creates missing parent groups
     bool closed = false;
+    bool inMemory = false;  // SnapshotWriterOptions::inMemory: nothing on disk until close()
 
     // The tensor being written.
     DatasetHandle dataset;
@@ -71,7 +80,7 @@ struct SnapshotWriter::Impl {
         dataset.reset();
         file.reset();
         std::error_code ec;
-        std::filesystem::remove(tmpPath, ec);
+        if (!inMemory) std::filesystem::remove(tmpPath, ec);
     }
 
     Error error(const std::string& problem) const { return fileError(path, problem); }
@@ -122,7 +131,7 @@ const std::string& SnapshotWriter::path() const
     return m_impl->path;
 }
 
-Result<SnapshotWriter> SnapshotWriter::create(const std::string& path)
+Result<SnapshotWriter> SnapshotWriter::create(const std::string& path, const SnapshotWriterOptions& options)
 {
     Hdf5Lock lock;
     auto impl = std::make_unique<Impl>();
@@ -132,8 +141,10 @@ Result<SnapshotWriter> SnapshotWriter::create(const std::string& path)
     PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
     // v1.8 format or newer (large attributes), nothing newer than 1.10 can read.
     if (!fapl || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0 ||
-        H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V110) < 0)
+        H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V110) < 0 ||
+        (options.inMemory && H5Pset_fapl_core(fapl.get(), size_t(1) << 20, /*backing_store=*/0) < 0))
         return hdf5Error(path, "cannot set up HDF5 file access");
+    impl->inMemory = options.inMemory;
     impl->file = FileHandle(H5Fcreate(impl->tmpPath.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!impl->file) return hdf5Error(path, "cannot create '" + impl->tmpPath + "'");
     impl->closed = false;
@@ -310,6 +321,18 @@ Status SnapshotWriter::close()
     if (Status s = d.usable(); !s) return s;
     if (d.dataset)
         if (Status s = endTensor(); !s) return s;
+    if (d.inMemory) {
+        // The whole file as bytes, written (and every write checked) by replaceFileAtomically.
+        if (H5Fflush(d.file.get(), H5F_SCOPE_GLOBAL) < 0) return hdf5Error(d.path, "cannot finish the file");
+        const ssize_t size = H5Fget_file_image(d.file.get(), nullptr, 0);
+        if (size < 0) return hdf5Error(d.path, "cannot finish the file");
+        std::vector<char> image(static_cast<size_t>(size));
+        if (H5Fget_file_image(d.file.get(), image.data(), image.size()) != size)
+            return hdf5Error(d.path, "cannot finish the file");
+        d.file.reset();
+        d.closed = true;
+        return replaceFileAtomically(d.path, {{image.data(), image.size()}});
+    }
     const hid_t id = d.file.release();
     if (H5Fclose(id) < 0) return hdf5Error(d.path, "cannot finish writing '" + d.tmpPath + "'");
     std::error_code ec;

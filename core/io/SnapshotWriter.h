@@ -25,10 +25,17 @@ struct TensorWriteOptions {
     int gzipLevel = 0;  // 0: no compression; 1..9: gzip with the shuffle filter (implies chunking)
 };
 
+struct SnapshotWriterOptions {
+    // Build the file in memory and write it in one checked write at close(): for small files
+    // (a campaign's results) whose every write failure must be a plain error. A disk-backed
+    // HDF5 file whose writes fail (a full disk) cannot be closed cleanly by libhdf5.
+    bool inMemory = false;
+};
+
 class SnapshotWriter {
 public:
     // Creates PATH.tmp (replacing a stale one). Errors name PATH.
-    static Result<SnapshotWriter> create(const std::string& path);
+    static Result<SnapshotWriter> create(const std::string& path, const SnapshotWriterOptions& options = {});
 
     SnapshotWriter(SnapshotWriter&&) noexcept;
     SnapshotWriter& operator=(SnapshotWriter&&) noexcept;

@@ -219,7 +219,11 @@ Result<CampaignReport> Campaign::run()
     report.cancelled = m_cancel && m_cancel->load();
     if (!m_options.outPath.empty()) {
         Status st = writeCampaignResults(m_options.outPath, report);
-        if (!st) return st.error();
+        if (!st)
+            return Error{st.message() +
+                             " (every run is in the journal beside it: --resume writes the results "
+                             "once there is room)",
+                         st.error().code};
     }
     return report;
 }

@@ -8,7 +8,9 @@ namespace faultline {
 
 Status writeCampaignResults(const std::string& path, const CampaignReport& report)
 {
-    auto w = SnapshotWriter::create(path);
+    // Small (the report is bounded by ops x targets), so built in memory: a full disk is one
+    // checked write that fails cleanly, nothing half-written, no .tmp left.
+    auto w = SnapshotWriter::create(path, {.inMemory = true});
     if (!w) return w.error();
     SnapshotWriter& writer = *w;
     Status st;

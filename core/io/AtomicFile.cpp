@@ -1,0 +1,59 @@
+#include "AtomicFile.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+namespace faultline {
+namespace {
+
+std::string errnoText(int e)
+{
+    return std::system_category().message(e);
+}
+
+Status writeAll(int fd, const void* data, size_t size, const std::string& path)
+{
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (size > 0) {
+        const size_t chunk = std::min<size_t>(size, size_t(1) << 30);
+        const ssize_t w = ::write(fd, p, chunk);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return fileError(path,
+                             "write failed: " + (w < 0 ? errnoText(errno) : std::string("nothing written")),
+                             ErrorCode::Io);
+        p += w;
+        size -= size_t(w);
+    }
+    return {};
+}
+
+}  // namespace
+
+Status replaceFileAtomically(const std::string& path, const FileParts& parts)
+{
+    const std::string tmp = path + ".tmp";
+    int fd;
+    do {
+        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return fileError(path, "cannot create " + tmp + ": " + errnoText(errno), ErrorCode::Io);
+    Status status;
+    for (size_t i = 0; status.ok() && i < parts.size(); ++i)
+        if (parts[i].second > 0) status = writeAll(fd, parts[i].first, parts[i].second, path);
+    if (status.ok() && ::fsync(fd) != 0)
+        status = fileError(path, "fsync failed: " + errnoText(errno), ErrorCode::Io);
+    if (::close(fd) != 0 && status.ok())
+        status = fileError(path, "close failed: " + errnoText(errno), ErrorCode::Io);
+    if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
+        status = fileError(path, "cannot rename " + tmp + " to it: " + errnoText(errno), ErrorCode::Io);
+    if (!status.ok()) ::unlink(tmp.c_str());
+    return status;
+}
+
+}  // namespace faultline
