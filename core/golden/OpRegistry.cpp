@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "../trace/TraceOps.h"
 #include "OpDefinitions.h"
 
 namespace faultline::golden {
@@ -46,6 +47,24 @@ const std::vector<GoldenOp>& registry()
     return table;
 }
 
+// A parameter the op does not read would be silently ignored, and the device judged against a
+// computation other than the one it ran: an error (what faultline_capture records on every op,
+// how the call ran, is not a parameter of the computation and passes).
+Status checkParams(const GoldenOp& def, const OpParams& params)
+{
+    for (const auto& [name, value] : params) {
+        (void)value;
+        if (std::find(def.params.begin(), def.params.end(), name) != def.params.end()) continue;
+        if (isKnownTraceOpAttribute(std::string(def.name), name)) continue;
+        std::string reads;
+        for (std::string_view p : def.params) reads += (reads.empty() ? "" : ", ") + std::string(p);
+        return opError(def.name, "parameter '" + name + "' is not one the golden model reads (" +
+                                     (reads.empty() ? std::string("it reads none") : "it reads " + reads) +
+                                     "): judging the op without it would compare another computation");
+    }
+    return {};
+}
+
 Error unknownOp(std::string_view op)
 {
     return opError(op, "the golden model has no such op");
@@ -69,6 +88,7 @@ Result<OutputSpec> inferGoldenOutput(std::string_view op, GoldenInputs inputs, c
 {
     const GoldenOp* def = findGoldenOp(op);
     if (!def) return unknownOp(op);
+    if (Status st = checkParams(*def, params); !st) return st.error();
     return def->infer(inputs, params);
 }
 
@@ -77,6 +97,7 @@ Result<HostTensor> runGolden(std::string_view op, GoldenInputs inputs, const OpP
 {
     const GoldenOp* def = findGoldenOp(op);
     if (!def) return unknownOp(op);
+    if (Status st = checkParams(*def, params); !st) return st.error();
     return def->run(inputs, params, options);
 }
 
@@ -85,6 +106,7 @@ Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs i
 {
     const GoldenOp* def = findGoldenOp(op);
     if (!def) return unknownOp(op);
+    if (Status st = checkParams(*def, params); !st) return st.error();
     return def->bound(inputs, params, golden, options);
 }
 

@@ -139,9 +139,12 @@ Result<SnapshotWriter> SnapshotWriter::create(const std::string& path, const Sna
     impl->tmpPath = path + ".tmp";
     impl->closed = true;  // nothing to clean up until the file exists
     PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
-    // v1.8 format or newer (large attributes), nothing newer than 1.10 can read.
+    // v1.8 format or newer (large attributes), nothing newer than 1.10 can read. In memory the
+    // earliest format: libhdf5 1.10's image of a file with a v2 superblock has a stale checksum
+    // (the file cannot be opened), and the small files written this way need no large attributes.
+    const H5F_libver_t low = options.inMemory ? H5F_LIBVER_EARLIEST : H5F_LIBVER_V18;
     if (!fapl || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0 ||
-        H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V110) < 0 ||
+        H5Pset_libver_bounds(fapl.get(), low, H5F_LIBVER_V110) < 0 ||
         (options.inMemory && H5Pset_fapl_core(fapl.get(), size_t(1) << 20, /*backing_store=*/0) < 0))
         return hdf5Error(path, "cannot set up HDF5 file access");
     impl->inMemory = options.inMemory;

@@ -28,7 +28,8 @@ struct TensorWriteOptions {
 struct SnapshotWriterOptions {
     // Build the file in memory and write it in one checked write at close(): for small files
     // (a campaign's results) whose every write failure must be a plain error. A disk-backed
-    // HDF5 file whose writes fail (a full disk) cannot be closed cleanly by libhdf5.
+    // HDF5 file whose writes fail (a full disk) cannot be closed cleanly by libhdf5. Attributes
+    // are limited to 64 KiB (the earliest file format: see create()).
     bool inMemory = false;
 };
 

@@ -1,9 +1,12 @@
 #include "FaultModel.h"
 
+#include "../trace/Trace.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 
 namespace faultline {
 namespace {
@@ -297,12 +300,36 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     std::unique_ptr<FaultModel> model;
     // `library` is read by the sim target itself (SimLibrary.h).
     std::vector<std::string> known = {"op", "name", "k", "n", "seed", "sms", "tile", "library"};
-    auto num = [&](const char* key, double fallback, double& out) -> Status {
+    // A number in [lo, hi], integral unless `real`: a value a model cannot use is an error, never
+    // clamped or ignored.
+    auto value = [&](const char* key, double fallback, double& out, double lo, double hi,
+                     bool real) -> Status {
         auto r = number(spec, key, fallback);
         if (!r) return r.error();
-        out = *r;
         known.push_back(key);
+        if (!spec.params.count(key)) {
+            out = *r;
+            return {};
+        }
+        if (*r < lo || *r > hi || (!real && std::floor(*r) != *r)) {
+            const auto text = [](double v) {
+                std::ostringstream o;
+                o << v;
+                return o.str();
+            };
+            return Error{"target '" + spec.text + "': " + key + " must be " +
+                         (real ? "a number" : "an integer") + " in [" + text(lo) + ", " + text(hi) +
+                         "], not " + spec.param(key, "")};
+        }
+        out = *r;
         return {};
+    };
+    auto num = [&](const char* key, double fallback, double& out, double lo = 0,
+                   double hi = 9007199254740992.0 /* 2^53 */) {
+        return value(key, fallback, out, lo, hi, false);
+    };
+    auto fraction = [&](const char* key, double fallback, double& out) {
+        return value(key, fallback, out, 0, 1, true);
     };
     Status st;
     double tmp = 0;
@@ -312,42 +339,42 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     } else if (m == "flip" || m == "intermittent") {
         auto f = std::make_unique<FlipModel>();
         f->modelName = m;
-        if (!(st = num("rate", m == "flip" ? 1e-4 : 1e-3, f->rate))) return st.error();
-        if (!(st = num("bit_lo", -1, tmp))) return st.error();
+        if (!(st = fraction("rate", m == "flip" ? 1e-4 : 1e-3, f->rate))) return st.error();
+        if (!(st = num("bit_lo", -1, tmp, 0, 63))) return st.error();
         f->bitLo = int(tmp);
-        if (!(st = num("bit_hi", -1, tmp))) return st.error();
+        if (!(st = num("bit_hi", -1, tmp, 0, 63))) return st.error();
         f->bitHi = int(tmp);
-        if (f->rate < 0 || f->rate > 1) return Error{"target '" + spec.text + "': rate must be in [0, 1]"};
+        if (f->bitLo >= 0 && f->bitHi >= 0 && f->bitLo > f->bitHi)
+            return Error{"target '" + spec.text + "': bit_lo must not be above bit_hi"};
         model = std::move(f);
     } else if (m == "stuck-bit") {
         auto s = std::make_unique<StuckBitModel>();
-        if (!(st = num("bit", -1, tmp))) return st.error();
+        if (!(st = num("bit", -1, tmp, 0, 63))) return st.error();
         s->bit = int(tmp);
-        if (!(st = num("value", 1, tmp))) return st.error();
+        if (!(st = num("value", 1, tmp, 0, 1))) return st.error();
         s->value = tmp != 0;
-        if (!(st = num("lane", 5, tmp))) return st.error();
+        if (!(st = num("lane", 5, tmp, 0, 65535))) return st.error();
         s->lane = unsigned(tmp);
-        if (!(st = num("lanes", 32, tmp))) return st.error();
-        s->lanes = std::max(1u, unsigned(tmp));
-        if (s->bit > 63) return Error{"target '" + spec.text + "': bit must be below 64"};
+        if (!(st = num("lanes", 32, tmp, 1, 65536))) return st.error();
+        s->lanes = unsigned(tmp);
         if (s->lane >= s->lanes) return Error{"target '" + spec.text + "': lane must be below lanes"};
         model = std::move(s);
     } else if (m == "sm") {
         auto s = std::make_unique<SmModel>();
-        if (!(st = num("sm", 7, tmp))) return st.error();
+        if (!(st = num("sm", 7, tmp, 0, 1u << 20))) return st.error();
         s->sm = uint32_t(tmp);
-        if (!(st = num("rate", 0.25, s->rate))) return st.error();
+        if (!(st = fraction("rate", 0.25, s->rate))) return st.error();
         model = std::move(s);
     } else if (m == "range") {
         auto r = std::make_unique<RangeModel>();
         if (!(st = num("start", -1, r->start))) return st.error();
-        if (!(st = num("length", 1024, r->length))) return st.error();
+        if (!(st = num("length", 1024, r->length, 1))) return st.error();
         if (!(st = num("stride", 0, r->stride))) return st.error();
-        if (!(st = num("rate", 1.0, r->rate))) return st.error();
+        if (!(st = fraction("rate", 1.0, r->rate))) return st.error();
         model = std::move(r);
     } else if (m == "nan") {
         auto nm = std::make_unique<NanModel>();
-        if (!(st = num("rate", 1e-5, nm->rate))) return st.error();
+        if (!(st = fraction("rate", 1e-5, nm->rate))) return st.error();
         const std::string v = spec.param("value", "nan");
         known.push_back("value");
         if (v != "nan" && v != "inf") return Error{"target '" + spec.text + "': value must be nan or inf"};
@@ -357,7 +384,7 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         auto p = std::make_unique<ProcessFaultModel>();
         p->crash = m == "crash";
         if (!(st = num("after", 3, tmp))) return st.error();
-        p->after = uint64_t(std::max(0.0, tmp));
+        p->after = uint64_t(tmp);
         model = std::move(p);
     } else {
         std::string names;
@@ -368,18 +395,24 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         if (std::find(known.begin(), known.end(), k) == known.end())
             return Error{"target '" + spec.text + "': unknown parameter '" + k + "' for sim:" + m};
     model->m_opFilter = spec.param("op", "");
+    if (!model->m_opFilter.empty() && !isKnownTraceOp(model->m_opFilter))
+        return Error{"target '" + spec.text + "': op=" + model->m_opFilter +
+                     " is not a trace op: the defect would never be planted"};
     model->m_nameFilter = spec.param("name", "");
     if (!(st = num("seed", 0, tmp))) return st.error();
     model->m_seed = uint64_t(tmp);
     double k = 1, n = m == "intermittent" ? 3 : 1;
-    if (!(st = num("k", k, k)) || !(st = num("n", n, n))) return st.error();
+    if (!(st = num("k", k, k)) || !(st = num("n", n, n, 1, 1u << 20))) return st.error();
     if (n < 1 || k < 0 || k > n) return Error{"target '" + spec.text + "': need 0 <= k <= n and n >= 1"};
     model->m_failK = uint32_t(k);
     model->m_failN = uint32_t(n);
-    if (!(st = num("sms", 132, tmp))) return st.error();
-    model->m_sm.sms = std::max(1u, uint32_t(tmp));
-    if (!(st = num("tile", 64, tmp))) return st.error();
-    model->m_sm.tile = std::max(1u, uint32_t(tmp));
+    if (!(st = num("sms", 132, tmp, 1, 1u << 20))) return st.error();
+    model->m_sm.sms = uint32_t(tmp);
+    if (!(st = num("tile", 64, tmp, 1, 1u << 16))) return st.error();
+    model->m_sm.tile = uint32_t(tmp);
+    if (const auto* sm = dynamic_cast<const SmModel*>(model.get()); sm && sm->sm >= model->m_sm.sms)
+        return Error{"target '" + spec.text + "': sm=" + std::to_string(sm->sm) +
+                     " is not below sms=" + std::to_string(model->m_sm.sms) + ": no tile would be corrupted"};
     return model;
 }
 

@@ -94,7 +94,27 @@ private slots:
         QTest::newRow("not a number") << "sim:flip:rate=lots"
                                       << "is not a number";
         QTest::newRow("rate range") << "sim:flip:rate=2"
-                                    << "rate must be in [0, 1]";
+                                    << "rate must be a number in [0, 1], not 2";
+        QTest::newRow("sm rate range") << "sim:sm:rate=1.5"
+                                       << "rate must be a number in [0, 1]";
+        QTest::newRow("negative sm") << "sim:sm:sm=-1"
+                                     << "sm must be an integer in [0, ";
+        QTest::newRow("sm beyond sms") << "sim:sm:sm=140"
+                                       << "sm=140 is not below sms=132";
+        QTest::newRow("fractional bit") << "sim:stuck-bit:bit=3.5"
+                                        << "bit must be an integer in [0, 63], not 3.5";
+        QTest::newRow("bit beyond a word") << "sim:stuck-bit:bit=64"
+                                           << "bit must be an integer in [0, 63]";
+        QTest::newRow("no lanes") << "sim:stuck-bit:lanes=0"
+                                  << "lanes must be an integer in [1, ";
+        QTest::newRow("bit range upside down") << "sim:flip:bit_lo=9,bit_hi=3"
+                                               << "bit_lo must not be above bit_hi";
+        QTest::newRow("negative after") << "sim:hang:after=-2"
+                                        << "after must be an integer in [0, ";
+        QTest::newRow("zero tile") << "sim:sm:tile=0"
+                                   << "tile must be an integer in [1, ";
+        QTest::newRow("unknown op filter") << "sim:flip:op=gemmm"
+                                           << "op=gemmm is not a trace op";
         QTest::newRow("lane") << "sim:stuck-bit:lane=40"
                               << "lane must be below lanes";
         QTest::newRow("k of n") << "sim:flip:k=4,n=3"

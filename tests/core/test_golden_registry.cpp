@@ -243,8 +243,18 @@ private slots:
         const OpParams p{{"trans_a", int64_t(0)}, {"zeta", 1.0}, {"algo", std::string("x")}};
         QCOMPARE(unknownGoldenParams("gemm", p), (std::vector<std::string>{"algo", "zeta"}));
         QCOMPARE(unknownGoldenParams("silu", {}), std::vector<std::string>{});
-        // Unknown parameters are reported, not fatal.
-        QVERIFY(runGolden("gemm", std::vector<HostTensor>{f32({2, 2}), f32({2, 2})}, p).ok());
+        // A parameter the op does not read is an error: judging without it compares another
+        // computation. What the capture package records on every op is not a parameter.
+        const std::vector<HostTensor> in{f32({2, 2}), f32({2, 2})};
+        const auto refused = runGolden("gemm", in, p);
+        QVERIFY(!refused.ok());
+        QVERIFY2(
+            refused.message().find("parameter 'algo' is not one the golden model reads") != std::string::npos,
+            refused.message().c_str());
+        QVERIFY(!inferGoldenOutput("gemm", in, p).ok());
+        const OpParams captured{
+            {"trans_a", int64_t(0)}, {"aten", std::string("aten::mm")}, {"allow_tf32", int64_t(0)}};
+        QVERIFY(runGolden("gemm", in, captured).ok());
     }
 
     void boundCheckClasses()

@@ -312,6 +312,30 @@ private slots:
         QVERIFY(m_file->tensors()[indexOf("fp8/float8_e5m2")].attributes.empty());
     }
 
+    // A file built in memory and written in one go reads back like one written to disk.
+    void inMemoryWriterRoundTrips()
+    {
+        const std::string path = m_dir.filePath("memory.h5").toStdString();
+        auto w = SnapshotWriter::create(path, {.inMemory = true});
+        QVERIFY2(w.ok(), w.ok() ? "" : w.message().c_str());
+        std::vector<float> values(1000);
+        for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) * 0.5f;
+        QVERIFY(w->setRootAttribute("faultline_format", std::string("campaign")).ok());
+        QVERIFY(w->setGroupAttribute("targets/0", "verdict", std::string("healthy")).ok());
+        QVERIFY(w->writeTensor("x", DType::Float32, {10, 100}, values.data()).ok());
+        QVERIFY(!QFile::exists(QString::fromStdString(path)));  // nothing on disk before close()
+        Status closed = w->close();
+        QVERIFY2(closed.ok(), closed.ok() ? "" : closed.message().c_str());
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".tmp")));
+        auto file = openTensorFile(path);
+        QVERIFY2(file.ok(), file.ok() ? "" : file.message().c_str());
+        QCOMPARE((*file)->attributes().at("faultline_format"), std::string("campaign"));
+        QCOMPARE((*file)->tensors().size(), size_t(1));
+        std::vector<float> back(values.size());
+        QVERIFY((*file)->read(0, 0, back.size(), back.data()).ok());
+        QCOMPARE(back, values);
+    }
+
     void nonTensorsAreOneWarningPerReason()
     {
         const auto& w = m_file->warnings();
