@@ -1,6 +1,9 @@
 // The campaign results file (RESULTS.h5, docs/formats.md): written when a campaign ends, read
 // back by the GUI.
 #include "CampaignResultsFile.h"
+
+#include <algorithm>
+
 #include "../io/SnapshotWriter.h"
 #include "TensorLoad.h"
 
@@ -22,6 +25,9 @@ Status writeCampaignResults(const std::string& path, const CampaignReport& repor
     check(writer.setRootAttribute("trace", report.trace));
     check(writer.setRootAttribute("reps", int64_t(report.reps)));
     check(writer.setRootAttribute("seed", int64_t(report.seed)));
+    // A cancelled campaign's verdicts rest on the runs that finished: the file says so.
+    check(writer.setRootAttribute("cancelled", int64_t(report.cancelled)));
+    check(writer.setRootAttribute("runs", int64_t(std::max<uint64_t>(report.runsTotal, report.runs.size()))));
     for (size_t i = 0; i < report.targets.size(); ++i) {
         const TargetSummary& t = report.targets[i];
         const std::string g = "targets/" + std::to_string(i);
