@@ -1,6 +1,8 @@
 // `faultline compare` through the built executable: exit codes (0 within tolerance, 1 beyond,
 // 2 error), errors on stderr naming the files, nothing compared is an error, and an --out that is
 // one of the inputs is refused before anything is written.
+#include <sys/stat.h>
+
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -121,6 +123,13 @@ private slots:
         auto dir = faultlineRun({"inspect", m_dir.path()});
         QCOMPARE(dir.exitCode, 2);
         QVERIFY2(dir.err.contains("is a directory"), dir.err.constData());
+        // A FIFO is refused at once, never opened (opening it would wait for a writer forever).
+        const QString fifo = m_dir.filePath("fifo.safetensors");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        auto pipe = faultlineRun({"inspect", fifo});
+        QVERIFY(!pipe.timedOut);
+        QCOMPARE(pipe.exitCode, 2);
+        QVERIFY2(pipe.err.contains("FIFO") && pipe.err.contains("fifo.safetensors"), pipe.err.constData());
     }
 };
 

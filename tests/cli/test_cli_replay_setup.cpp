@@ -28,22 +28,34 @@ faultline::test::ProcessResult faultlineRun(const QStringList& args, int timeout
     return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
 }
 
-// A trace whose only op cannot be replayed: a gemm whose inner dimensions disagree.
-QString makeMalformedTrace(const QString& path)
+// A trace whose only op cannot be replayed: a gemm whose inner dimensions disagree (`flaw`
+// "shapes"), a layernorm with eps=NaN ("eps"), or a gemm with a parameter the golden model does
+// not read ("parameter": judging it without would compare another computation).
+QString makeMalformedTrace(const QString& path, const QString& flaw = QStringLiteral("shapes"))
 {
     using namespace faultline;
-    const HostTensor a = test::randomNormalTensor({8, 5}, 1), b = test::randomNormalTensor({6, 4}, 2);
+    const bool shapes = flaw == "shapes";
+    const HostTensor a = test::randomNormalTensor({8, 5}, 1),
+                     b = test::randomNormalTensor({shapes ? 6u : 5u, 4}, 2);
     const HostTensor d = test::randomNormalTensor({8, 4}, 3);
     auto w = TraceWriter::create(path.toStdString());
     if (!w) return QString::fromStdString(w.message());
     Status st = w->addDevice({"gpu0", "suspect", "", "", "", "", "suspect", {}});
     if (st) st = w->addTensor("a", {a.dtype, a.shape, a.data.data()});
     if (st) st = w->addTensor("b", {b.dtype, b.shape, b.data.data()});
+    const HostTensor g = test::randomNormalTensor({5}, 4);
+    if (st && flaw == "eps") st = w->addTensor("g", {g.dtype, g.shape, g.data.data()});
     TraceOp op;
     op.index = 0;
     op.op = "gemm";
     op.name = "broken";
     op.inputs = {"a", "b"};
+    if (flaw == "parameter") op.params["transpose_b"] = int64_t(1);
+    if (flaw == "eps") {
+        op.op = "rmsnorm";
+        op.inputs = {"a", "g"};
+        op.params["eps"] = std::nan("");
+    }
     if (st) st = w->addOp(op, {{"gpu0", {{d.dtype, d.shape, d.data.data()}}}});
     if (st) st = w->close();
     return st ? QString() : QString::fromStdString(st.message());
@@ -94,16 +106,30 @@ private slots:
         QVERIFY2(!r.err.contains("device-specific") && !r.err.contains("persistent"), r.err.constData());
     }
 
+    void unreplayableTraceHasNoVerdict_data()
+    {
+        QTest::addColumn<QString>("flaw");
+        QTest::addColumn<QString>("why");
+        QTest::newRow("gemm shapes disagree") << "shapes"
+                                              << "";
+        QTest::newRow("eps is NaN") << "eps"
+                                    << "eps";
+        QTest::newRow("a parameter the op does not read") << "parameter"
+                                                          << "transpose_b";
+    }
     void unreplayableTraceHasNoVerdict()
     {
-        const QString bad = m_dir.filePath("malformed.h5");
-        QVERIFY(makeMalformedTrace(bad).isEmpty());
-        const QString out = m_dir.filePath("malformed-results.h5");
+        QFETCH(QString, flaw);
+        QFETCH(QString, why);
+        const QString bad = m_dir.filePath("malformed-" + flaw + ".h5");
+        QVERIFY(makeMalformedTrace(bad, flaw).isEmpty());
+        const QString out = m_dir.filePath("malformed-results-" + flaw + ".h5");
         auto r = faultlineRun(
             {"replay", bad, "--targets", "cpu,sim:healthy", "--reps", "2", "--out", out, "--quiet"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("no selected op can be replayed"), r.err.constData());
-        QVERIFY2(r.err.contains("malformed.h5"), r.err.constData());
+        QVERIFY2(r.err.contains(bad.toUtf8()), r.err.constData());
+        QVERIFY2(r.err.contains(why.toUtf8()), r.err.constData());
         QVERIFY2(r.out.isEmpty(), r.out.constData());
         // Nothing is left that a later campaign would have to resume.
         QVERIFY(!QFile::exists(out + ".journal.jsonl"));
