@@ -89,6 +89,7 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
         }
         s.rate = wilsonInterval(s.failures, s.runs);
         s.distinctDigests = digests[key].size();
+        if (const auto f = firstDigest.find(key); f != firstDigest.end()) s.firstDigest = f->second;
         uint64_t best = 0;
         for (const auto& [kind, n] : signatures[key])
             if (n > best) {
@@ -219,6 +220,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
                             {"max_ulp", s.maxUlp},
                             {"signature", s.signature},
                             {"peer_mismatches", s.peerMismatches}};
+        if (!s.firstDigest.empty()) t["first_digest"] = s.firstDigest;
         if (s.repDiffering || s.transferMismatches || s.repMaxFlippedBits)
             t["on_device_repeat"] = {{"differing", s.repDiffering},
                                      {"max_flipped_bits", s.repMaxFlippedBits},
@@ -241,16 +243,19 @@ nlohmann::json campaignJson(const CampaignReport& report)
     for (auto& [i, o] : byOp) ops.push_back(std::move(o));
     nlohmann::json runs = nlohmann::json::array();
     for (const RunRecord& r : report.runs) runs.push_back(r.toJson());
-    return {{"trace", report.trace},
-            {"reps", report.reps},
-            {"seed", report.seed},
-            {"ops_selected", report.ops},
-            {"targets", targets},
-            {"ops", ops},
-            {"runs", runs},
-            {"warnings", report.warnings},
-            {"cancelled", report.cancelled},
-            {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    nlohmann::json doc = {
+        {"trace", report.trace},
+        {"reps", report.reps},
+        {"seed", report.seed},
+        {"ops_selected", report.ops},
+        {"targets", targets},
+        {"ops", ops},
+        {"runs", runs},
+        {"warnings", report.warnings},
+        {"cancelled", report.cancelled},
+        {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    if (!report.node.is_null()) doc["node"] = report.node;
+    return doc;
 }
 
 std::string campaignText(const CampaignReport& report)

@@ -23,6 +23,7 @@ struct OpTargetStats {
     uint64_t deviceFaults = 0;  // errors that were sticky device errors (RunRecord::deviceFault)
     RateInterval rate;
     uint64_t distinctDigests = 0;  // among completed runs; 1 = bitwise reproducible
+    std::string firstDigest;  // the digest of the first completed run ("" none): what fleet peers vote on
     uint64_t maxUlp = 0;
     std::string signature;        // most frequent signature kind among mismatches
     uint64_t peerMismatches = 0;  // runs whose bits differ from the peers' reference (counted in failures)
@@ -84,6 +85,8 @@ struct CampaignReport {
     std::vector<RunRecord> runs;
     std::vector<std::string> warnings;
     bool cancelled = false;
+    // Where the campaign ran (CampaignOptions::node): host, scheduler task, GPU inventory; null unknown.
+    nlohmann::json node;
 };
 
 // Builds statistics, certificates and verdicts from run records (pure; used after resume too).

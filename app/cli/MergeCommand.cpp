@@ -1,0 +1,114 @@
+// faultline merge RESULTS.h5... --out FLEET.h5 [--fleet DIR] [--tasks N] [--json]
+// Merges the campaigns of many nodes into one fleet campaign and names the outlier GPUs
+// (core/fleet/FleetMerge.h).
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "Cli.h"
+#include "Commands.h"
+#include "core/fleet/FleetMerge.h"
+#include "core/fleet/FleetStatus.h"
+#include "core/replay/CampaignResultsFile.h"
+
+namespace faultline::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MergeOptions {
+    std::vector<std::string> inputs;
+    std::string out, fleetDir;
+    uint32_t tasks = 0;
+    bool json = false;
+};
+
+std::string mergeText(const nlohmann::json& merged)
+{
+    const nlohmann::json& fleet = merged["fleet"];
+    std::ostringstream out;
+    out << "fleet of " << fleet["node_count"].get<size_t>() << " node(s), "
+        << fleet["gpu_count"].get<size_t>() << " GPU(s)\n";
+    for (const nlohmann::json& m : fleet["missing_tasks"])
+        out << "  MISSING task " << m["task"].get<uint32_t>() << ": " << m["reason"].get<std::string>()
+            << "\n";
+    for (const nlohmann::json& g : fleet["gpus"]) {
+        if (g["verdict"] == "healthy") continue;
+        out << "  " << g["gpu"].get<std::string>() << ": " << g["verdict"].get<std::string>() << ", "
+            << g["failures"].get<uint64_t>() << "/" << g["runs"].get<uint64_t>() << " runs failed";
+        if (!g["uuid"].get<std::string>().empty()) out << " (" << g["uuid"].get<std::string>() << ")";
+        out << "\n";
+    }
+    for (const nlohmann::json& o : fleet["outliers"]) {
+        out << "  OUTLIER " << o["gpu"].get<std::string>() << ":";
+        for (const nlohmann::json& op : o["ops"])
+            out << " op " << op["op"].get<uint32_t>() << " (" << op["agreeing"].get<uint32_t>() << " of "
+                << op["peers"].get<uint32_t>() << " peers agree on other bits)";
+        out << "\n";
+    }
+    if (fleet["outliers"].empty()) out << "  no outlier among fleet peers\n";
+    for (const nlohmann::json& w : merged["warnings"]) out << "warning: " << w.get<std::string>() << "\n";
+    return out.str();
+}
+
+int runMerge(MergeOptions& o)
+{
+    FleetMerger merger;
+    std::error_code ec;
+    if (!o.fleetDir.empty()) {
+        auto manifest = readFleetManifest(o.fleetDir);
+        if (!manifest) return failWith(manifest.error());
+        if (!o.tasks) o.tasks = manifest->tasks;
+        // What the tasks left: a failed task's exit code is the reason it is missing.
+        const FleetStatus status = fleetStatus(o.fleetDir, manifest->tasks, nullptr, nullptr);
+        for (const FleetTask& t : status.list)
+            if (t.state == "failed") merger.taskFailed(std::to_string(t.task), t.detail);
+        if (o.inputs.empty()) {
+            for (const FleetTask& t : status.list)
+                if (!t.results.empty() && t.state != "failed") o.inputs.push_back(t.results);
+        }
+    }
+    if (o.inputs.empty()) return failWith(Error{"no results files to merge", ErrorCode::Usage});
+    if (o.tasks) merger.expectTasks(o.tasks);
+    if (fs::exists(o.out, ec))
+        return failWith(fileError(o.out, "exists already (not overwritten)", ErrorCode::Usage));
+    for (const std::string& in : o.inputs) {
+        if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(o.out, ec))
+            return failWith(fileError(o.out, "is one of the inputs", ErrorCode::Usage));
+        if (Status s = merger.addFile(in); !s) return failWith(s.error());
+    }
+    const nlohmann::json merged = merger.result();
+    if (Status s = writeCampaignResultsJson(o.out, merged); !s) return failWith(s.error());
+    if (o.json)
+        std::cout << merged.dump(2) << "\n";
+    else
+        std::cout << mergeText(merged);
+    const nlohmann::json& fleet = merged["fleet"];
+    bool unhealthy = !fleet["missing_tasks"].empty() || !fleet["outliers"].empty();
+    for (const nlohmann::json& g : fleet["gpus"]) unhealthy = unhealthy || g["verdict"] != "healthy";
+    return unhealthy ? kExitDiverged : kExitOk;
+}
+
+}  // namespace
+
+CommandRunner addMergeCommand(CLI::App& app)
+{
+    auto o = std::make_shared<MergeOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "merge",
+        "Merge the campaigns of many nodes into one fleet campaign; peers vote on bits and outlier GPUs "
+        "are named");
+    cmd->add_option("RESULTS", o->inputs, "campaign results files (replay --out), one per node");
+    cmd->add_option("--out", o->out, "the merged campaign results file (never overwritten)")->required();
+    cmd->add_option("--fleet", o->fleetDir,
+                    "a fleet directory (fleet submit --out): its task count, failed tasks and, without "
+                    "RESULTS, its results files");
+    cmd->add_option("--tasks", o->tasks, "tasks the fleet job had: the missing ones are named")
+        ->check(CLI::Range(1u, 1000000u));
+    cmd->add_flag("--json", o->json, "one JSON document (the merged report)");
+    return [o] { return runMerge(*o); };
+}
+
+}  // namespace faultline::cli
