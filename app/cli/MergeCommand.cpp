@@ -11,7 +11,6 @@
 #include "Commands.h"
 #include "core/fleet/FleetMerge.h"
 #include "core/fleet/FleetStatus.h"
-#include "core/replay/CampaignResultsFile.h"
 
 namespace faultline::cli {
 namespace {
@@ -25,31 +24,29 @@ struct MergeOptions {
     bool json = false;
 };
 
-std::string mergeText(const nlohmann::json& merged)
+std::string mergeText(const nlohmann::json& summary)
 {
-    const nlohmann::json& fleet = merged["fleet"];
     std::ostringstream out;
-    out << "fleet of " << fleet["node_count"].get<size_t>() << " node(s), "
-        << fleet["gpu_count"].get<size_t>() << " GPU(s)\n";
-    for (const nlohmann::json& m : fleet["missing_tasks"])
+    out << "fleet of " << summary["node_count"].get<size_t>() << " node(s), "
+        << summary["gpu_count"].get<size_t>() << " GPU(s)\n";
+    for (const nlohmann::json& m : summary["missing_tasks"])
         out << "  MISSING task " << m["task"].get<uint32_t>() << ": " << m["reason"].get<std::string>()
             << "\n";
-    for (const nlohmann::json& g : fleet["gpus"]) {
-        if (g["verdict"] == "healthy") continue;
+    for (const nlohmann::json& g : summary["unhealthy"]) {
         out << "  " << g["gpu"].get<std::string>() << ": " << g["verdict"].get<std::string>() << ", "
             << g["failures"].get<uint64_t>() << "/" << g["runs"].get<uint64_t>() << " runs failed";
         if (!g["uuid"].get<std::string>().empty()) out << " (" << g["uuid"].get<std::string>() << ")";
         out << "\n";
     }
-    for (const nlohmann::json& o : fleet["outliers"]) {
+    for (const nlohmann::json& o : summary["outliers"]) {
         out << "  OUTLIER " << o["gpu"].get<std::string>() << ":";
         for (const nlohmann::json& op : o["ops"])
             out << " op " << op["op"].get<uint32_t>() << " (" << op["agreeing"].get<uint32_t>() << " of "
                 << op["peers"].get<uint32_t>() << " peers agree on other bits)";
         out << "\n";
     }
-    if (fleet["outliers"].empty()) out << "  no outlier among fleet peers\n";
-    for (const nlohmann::json& w : merged["warnings"]) out << "warning: " << w.get<std::string>() << "\n";
+    if (summary["outliers"].empty()) out << "  no outlier among fleet peers\n";
+    for (const nlohmann::json& w : summary["warnings"]) out << "warning: " << w.get<std::string>() << "\n";
     return out.str();
 }
 
@@ -79,16 +76,19 @@ int runMerge(MergeOptions& o)
             return failWith(fileError(o.out, "is one of the inputs", ErrorCode::Usage));
         if (Status s = merger.addFile(in); !s) return failWith(s.error());
     }
-    const nlohmann::json merged = merger.result();
-    if (Status s = writeCampaignResultsJson(o.out, merged); !s) return failWith(s.error());
-    if (o.json)
-        std::cout << merged.dump(2) << "\n";
-    else
-        std::cout << mergeText(merged);
-    const nlohmann::json& fleet = merged["fleet"];
-    bool unhealthy = !fleet["missing_tasks"].empty() || !fleet["outliers"].empty();
-    for (const nlohmann::json& g : fleet["gpus"]) unhealthy = unhealthy || g["verdict"] != "healthy";
-    return unhealthy ? kExitDiverged : kExitOk;
+    if (Status s = merger.write(o.out); !s) return failWith(s.error());
+    if (o.json) {
+        merger.writeJson(std::cout);
+        std::cout << "\n";
+    } else {
+        std::cout << mergeText(merger.summary());
+    }
+    std::cout.flush();
+    if (!std::cout) return failWith(Error{"cannot write the report to standard output", ErrorCode::Io});
+    const nlohmann::json summary = merger.summary();
+    const bool found =
+        !summary["missing_tasks"].empty() || !summary["outliers"].empty() || !summary["unhealthy"].empty();
+    return found ? kExitDiverged : kExitOk;
 }
 
 }  // namespace

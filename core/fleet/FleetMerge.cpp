@@ -1,7 +1,11 @@
 #include "FleetMerge.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
 #include <set>
+#include <sstream>
 
 #include "../replay/CampaignResultsFile.h"
 
@@ -64,6 +68,7 @@ Status FleetMerger::add(const std::string& path, const nlohmann::json& c)
             m_warnings.push_back(path + ": no node identity (not written by a fleet job): named by its file");
         }
         node.cancelled = c.value("cancelled", false);
+        node.targets = c["targets"].size();
         if (node.cancelled) m_warnings.push_back(path + ": the campaign on " + node.host + " was cancelled");
         const std::string trace = c.value("trace", std::string());
         if (m_nodes.empty()) {
@@ -190,29 +195,251 @@ std::vector<std::string> FleetMerger::labels() const
     return out;
 }
 
-nlohmann::json FleetMerger::result() const
+FleetMerger::Verdicts FleetMerger::decide() const
 {
-    const std::vector<std::string> label = labels();
-    // Per vote: the digest a strict majority produced, if any.
-    struct Decision {
-        int64_t majority = -1;
-        uint32_t total = 0, agreeing = 0;
-    };
-    std::vector<Decision> decisions(m_votes.size());
-    nlohmann::json votes = nlohmann::json::array();
-    for (size_t v = 0; v < m_votes.size(); ++v) {
-        const Vote& vote = m_votes[v];
-        Decision& d = decisions[v];
+    Verdicts v;
+    v.labels = labels();
+    v.votes.resize(m_votes.size());
+    for (size_t i = 0; i < m_votes.size(); ++i) {
+        const Vote& vote = m_votes[i];
+        Decision& d = v.votes[i];
         uint32_t best = 0;
-        for (size_t i = 0; i < vote.counts.size(); ++i) {
-            d.total += vote.counts[i];
-            if (vote.counts[i] > best) {
-                best = vote.counts[i];
-                d.majority = int64_t(i);
+        for (size_t k = 0; k < vote.counts.size(); ++k) {
+            d.total += vote.counts[k];
+            if (vote.counts[k] > best) {
+                best = vote.counts[k];
+                d.majority = int64_t(k);
             }
         }
+        // A strict majority of at least two GPUs decides; anything else names nobody.
         if (d.total < 2 || 2 * best <= d.total) d.majority = -1;
         d.agreeing = d.majority >= 0 ? best : 0;
+    }
+    return v;
+}
+
+std::vector<uint32_t> FleetMerger::outlierOps(const Verdicts& v, size_t gpu) const
+{
+    std::vector<uint32_t> ops;
+    for (const OpCell& cell : m_gpus[gpu].ops)
+        if (cell.vote >= 0) {
+            const Decision& d = v.votes[size_t(cell.vote)];
+            if (d.majority >= 0 && int64_t(cell.digest) != d.majority) ops.push_back(cell.opIndex);
+        }
+    return ops;
+}
+
+nlohmann::json FleetMerger::outlierJson(const Verdicts& v, size_t gpu) const
+{
+    const Gpu& g = m_gpus[gpu];
+    const Node& n = m_nodes[g.node];
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OpCell& cell : g.ops) {
+        if (cell.vote < 0) continue;
+        const Vote& vote = m_votes[size_t(cell.vote)];
+        const Decision& d = v.votes[size_t(cell.vote)];
+        if (d.majority < 0 || int64_t(cell.digest) == d.majority) continue;
+        ops.push_back({{"op", cell.opIndex},
+                       {"peers", d.total},
+                       {"agreeing", d.agreeing},
+                       {"digest", vote.digests[cell.digest]},
+                       {"majority_digest", vote.digests[size_t(d.majority)]}});
+    }
+    return {{"gpu", v.labels[gpu]}, {"host", n.host},     {"task", n.task},        {"target", g.target},
+            {"uuid", g.uuid},       {"serial", g.serial}, {"peer_key", g.peerKey}, {"ops", ops}};
+}
+
+std::pair<std::string, std::string> FleetMerger::verdictOf(const Verdicts& v, size_t gpu) const
+{
+    const Gpu& g = m_gpus[gpu];
+    std::string verdict = g.verdict, explanation = g.explanation;
+    const std::vector<uint32_t> ops = outlierOps(v, gpu);
+    if (ops.empty()) return {verdict, explanation};
+    const nlohmann::json first = outlierJson(v, gpu)["ops"][0];
+    if (verdict == "healthy" || verdict == "no-verdict" || verdict.empty()) verdict = "device-specific";
+    explanation += std::string(explanation.empty() ? "" : "; ") + "fleet outlier: bitwise different from " +
+                   std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
+                   std::to_string(first["peers"].get<uint32_t>()) + " fleet peers on op(s) " + joinOps(ops);
+    return {verdict, explanation};
+}
+
+nlohmann::json FleetMerger::targetJson(const Verdicts& v, size_t gpu) const
+{
+    const Gpu& g = m_gpus[gpu];
+    const Node& n = m_nodes[g.node];
+    const auto [verdict, explanation] = verdictOf(v, gpu);
+    nlohmann::json t = {{"target", v.labels[gpu]},
+                        {"description", g.description},
+                        {"verdict", verdict},
+                        {"explanation", explanation},
+                        {"runs", g.runs},
+                        {"executed_runs", g.runs},
+                        {"not_replayable_runs", 0},
+                        {"failures", g.failures},
+                        {"failing_ops", g.failingOps},
+                        {"reproducing_ops", nlohmann::json::array()},
+                        {"determinism", {{"expected", true}, {"certified", g.deterministic}}},
+                        {"rate", g.rate},
+                        {"ci", {g.low, g.high}}};
+    if (!g.peerKey.empty()) t["peer_key"] = g.peerKey;
+    // Who it is, for the fleet table (also in fleet.gpus).
+    t["fleet_gpu"] = {{"host", n.host},
+                      {"task", n.task},
+                      {"target", g.target},
+                      {"index", g.index},
+                      {"uuid", g.uuid},
+                      {"serial", g.serial},
+                      {"name", g.name},
+                      {"pci_bus_id", g.pciBusId},
+                      {"node_verdict", g.verdict},
+                      {"outlier_ops", outlierOps(v, gpu)},
+                      {"file", n.file}};
+    return t;
+}
+
+nlohmann::json FleetMerger::gpuRow(const Verdicts& v, size_t gpu) const
+{
+    const Gpu& g = m_gpus[gpu];
+    const Node& n = m_nodes[g.node];
+    return {{"gpu", v.labels[gpu]},
+            {"host", n.host},
+            {"task", n.task},
+            {"job_id", n.jobId},
+            {"file", n.file},
+            {"target", g.target},
+            {"index", g.index},
+            {"uuid", g.uuid},
+            {"serial", g.serial},
+            {"name", g.name},
+            {"pci_bus_id", g.pciBusId},
+            {"peer_key", g.peerKey},
+            {"node_verdict", g.verdict},
+            {"verdict", verdictOf(v, gpu).first},
+            {"runs", g.runs},
+            {"failures", g.failures},
+            {"rate", g.rate},
+            {"ci", {g.low, g.high}},
+            {"failing_ops", g.failingOps},
+            {"outlier_ops", outlierOps(v, gpu)}};
+}
+
+nlohmann::json FleetMerger::cellJson(const Verdicts& v, const OpCell& cell) const
+{
+    nlohmann::json s = {{"runs", cell.runs},
+                        {"failures", cell.failures},
+                        {"mismatches", cell.mismatches},
+                        {"hangs", cell.hangs},
+                        {"crashes", cell.crashes},
+                        {"errors", cell.errors},
+                        {"distinct_outputs", cell.distinct},
+                        {"max_ulp", cell.maxUlp},
+                        {"signature", cell.signature},
+                        {"peer_mismatches", cell.peerMismatches},
+                        {"rate", cell.rate},
+                        {"ci", {cell.low, cell.high}}};
+    if (cell.vote >= 0) {
+        const Decision& d = v.votes[size_t(cell.vote)];
+        s["first_digest"] = m_votes[size_t(cell.vote)].digests[cell.digest];
+        if (d.majority >= 0 && int64_t(cell.digest) != d.majority) s["fleet_outlier"] = true;
+    }
+    return s;
+}
+
+std::pair<nlohmann::json, std::vector<std::string>> FleetMerger::missingTasks() const
+{
+    std::set<std::string> seen;
+    std::map<std::string, uint32_t> uses;
+    for (const Node& n : m_nodes)
+        if (!n.task.empty()) {
+            seen.insert(n.task);
+            ++uses[n.task];
+        }
+    std::vector<std::string> warnings = m_warnings;
+    for (const auto& [task, count] : uses)
+        if (count > 1)
+            warnings.push_back("task " + task + " has " + std::to_string(count) + " results files");
+    nlohmann::json missing = nlohmann::json::array();
+    if (m_expectedTasks)
+        for (uint32_t t = 0; t < *m_expectedTasks; ++t) {
+            const std::string task = std::to_string(t);
+            if (seen.count(task)) continue;
+            const auto f = m_failedTasks.find(task);
+            const std::string reason = f != m_failedTasks.end() ? f->second : std::string("no results file");
+            missing.push_back({{"task", t}, {"reason", reason}});
+            warnings.push_back("task " + task + ": no results (" + reason + ")");
+        }
+    for (const auto& [task, reason] : m_failedTasks)
+        if (seen.count(task)) warnings.push_back("task " + task + ": " + reason);
+    return {missing, warnings};
+}
+
+nlohmann::json FleetMerger::header() const
+{
+    bool cancelled = false;
+    for (const Node& n : m_nodes) cancelled = cancelled || n.cancelled;
+    std::vector<uint64_t> opsSelected;
+    for (const auto& [index, info] : m_ops) opsSelected.push_back(index);
+    return {{"trace", m_trace},       {"reps", m_reps}, {"seed", m_seed}, {"ops_selected", opsSelected},
+            {"cancelled", cancelled}, {"fleet", true}};
+}
+
+nlohmann::json FleetMerger::summary() const
+{
+    const Verdicts v = decide();
+    auto [missing, warnings] = missingTasks();
+    nlohmann::json unhealthy = nlohmann::json::array(), outliers = nlohmann::json::array();
+    for (size_t i = 0; i < m_gpus.size(); ++i) {
+        if (verdictOf(v, i).first != "healthy") unhealthy.push_back(gpuRow(v, i));
+        if (!outlierOps(v, i).empty()) outliers.push_back(outlierJson(v, i));
+    }
+    return {{"node_count", m_nodes.size()}, {"gpu_count", m_gpus.size()}, {"missing_tasks", missing},
+            {"unhealthy", unhealthy},       {"outliers", outliers},       {"warnings", warnings}};
+}
+
+void FleetMerger::writeJson(std::ostream& out) const
+{
+    // Written piece by piece: the document may be far larger than what the merger holds.
+    const Verdicts v = decide();
+    const nlohmann::json h = header();
+    auto [missing, warnings] = missingTasks();
+    out << "{\"trace\":" << h["trace"].dump() << ",\"reps\":" << m_reps << ",\"seed\":" << m_seed
+        << ",\"ops_selected\":" << h["ops_selected"].dump() << ",\"targets\":[";
+    for (size_t i = 0; i < m_gpus.size(); ++i) out << (i ? "," : "") << targetJson(v, i).dump();
+    out << "],\"ops\":[";
+    bool firstOp = true;
+    for (const auto& [index, info] : m_ops) {
+        out << (firstOp ? "" : ",") << "{\"index\":" << index << ",\"op\":" << nlohmann::json(info.op).dump()
+            << ",\"name\":" << nlohmann::json(info.name).dump() << ",\"targets\":{";
+        firstOp = false;
+        bool firstTarget = true;
+        for (size_t i = 0; i < m_gpus.size(); ++i)
+            for (const OpCell& cell : m_gpus[i].ops)
+                if (cell.opIndex == index) {
+                    out << (firstTarget ? "" : ",") << nlohmann::json(v.labels[i]).dump() << ":"
+                        << cellJson(v, cell).dump();
+                    firstTarget = false;
+                }
+        out << "}}";
+    }
+    out << "],\"runs\":[],\"warnings\":" << nlohmann::json(warnings).dump()
+        << ",\"cancelled\":" << h["cancelled"].dump() << ",\"reference\":null,\"fleet\":{\"nodes\":[";
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        const Node& n = m_nodes[i];
+        out << (i ? "," : "")
+            << nlohmann::json{{"file", n.file},          {"host", n.host},           {"task", n.task},
+                              {"job_id", n.jobId},       {"scheduler", n.scheduler}, {"targets", n.targets},
+                              {"cancelled", n.cancelled}}
+                   .dump();
+    }
+    out << "],\"node_count\":" << m_nodes.size() << ",\"gpu_count\":" << m_gpus.size()
+        << ",\"expected_tasks\":"
+        << (m_expectedTasks ? std::to_string(*m_expectedTasks) : std::string("null"))
+        << ",\"missing_tasks\":" << missing.dump() << ",\"gpus\":[";
+    for (size_t i = 0; i < m_gpus.size(); ++i) out << (i ? "," : "") << gpuRow(v, i).dump();
+    out << "],\"peer_votes\":[";
+    for (size_t i = 0; i < m_votes.size(); ++i) {
+        const Vote& vote = m_votes[i];
+        const Decision& d = v.votes[i];
         nlohmann::json j = {{"op", vote.opIndex},
                             {"peer_key", vote.peerKey},
                             {"gpus", d.total},
@@ -220,166 +447,43 @@ nlohmann::json FleetMerger::result() const
                             {"basis", d.majority >= 0 ? "majority" : "none"},
                             {"agreeing", d.agreeing}};
         if (d.majority >= 0) j["digest"] = vote.digests[size_t(d.majority)];
-        votes.push_back(std::move(j));
+        out << (i ? "," : "") << j.dump();
     }
-
-    nlohmann::json targets = nlohmann::json::array(), gpus = nlohmann::json::array(),
-                   outliers = nlohmann::json::array();
-    std::map<uint32_t, nlohmann::json> opTargets;
-    bool cancelled = false;
-    for (const Node& n : m_nodes) cancelled = cancelled || n.cancelled;
-    for (size_t i = 0; i < m_gpus.size(); ++i) {
-        const Gpu& g = m_gpus[i];
-        const Node& n = m_nodes[g.node];
-        std::vector<uint32_t> outlierOps;
-        nlohmann::json outlierDetail = nlohmann::json::array();
-        for (const OpCell& cell : g.ops) {
-            nlohmann::json s = {{"runs", cell.runs},
-                                {"failures", cell.failures},
-                                {"mismatches", cell.mismatches},
-                                {"hangs", cell.hangs},
-                                {"crashes", cell.crashes},
-                                {"errors", cell.errors},
-                                {"distinct_outputs", cell.distinct},
-                                {"max_ulp", cell.maxUlp},
-                                {"signature", cell.signature},
-                                {"peer_mismatches", cell.peerMismatches},
-                                {"rate", cell.rate},
-                                {"ci", {cell.low, cell.high}}};
-            if (cell.vote >= 0) {
-                const Vote& vote = m_votes[size_t(cell.vote)];
-                const Decision& d = decisions[size_t(cell.vote)];
-                s["first_digest"] = vote.digests[cell.digest];
-                if (d.majority >= 0 && int64_t(cell.digest) != d.majority) {
-                    s["fleet_outlier"] = true;
-                    outlierOps.push_back(cell.opIndex);
-                    outlierDetail.push_back({{"op", cell.opIndex},
-                                             {"peers", d.total},
-                                             {"agreeing", d.agreeing},
-                                             {"digest", vote.digests[cell.digest]},
-                                             {"majority_digest", vote.digests[size_t(d.majority)]}});
-                }
-            }
-            opTargets[cell.opIndex][label[i]] = std::move(s);
+    out << "],\"outliers\":[";
+    bool firstOutlier = true;
+    for (size_t i = 0; i < m_gpus.size(); ++i)
+        if (!outlierOps(v, i).empty()) {
+            out << (firstOutlier ? "" : ",") << outlierJson(v, i).dump();
+            firstOutlier = false;
         }
-        std::string verdict = g.verdict, explanation = g.explanation;
-        if (!outlierOps.empty()) {
-            const nlohmann::json& first = outlierDetail.front();
-            if (verdict == "healthy" || verdict == "no-verdict" || verdict.empty())
-                verdict = "device-specific";
-            explanation += std::string(explanation.empty() ? "" : "; ") +
-                           "fleet outlier: bitwise different from " +
-                           std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
-                           std::to_string(first["peers"].get<uint32_t>()) + " fleet peers on op(s) " +
-                           joinOps(outlierOps);
-        }
-        nlohmann::json t = {{"target", label[i]},
-                            {"description", g.description},
-                            {"verdict", verdict},
-                            {"explanation", explanation},
-                            {"runs", g.runs},
-                            {"executed_runs", g.runs},
-                            {"not_replayable_runs", 0},
-                            {"failures", g.failures},
-                            {"failing_ops", g.failingOps},
-                            {"reproducing_ops", nlohmann::json::array()},
-                            {"determinism", {{"expected", true}, {"certified", g.deterministic}}},
-                            {"rate", g.rate},
-                            {"ci", {g.low, g.high}}};
-        if (!g.peerKey.empty()) t["peer_key"] = g.peerKey;
-        targets.push_back(std::move(t));
-        nlohmann::json row = {{"gpu", label[i]},
-                              {"host", n.host},
-                              {"task", n.task},
-                              {"job_id", n.jobId},
-                              {"file", n.file},
-                              {"target", g.target},
-                              {"index", g.index},
-                              {"uuid", g.uuid},
-                              {"serial", g.serial},
-                              {"name", g.name},
-                              {"pci_bus_id", g.pciBusId},
-                              {"peer_key", g.peerKey},
-                              {"node_verdict", g.verdict},
-                              {"verdict", verdict},
-                              {"runs", g.runs},
-                              {"failures", g.failures},
-                              {"rate", g.rate},
-                              {"ci", {g.low, g.high}},
-                              {"failing_ops", g.failingOps},
-                              {"outlier_ops", outlierOps}};
-        gpus.push_back(row);
-        if (!outlierOps.empty()) {
-            nlohmann::json o = {{"gpu", label[i]},       {"host", n.host},      {"task", n.task},
-                                {"target", g.target},    {"uuid", g.uuid},      {"serial", g.serial},
-                                {"peer_key", g.peerKey}, {"ops", outlierDetail}};
-            outliers.push_back(std::move(o));
-        }
-    }
+    out << "]}}";
+}
 
-    nlohmann::json ops = nlohmann::json::array();
-    for (auto& [index, t] : opTargets) {
-        const OpInfo& info = m_ops.at(index);
-        ops.push_back({{"index", index}, {"op", info.op}, {"name", info.name}, {"targets", std::move(t)}});
-    }
-
-    nlohmann::json nodes = nlohmann::json::array();
-    std::set<std::string> seenTasks;
-    for (const Node& n : m_nodes) {
-        nodes.push_back({{"file", n.file},
-                         {"host", n.host},
-                         {"task", n.task},
-                         {"job_id", n.jobId},
-                         {"scheduler", n.scheduler},
-                         {"cancelled", n.cancelled}});
-        if (!n.task.empty()) seenTasks.insert(n.task);
-    }
-    std::vector<std::string> warnings = m_warnings;
+Status FleetMerger::write(const std::string& path) const
+{
+    // The JSON goes to a scratch file first, then into the results file in chunks: neither is
+    // ever one tree (or one string) in memory.
+    const std::string scratch = path + ".json.tmp";
     {
-        std::map<std::string, uint32_t> taskUses;
-        for (const Node& n : m_nodes)
-            if (!n.task.empty()) ++taskUses[n.task];
-        for (const auto& [task, uses] : taskUses)
-            if (uses > 1)
-                warnings.push_back("task " + task + " has " + std::to_string(uses) + " results files");
+        std::ofstream out(scratch, std::ios::binary | std::ios::trunc);
+        if (!out) return fileError(scratch, "cannot write", ErrorCode::Io);
+        writeJson(out);
+        out.flush();
+        if (!out) return fileError(scratch, "cannot write (disk full?)", ErrorCode::Io);
     }
-    nlohmann::json missing = nlohmann::json::array();
-    if (m_expectedTasks)
-        for (uint32_t t = 0; t < *m_expectedTasks; ++t) {
-            const std::string task = std::to_string(t);
-            if (seenTasks.count(task)) continue;
-            const auto f = m_failedTasks.find(task);
-            missing.push_back(
-                {{"task", t},
-                 {"reason", f != m_failedTasks.end() ? f->second : std::string("no results file")}});
-            warnings.push_back("task " + task + ": no results (" +
-                               (f != m_failedTasks.end() ? f->second : std::string("no results file")) + ")");
-        }
-    for (const auto& [task, reason] : m_failedTasks)
-        if (seenTasks.count(task)) warnings.push_back("task " + task + ": " + reason);
+    const Verdicts v = decide();
+    Status st = writeCampaignResultsStreamed(
+        path, header(), m_gpus.size(), [&](size_t i) { return targetJson(v, i); }, scratch);
+    std::error_code ec;
+    std::filesystem::remove(scratch, ec);
+    return st;
+}
 
-    std::vector<uint64_t> opsSelected;
-    for (const auto& [index, info] : m_ops) opsSelected.push_back(index);
-    nlohmann::json fleet = {
-        {"nodes", nodes},
-        {"node_count", m_nodes.size()},
-        {"gpu_count", m_gpus.size()},
-        {"expected_tasks", m_expectedTasks ? nlohmann::json(*m_expectedTasks) : nlohmann::json()},
-        {"missing_tasks", missing},
-        {"gpus", gpus},
-        {"peer_votes", votes},
-        {"outliers", outliers}};
-    return {{"trace", m_trace},
-            {"reps", m_reps},
-            {"seed", m_seed},
-            {"ops_selected", opsSelected},
-            {"targets", targets},
-            {"ops", ops},
-            {"runs", nlohmann::json::array()},
-            {"warnings", warnings},
-            {"cancelled", cancelled},
-            {"reference", nullptr},
-            {"fleet", fleet}};
+nlohmann::json FleetMerger::result() const
+{
+    std::ostringstream text;
+    writeJson(text);
+    return nlohmann::json::parse(text.str());
 }
 
 }  // namespace faultline

@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,14 @@ public:
     // A task known to have failed (its exit code, its scheduler state): listed with the reason.
     void taskFailed(const std::string& task, const std::string& reason) { m_failedTasks[task] = reason; }
 
-    // The merged campaign report, with "fleet".
+    // Writes the merged campaign results file (never holding the merged document in memory).
+    Status write(const std::string& path) const;
+    // The merged report's JSON text (campaign report fields plus "fleet"), written piece by piece.
+    void writeJson(std::ostream& out) const;
+    // The merged report as one JSON tree: for small fleets and tests.
     nlohmann::json result() const;
+    // What a person reads first: counts, missing tasks, GPUs not healthy, outliers, warnings.
+    nlohmann::json summary() const;
     size_t nodeCount() const { return m_nodes.size(); }
 
 private:
@@ -71,7 +78,24 @@ private:
         std::string op, name;
     };
 
+    struct Decision {
+        int64_t majority = -1;  // the digest index a strict majority produced, or -1
+        uint32_t total = 0, agreeing = 0;
+    };
+    struct Verdicts {
+        std::vector<std::string> labels;  // per GPU: host/target (host#task/target for a shared host)
+        std::vector<Decision> votes;      // per m_votes entry
+    };
     std::vector<std::string> labels() const;
+    Verdicts decide() const;
+    std::vector<uint32_t> outlierOps(const Verdicts& v, size_t gpu) const;
+    nlohmann::json outlierJson(const Verdicts& v, size_t gpu) const;
+    std::pair<std::string, std::string> verdictOf(const Verdicts& v, size_t gpu) const;
+    nlohmann::json targetJson(const Verdicts& v, size_t gpu) const;
+    nlohmann::json gpuRow(const Verdicts& v, size_t gpu) const;
+    nlohmann::json cellJson(const Verdicts& v, const OpCell& cell) const;
+    std::pair<nlohmann::json, std::vector<std::string>> missingTasks() const;
+    nlohmann::json header() const;
 
     std::vector<Node> m_nodes;
     std::vector<Gpu> m_gpus;

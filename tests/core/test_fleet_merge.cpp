@@ -3,6 +3,7 @@
 // golden-exact targets (no peer key) do not vote; missing and failed tasks are listed; inventory
 // UUIDs and serials reach the GPU rows; a bad document is refused naming the file; the merged
 // report is a campaign results file.
+#include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -166,11 +167,14 @@ private slots:
         QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d1"})).ok());
         QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1", "zz"})).ok());
         const std::string path = dir.filePath("fleet.h5").toStdString();
-        QVERIFY(writeCampaignResultsJson(path, m.result()).ok());
+        QVERIFY(m.write(path).ok());
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".json.tmp")));
         auto back = readCampaignResults(path);
         QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
         QCOMPARE((*back)["targets"].size(), size_t(4));
         QCOMPARE((*back)["fleet"]["outliers"][0]["gpu"].get<std::string>(), std::string("n2/cuda:1"));
+        QCOMPARE(*back, m.result());
+        QCOMPARE((*back)["targets"][3]["fleet_gpu"]["uuid"].get<std::string>(), std::string("GPU-n2-1"));
         // A merged file is not merged again as if it were a node.
         FleetMerger again;
         QVERIFY(!again.addFile(path).ok());
