@@ -256,7 +256,7 @@ std::pair<std::string, std::string> FleetMerger::verdictOf(const Verdicts& v, si
     const std::vector<uint32_t> ops = outlierOps(v, gpu);
     if (ops.empty()) return {verdict, explanation};
     const nlohmann::json first = outlierJson(v, gpu)["ops"][0];
-    if (verdict == "healthy" || verdict == "no-verdict" || verdict.empty()) verdict = "device-specific";
+    if (verdict == "healthy" || verdict == "none" || verdict.empty()) verdict = "device-specific";
     explanation += std::string(explanation.empty() ? "" : "; ") + "fleet outlier: bitwise different from " +
                    std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
                    std::to_string(first["peers"].get<uint32_t>()) + " fleet peers on op(s) " + joinOps(ops);
