@@ -58,16 +58,29 @@ int runMerge(MergeOptions& o)
         auto manifest = readFleetManifest(o.fleetDir);
         if (!manifest) return failWith(manifest.error());
         if (!o.tasks) o.tasks = manifest->tasks;
-        // What the tasks left: a failed task's exit code is the reason it is missing.
+        // What the tasks left: a task is merged when it finished (an exit code of 0 or 1 and its
+        // results file); any other is missing, with the reason.
         const FleetStatus status = fleetStatus(o.fleetDir, manifest->tasks, nullptr, nullptr);
-        for (const FleetTask& t : status.list)
-            if (t.state == "failed") merger.taskFailed(std::to_string(t.task), t.detail);
-        if (o.inputs.empty()) {
-            for (const FleetTask& t : status.list)
-                if (!t.results.empty() && t.state != "failed") o.inputs.push_back(t.results);
+        const bool named = !o.inputs.empty();
+        for (const FleetTask& t : status.list) {
+            if (t.state == "done") {
+                if (!named) o.inputs.push_back(t.results);
+                continue;
+            }
+            std::string reason = t.state == "failed"
+                                     ? t.detail
+                                     : "no exit code: the task is still running, or was cancelled "
+                                       "or killed";
+            if (!t.results.empty() && !named) reason += "; its partial results are not merged";
+            merger.taskFailed(std::to_string(t.task), reason);
         }
     }
-    if (o.inputs.empty()) return failWith(Error{"no results files to merge", ErrorCode::Usage});
+    if (o.inputs.empty())
+        return failWith(o.fleetDir.empty() ? Error{"no results files to merge", ErrorCode::Usage}
+                                           : fileError(o.fleetDir,
+                                                       "no task has finished: nothing to merge (see "
+                                                       "faultline fleet status)",
+                                                       ErrorCode::Usage));
     if (o.tasks) merger.expectTasks(o.tasks);
     if (fs::exists(o.out, ec))
         return failWith(fileError(o.out, "exists already (not overwritten)", ErrorCode::Usage));

@@ -2,8 +2,9 @@
 // this machine (one node), `faultline fleet submit` sends a 4-task job array of simulated nodes
 // (two simulated production-BLAS GPUs each; task 2 has one whose gemm bits are flipped below the
 // op's bound), `fleet status` follows it, and `faultline merge` must name exactly that GPU. A
-// second job has a task whose replay fails: status and merge report it as missing. A cluster that
-// cannot start fails the test with the reason; nothing is skipped.
+// second job has a task whose replay fails and one that is cancelled while it hangs: status and
+// merge report both as missing. A cluster that cannot start fails the test with the reason;
+// nothing is skipped.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -148,28 +149,53 @@ private slots:
         qInfo("4-task fleet job submitted, run and followed in %.1f s", ran);
     }
 
-    void aFailedTaskIsReportedMissing()
+    void failedAndCancelledTasksAreReportedMissing()
     {
+        // Task 1's replay cannot start (exit 2); task 2 hangs until it is cancelled, like a task
+        // the scheduler kills at its time limit: it leaves no exit code and leaves the queue.
         const QString fleetDir = m_dir.filePath("fleet-failing");
         ProcessResult r =
-            runFaultline({"fleet", "submit", m_trace, "--nodes", "2", "--reps", "1", "--ops", "gemm",
-                          "--targets", kHealthy, "--task-targets", "1=sim:no-such-model", "--out", fleetDir});
+            runFaultline({"fleet", "submit", m_trace, "--nodes", "3", "--reps", "1", "--ops", "gemm",
+                          "--targets", kHealthy, "--task-targets", "1=sim:no-such-model", "--task-targets",
+                          "2=sim:hang:after=0", "--timeout", "600", "--out", fleetDir});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile manifest(fleetDir + "/fleet.json");
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        const QString jobId = QJsonDocument::fromJson(manifest.readAll()).object()["job_ids"][0].toString();
+        QVERIFY(!jobId.isEmpty());
+        // Wait for task 2 to run (tasks take the node one at a time), then cancel it.
+        QElapsedTimer timer;
+        timer.start();
+        bool running = false;
+        while (!running && timer.elapsed() < 120000) {
+            const QJsonObject s = json(runFaultline({"fleet", "status", fleetDir, "--json"}).out);
+            running = s["task_states"].toArray().at(2)["state"].toString() == "running";
+            if (!running) QThread::msleep(300);
+        }
+        QVERIFY2(running, "task 2 never ran");
+        QThread::msleep(500);  // its replay is hanging now
+        r = runProcess("/usr/bin/scancel", {jobId + "_2"}, 30000);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject status = waitForTasks(fleetDir, 120);
         QCOMPARE(status.value("done").toInt(), 1);
-        QCOMPARE(status.value("failed").toInt(), 1);
-        const QJsonObject task1 = status.value("task_states").toArray().at(1).toObject();
-        QCOMPARE(task1.value("state").toString(), QString("failed"));
-        QVERIFY2(task1.value("detail").toString().contains("exited 2"),
-                 qPrintable(task1.value("detail").toString()));
+        QCOMPARE(status.value("failed").toInt(), 2);
+        const QJsonArray states = status.value("task_states").toArray();
+        QVERIFY2(states.at(1)["detail"].toString().contains("exited 2"),
+                 qPrintable(states.at(1)["detail"].toString()));
+        QVERIFY2(states.at(2)["detail"].toString().contains("not in the queue"),
+                 qPrintable(states.at(2)["detail"].toString()));
         r = runFaultline({"fleet", "status", fleetDir});
         QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.out.contains("task 2: failed"));
         r = runFaultline({"merge", "--fleet", fleetDir, "--out", m_dir.filePath("failing.h5"), "--json"});
         QCOMPARE(r.exitCode, 1);
         const QJsonArray missing = json(r.out).value("fleet").toObject().value("missing_tasks").toArray();
-        QCOMPARE(missing.size(), 1);
+        QCOMPARE(missing.size(), 2);
         QCOMPARE(missing.at(0)["task"].toInt(), 1);
         QVERIFY(missing.at(0)["reason"].toString().contains("exited 2"));
+        QCOMPARE(missing.at(1)["task"].toInt(), 2);
+        QVERIFY2(missing.at(1)["reason"].toString().contains("no exit code"),
+                 qPrintable(missing.at(1)["reason"].toString()));
     }
 };
 
