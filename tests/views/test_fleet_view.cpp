@@ -3,14 +3,17 @@
 // first; the text filter and "outliers and failures only" narrow the rows; selecting a GPU names
 // its node's results file and target.
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/fleet/FleetMerge.h"
 #include "views/FleetTableModel.h"
 #include "views/FleetView.h"
+#include "views/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;
@@ -43,12 +46,17 @@ json node(const std::string& host, const std::string& task, const std::vector<st
             {"node", {{"host", host}, {"task", task}, {"inventory", {{"gpus", gpus}}}}}};
 }
 
-json mergedFleet()
+void addNodes(FleetMerger& m)
 {
-    FleetMerger m;
     m.add("/fleet/results/0.h5", node("node-a", "0", {"d", "d"}, {0, 0}));
     m.add("/fleet/results/1.h5", node("node-b", "1", {"d", "x"}, {0, 0}));
     m.add("/fleet/results/2.h5", node("node-c", "2", {"d", "d"}, {3, 0}));
+}
+
+json mergedFleet()
+{
+    FleetMerger m;
+    addNodes(m);
     return m.result();
 }
 
@@ -88,7 +96,8 @@ private slots:
         // Sorted by failures, descending: node-c's cuda:0 (3/10) first.
         view.table()->sortByColumn(FleetTableModel::Failures, Qt::DescendingOrder);
         QCOMPARE(view.proxy()->index(0, FleetTableModel::Host).data().toString(), QString("node-c"));
-        QCOMPARE(view.proxy()->index(0, FleetTableModel::Failures).data().toString(), QString("3/10 (30.0%)"));
+        QCOMPARE(view.proxy()->index(0, FleetTableModel::Failures).data().toString(),
+                 QString("3/10 (30.0%)"));
         // Text filter over every column.
         view.filterEdit()->setText("NODE-B");
         QCOMPARE(view.proxy()->rowCount(), 2);
@@ -106,6 +115,25 @@ private slots:
         QCOMPARE(spy.count(), 1);
         QCOMPARE(spy.at(0).at(0).toString(), QString("/fleet/results/1.h5"));
         QCOMPARE(spy.at(0).at(1).toString(), QString("cuda:1"));
+    }
+
+    void theMainWindowOpensAMergedFileInTheFleetTable()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath("fleet.h5");
+        FleetMerger m;
+        addNodes(m);
+        QVERIFY(m.write(path.toStdString()).ok());
+        MainWindow window;
+        QSignalSpy shown(&window, &MainWindow::fleetShown);
+        window.openFiles({path});
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(shown.at(0).at(0).toString(), path);
+        QCOMPARE(window.fleetView()->model()->rowCount(), 6);
+        auto* dock = window.findChild<QDockWidget*>("fleetDock");
+        QVERIFY(dock);
+        QVERIFY(!dock->isHidden());
     }
 };
 
