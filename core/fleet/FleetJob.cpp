@@ -16,6 +16,14 @@ std::string taskTargets(const FleetJob& job, uint32_t task)
     return list;
 }
 
+bool asksForGpus(const FleetJob& job)
+{
+    if (job.gpusPerNode == 0) return false;
+    for (uint32_t t = 0; t < job.tasks; ++t)
+        if (taskTargets(job, t).find("cuda:") != std::string::npos) return true;
+    return false;
+}
+
 namespace {
 
 Status validateCommon(const FleetJob& job)
@@ -119,8 +127,7 @@ std::string slurmBatchScript(const FleetJob& job)
       << "#SBATCH --exclusive\n"
       << "#SBATCH --time=" << job.timeLimitMinutes << "\n"
       << "#SBATCH --output=" << job.outDir << "/logs/%a.out\n";
-    if (job.gpusPerNode > 0 && job.targets.empty() && job.taskTargets.empty())
-        s << "#SBATCH --gpus-per-node=" << job.gpusPerNode << "\n";
+    if (asksForGpus(job)) s << "#SBATCH --gpus-per-node=" << job.gpusPerNode << "\n";
     if (!job.partition.empty()) s << "#SBATCH --partition=" << job.partition << "\n";
     s << taskShellScript(job, "SLURM_ARRAY_TASK_ID");
     return s.str();
@@ -136,7 +143,7 @@ nlohmann::json kubernetesJob(const FleetJob& job)
         {"env",
          {{{"name", "FAULTLINE_HOST"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}}},
         {"volumeMounts", {{{"name", "fleet"}, {"mountPath", job.mount}}}}};
-    if (job.gpusPerNode > 0) {
+    if (asksForGpus(job)) {
         const uint32_t gpus = job.gpusPerNode;
         container["resources"] = {{"limits", {{"nvidia.com/gpu", gpus}}},
                                   {"requests", {{"nvidia.com/gpu", gpus}}}};

@@ -36,6 +36,10 @@ struct FleetJob {
 // The targets task `task` replays: its override, else `targets`, else cuda:0,...,cuda:G-1.
 std::string taskTargets(const FleetJob& job, uint32_t task);
 
+// Whether the job asks the scheduler for G GPUs per node: when some task has cuda: targets
+// (simulated nodes need none).
+bool asksForGpus(const FleetJob& job);
+
 // Checks what a generated job would get wrong: no tasks, a targets override of a task that does
 // not exist, a nodelist whose length is not the task count, a target list that does not parse,
 // relative paths; Kubernetes needs an image and a claim, and paths under the mount.

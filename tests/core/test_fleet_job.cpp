@@ -69,9 +69,12 @@ private slots:
         const std::string s = slurmBatchScript(job);
         QVERIFY(contains(s, "  2) targets='sim:stuck-bit:bit=3,cpu' ;;\n"));
         QVERIFY(contains(s, "  *) targets='sim:healthy,cpu' ;;\n"));
-        // Simulated nodes ask for no GPUs.
+        // Simulated nodes ask for no GPUs; explicit cuda: targets do.
         QVERIFY(!contains(s, "--gpus-per-node"));
+        QVERIFY(!asksForGpus(job));
         QVERIFY(validateSlurmJob(job).ok());
+        job.targets = "cuda:0,cuda:1";
+        QVERIFY(contains(slurmBatchScript(job), "#SBATCH --gpus-per-node=2\n"));
     }
 
     void theTaskScriptRunsUnderPosixShell()
