@@ -25,6 +25,7 @@
 #include "DevicesPanel.h"
 #include "EvidenceExportDialog.h"
 #include "Exporter.h"
+#include "FleetView.h"
 #include "HeatmapView.h"
 #include "IncidentBanner.h"
 #include "IncidentLoader.h"
@@ -34,6 +35,8 @@
 #include "ScreenshotDriver.h"
 #include "TensorTreePanel.h"
 #include "Theme.h"
+#include "WorkerJob.h"
+#include "core/replay/CampaignResultsFile.h"
 
 namespace faultline::views {
 namespace {
@@ -140,6 +143,16 @@ void MainWindow::createDocks()
     m_devicesDock->setWidget(m_devices);
     addDockWidget(Qt::RightDockWidgetArea, m_devicesDock);
     tabifyDockWidget(m_replayDock, m_devicesDock);
+
+    m_fleet = new FleetView;
+    m_fleetDock = new QDockWidget(tr("Fleet"), this);
+    m_fleetDock->setObjectName(QStringLiteral("fleetDock"));
+    m_fleetDock->setWidget(m_fleet);
+    addDockWidget(Qt::BottomDockWidgetArea, m_fleetDock);
+    m_fleetDock->hide();
+    connect(m_fleet, &FleetView::gpuSelected, this, [this](const QString& file, const QString& target) {
+        statusBar()->showMessage(tr("%1: its node's campaign is %2").arg(target, file), 10000);
+    });
     connect(m_devices, &DevicesPanel::localGpusListed, m_replay, &ReplayPanel::setLocalGpus);
     m_replayDock->raise();
 }
@@ -219,6 +232,44 @@ void MainWindow::createActions()
 void MainWindow::openFiles(const QStringList& paths)
 {
     if (paths.isEmpty()) return;
+    const quint64 job = ++m_openJob;
+    if (paths.size() != 1) {
+        loadIncidentOnWorker(paths);
+        return;
+    }
+    // One file may be a merged fleet campaign: looked at off the GUI thread.
+    const std::string path = paths.front().toStdString();
+    startWorkerJob<std::shared_ptr<const nlohmann::json>>(
+        this,
+        [path](QPromise<std::shared_ptr<const nlohmann::json>>& promise) {
+            auto doc = readCampaignResults(path);
+            promise.addResult(doc && doc->contains("fleet")
+                                  ? std::make_shared<const nlohmann::json>(std::move(*doc))
+                                  : nullptr);
+        },
+        [](int, int, int, const QString&) {},
+        [this, job, paths](std::shared_ptr<const nlohmann::json> fleet) {
+            onFleetCheckedOnUi(job, paths, fleet);
+        });
+}
+
+void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
+                                    std::shared_ptr<const nlohmann::json> fleet)
+{
+    if (job != m_openJob) return;  // stale: a newer open superseded it
+    if (!fleet) {
+        loadIncidentOnWorker(paths);
+        return;
+    }
+    m_fleet->setReport(*fleet);
+    m_fleetDock->show();
+    m_fleetDock->raise();
+    statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
+    emit fleetShown(paths.front());
+}
+
+void MainWindow::loadIncidentOnWorker(const QStringList& paths)
+{
     m_reselect.clear();
     m_page->banner()->clearError();
     m_page->banner()->showProgress(0, tr("Opening %1…").arg(RecentFiles::label(paths)));

@@ -1,10 +1,11 @@
 #pragma once
-// The main window only wires: menus and shortcuts, docks (tensor tree, replay, devices), the
+// The main window only wires: menus and shortcuts, docks (tensor tree, replay, devices, fleet), the
 // incident loader, the central incident page, recent files, drag and drop, the theme setting,
 // and window/dock layout persistence. Views and models hold the logic.
 #include <QMainWindow>
 #include <QStringList>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "Incident.h"
 
@@ -16,6 +17,7 @@ class QMenu;
 namespace faultline::views {
 
 class DevicesPanel;
+class FleetView;
 class IncidentLoader;
 class IncidentPage;
 class ReplayPanel;
@@ -29,7 +31,8 @@ public:
     ~MainWindow() override;
 
     // Opens an incident: a trace, a suspect and a reference snapshot (in that order), or both.
-    // Work happens off the GUI thread; what is open stays until the new incident is ready.
+    // Work happens off the GUI thread; what is open stays until the new incident is ready. A
+    // single merged fleet campaign (`faultline merge --out`) opens in the fleet table instead.
     void openFiles(const QStringList& paths);
     // Compares the open snapshot pair again under `tolerance` ("abs:1e-3", …), off the GUI
     // thread; every view is refreshed when it is done, and a bad tolerance is shown as an error.
@@ -49,6 +52,7 @@ public:
     IncidentPage* page() const { return m_page; }
     ReplayPanel* replayPanel() const { return m_replay; }
     DevicesPanel* devicesPanel() const { return m_devices; }
+    FleetView* fleetView() const { return m_fleet; }
     IncidentLoader* loader() const { return m_loader; }
     QString lastError() const { return m_lastError; }
 
@@ -57,6 +61,8 @@ signals:
     void incidentShown();
     void errorShown(const QString& message);
     void loadingCancelled();
+    // A merged fleet campaign is shown in the fleet table.
+    void fleetShown(const QString& path);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -74,6 +80,9 @@ private:
     void onLoadedOnUi(quint64 job, std::shared_ptr<const Incident> incident);
     void onLoadFailedOnUi(quint64 job, const QString& message);
     void onEntrySelectedOnUi(int entryId);
+    void loadIncidentOnWorker(const QStringList& paths);
+    void onFleetCheckedOnUi(quint64 job, const QStringList& paths,
+                            std::shared_ptr<const nlohmann::json> fleet);
     void exportPlotWithDialog(const QString& suffix);
     void exportTableWithDialog();
 
@@ -83,6 +92,9 @@ private:
     IncidentPage* m_page = nullptr;
     ReplayPanel* m_replay = nullptr;
     DevicesPanel* m_devices = nullptr;
+    FleetView* m_fleet = nullptr;
+    QDockWidget* m_fleetDock = nullptr;
+    quint64 m_openJob = 0;  // the latest openFiles: older answers are dropped
     bool m_inventoryAsked = false;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_replayDock = nullptr;

@@ -33,6 +33,8 @@ int run(int argc, char** argv)
     runners["keygen"] = addKeygenCommand(app);
     runners["verify"] = addVerifyCommand(app);
     runners["evidence"] = addEvidenceCommand(app);
+    runners["fleet"] = addFleetCommand(app);
+    runners["merge"] = addMergeCommand(app);
     app.require_subcommand(0, 1);
 
     try {

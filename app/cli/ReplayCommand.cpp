@@ -1,5 +1,6 @@
 // faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
 //                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET] [--copy-all]
+//                  [--inventory DEVICES.json]
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -7,13 +8,14 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/fleet/NodeIdentity.h"
 #include "core/replay/Campaign.h"
 
 namespace faultline::cli {
 namespace {
 
 struct ReplayOptions {
-    std::string trace, targets, ops, out, reference;
+    std::string trace, targets, ops, out, reference, inventory;
     uint32_t reps = 3;
     uint64_t seed = 1;
     double timeoutSeconds = 60;
@@ -44,6 +46,14 @@ int runReplay(const ReplayOptions& o)
     c.workerProgram = workerProgramPath();
     c.allowExternal = o.allowExternal;
     c.copyAll = o.copyAll;
+    // Who ran it (host, scheduler task) and, from --inventory, the node's GPUs: a fleet merge
+    // names GPUs by these.
+    c.node = nodeIdentity();
+    if (!o.inventory.empty()) {
+        auto inventory = readNodeInventory(o.inventory);
+        if (!inventory) return failWith(inventory.error());
+        c.node["inventory"] = *inventory;
+    }
     if (!o.reference.empty()) {
         auto reference = parseTargetSpec(o.reference);
         if (!reference) {
@@ -103,6 +113,9 @@ CommandRunner addReplayCommand(CLI::App& app)
         "--copy-all", o->copyAll,
         "copy every repetition's outputs to the host, also those the target found bitwise identical "
         "to a judged one (catches bits changed on the way to the host)");
+    cmd->add_option("--inventory", o->inventory,
+                    "the node's GPUs as `faultline devices --json` printed them: UUIDs and serials go "
+                    "into the results (fleet jobs pass it)");
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");

@@ -217,6 +217,7 @@ Result<CampaignReport> Campaign::run()
     report.ops = *ops;
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
     report.cancelled = m_cancel && m_cancel->load();
+    report.node = m_options.node;
     if (!m_options.outPath.empty()) {
         Status st = writeCampaignResults(m_options.outPath, report);
         if (!st)

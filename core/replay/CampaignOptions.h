@@ -3,6 +3,7 @@
 // its results and journal go.
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct CampaignOptions {
     // run's judgement (RunRecord::hostCopy false). Copying all catches bits that change on the
     // way from the device to the host (transfer mismatches), at the cost of the copies.
     bool copyAll = false;
+    // Where the campaign runs, copied into the report's "node" (host, scheduler job and task,
+    // GPU inventory: core/fleet/NodeIdentity.h); null: not recorded.
+    nlohmann::json node;
 };
 
 }  // namespace faultline

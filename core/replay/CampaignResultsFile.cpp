@@ -3,6 +3,7 @@
 #include "CampaignResultsFile.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "../io/SnapshotWriter.h"
 #include "TensorLoad.h"
@@ -11,39 +12,103 @@ namespace faultline {
 
 Status writeCampaignResults(const std::string& path, const CampaignReport& report)
 {
-    // Small (the report is bounded by ops x targets), so built in memory: a full disk is one
-    // checked write that fails cleanly, nothing half-written, no .tmp left.
-    auto w = SnapshotWriter::create(path, {.inMemory = true});
-    if (!w) return w.error();
-    SnapshotWriter& writer = *w;
+    return writeCampaignResultsJson(path, campaignJson(report));
+}
+
+namespace {
+
+// Root attributes from the report's scalar fields.
+Status writeRootAttributes(SnapshotWriter& writer, const nlohmann::json& report)
+{
     Status st;
     auto check = [&](Status s) {
         if (st && !s) st = s;
     };
     check(writer.setRootAttribute("faultline_format", std::string("campaign")));
     check(writer.setRootAttribute("faultline_version", int64_t(1)));
-    check(writer.setRootAttribute("trace", report.trace));
-    check(writer.setRootAttribute("reps", int64_t(report.reps)));
-    check(writer.setRootAttribute("seed", int64_t(report.seed)));
+    check(writer.setRootAttribute("trace", report.value("trace", std::string())));
+    check(writer.setRootAttribute("reps", report.value("reps", int64_t(0))));
+    check(writer.setRootAttribute("seed", report.value("seed", int64_t(0))));
     // A cancelled campaign's verdicts rest on the runs that finished: the file says so.
-    check(writer.setRootAttribute("cancelled", int64_t(report.cancelled)));
-    check(writer.setRootAttribute("runs", int64_t(std::max<uint64_t>(report.runsTotal, report.runs.size()))));
-    for (size_t i = 0; i < report.targets.size(); ++i) {
-        const TargetSummary& t = report.targets[i];
-        const std::string g = "targets/" + std::to_string(i);
-        check(writer.setGroupAttribute(g, "target", t.target));
-        check(writer.setGroupAttribute(g, "description", t.description));
-        check(writer.setGroupAttribute(g, "verdict", nameOf(t.verdict)));
-        check(writer.setGroupAttribute(g, "explanation", t.explanation));
-        check(writer.setGroupAttribute(g, "runs", int64_t(t.runs)));
-        check(writer.setGroupAttribute(g, "failures", int64_t(t.failures)));
-        check(writer.setGroupAttribute(g, "rate", t.rate.rate));
-        check(writer.setGroupAttribute(g, "ci", std::vector<double>{t.rate.low, t.rate.high}));
-        check(writer.setGroupAttribute(g, "deterministic", int64_t(t.deterministic)));
-    }
+    check(writer.setRootAttribute("cancelled", int64_t(report.value("cancelled", false))));
+    check(writer.setRootAttribute("runs", report.value("runs_total", int64_t(0))));
+    if (const auto node = report.find("node"); node != report.end() && node->is_object())
+        if (const auto host = node->find("host"); host != node->end() && host->is_string())
+            check(writer.setRootAttribute("host", host->get<std::string>()));
+    if (report.contains("fleet")) check(writer.setRootAttribute("fleet", int64_t(1)));
+    return st;
+}
+
+// targets/<i>: one target's summary as attributes.
+Status writeTargetGroup(SnapshotWriter& writer, size_t i, const nlohmann::json& t)
+{
+    Status st;
+    auto check = [&](Status s) {
+        if (st && !s) st = s;
+    };
+    const std::string g = "targets/" + std::to_string(i);
+    const nlohmann::json ci = t.value("ci", nlohmann::json::array({0.0, 0.0}));
+    check(writer.setGroupAttribute(g, "target", t.value("target", std::string())));
+    check(writer.setGroupAttribute(g, "description", t.value("description", std::string())));
+    check(writer.setGroupAttribute(g, "verdict", t.value("verdict", std::string())));
+    check(writer.setGroupAttribute(g, "explanation", t.value("explanation", std::string())));
+    check(writer.setGroupAttribute(g, "runs", t.value("runs", int64_t(0))));
+    check(writer.setGroupAttribute(g, "failures", t.value("failures", int64_t(0))));
+    check(writer.setGroupAttribute(g, "rate", t.value("rate", 0.0)));
+    check(writer.setGroupAttribute(g, "ci",
+                                   std::vector<double>{ci.size() == 2 ? ci[0].get<double>() : 0.0,
+                                                       ci.size() == 2 ? ci[1].get<double>() : 0.0}));
+    const nlohmann::json det = t.value("determinism", nlohmann::json::object());
+    const bool deterministic = det.value("certified", false) || t.value("runs", int64_t(0)) == 0;
+    check(writer.setGroupAttribute(g, "deterministic", int64_t(deterministic)));
+    return st;
+}
+
+}  // namespace
+
+Status writeCampaignResultsJson(const std::string& path, const nlohmann::json& report)
+{
+    // Small (a campaign's report is bounded by ops x targets), so built in memory: a full disk is
+    // one checked write that fails cleanly, nothing half-written, no .tmp left.
+    auto w = SnapshotWriter::create(path, {.inMemory = true});
+    if (!w) return w.error();
+    SnapshotWriter& writer = *w;
+    Status st = writeRootAttributes(writer, report);
+    if (const auto targets = report.find("targets"); st && targets != report.end() && targets->is_array())
+        for (size_t i = 0; i < targets->size() && st; ++i) st = writeTargetGroup(writer, i, (*targets)[i]);
     // The whole report as JSON bytes: what the GUI reads back.
-    const std::string json = campaignJson(report).dump();
-    check(writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data()));
+    const std::string json = report.dump();
+    if (st) st = writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data());
+    if (!st) return st;
+    return writer.close();
+}
+
+Status writeCampaignResultsStreamed(const std::string& path, const nlohmann::json& header, size_t targetCount,
+                                    const std::function<nlohmann::json(size_t)>& target,
+                                    const std::string& jsonPath)
+{
+    std::ifstream in(jsonPath, std::ios::binary | std::ios::ate);
+    if (!in) return fileError(jsonPath, "cannot open", ErrorCode::Io);
+    const uint64_t size = uint64_t(in.tellg());
+    in.seekg(0);
+    auto w = SnapshotWriter::create(path);
+    if (!w) return w.error();
+    SnapshotWriter& writer = *w;
+    Status st = writeRootAttributes(writer, header);
+    for (size_t i = 0; i < targetCount && st; ++i) st = writeTargetGroup(writer, i, target(i));
+    TensorWriteOptions chunked;
+    chunked.chunkShape = {std::min<uint64_t>(size, uint64_t(1) << 20)};
+    if (st)
+        st = writer.beginTensor("report_json", DType::UInt8, {size}, size ? chunked : TensorWriteOptions{});
+    std::vector<char> buffer(size_t(1) << 20);
+    for (uint64_t done = 0; st && done < size;) {
+        const uint64_t n = std::min<uint64_t>(buffer.size(), size - done);
+        if (!in.read(buffer.data(), std::streamsize(n)))
+            return fileError(jsonPath, "cannot read", ErrorCode::Io);
+        st = writer.appendElements(buffer.data(), n);
+        done += n;
+    }
+    if (st) st = writer.endTensor();
     if (!st) return st;
     return writer.close();
 }

@@ -79,6 +79,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
                             {"max_ulp", s.maxUlp},
                             {"signature", s.signature},
                             {"peer_mismatches", s.peerMismatches}};
+        if (!s.firstDigest.empty()) t["first_digest"] = s.firstDigest;
         if (s.repDiffering || s.transferMismatches || s.repMaxFlippedBits)
             t["on_device_repeat"] = {{"differing", s.repDiffering},
                                      {"max_flipped_bits", s.repMaxFlippedBits},
@@ -101,18 +102,21 @@ nlohmann::json campaignJson(const CampaignReport& report)
     for (auto& [i, o] : byOp) ops.push_back(std::move(o));
     nlohmann::json runs = nlohmann::json::array();
     for (const RunRecord& r : report.runs) runs.push_back(r.toJson());
-    return {{"trace", report.trace},
-            {"reps", report.reps},
-            {"seed", report.seed},
-            {"ops_selected", report.ops},
-            {"targets", targets},
-            {"ops", ops},
-            {"runs", runs},
-            {"runs_total", std::max<uint64_t>(report.runsTotal, report.runs.size())},
-            {"runs_listed", report.runs.size()},
-            {"warnings", report.warnings},
-            {"cancelled", report.cancelled},
-            {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    nlohmann::json doc = {
+        {"trace", report.trace},
+        {"reps", report.reps},
+        {"seed", report.seed},
+        {"ops_selected", report.ops},
+        {"targets", targets},
+        {"ops", ops},
+        {"runs", runs},
+        {"runs_total", std::max<uint64_t>(report.runsTotal, report.runs.size())},
+        {"runs_listed", report.runs.size()},
+        {"warnings", report.warnings},
+        {"cancelled", report.cancelled},
+        {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    if (!report.node.is_null()) doc["node"] = report.node;
+    return doc;
 }
 
 std::string campaignText(const CampaignReport& report)

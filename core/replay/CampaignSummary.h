@@ -24,6 +24,7 @@ struct OpTargetStats {
     RateInterval rate;
     uint64_t distinctDigests = 0;         // among completed runs; 1 = bitwise reproducible
     bool distinctDigestsAtLeast = false;  // more than CampaignTally counts exactly: a lower bound
+    std::string firstDigest;  // the digest of the first completed run ("" none): what fleet peers vote on
     uint64_t maxUlp = 0;
     std::string signature;        // most frequent signature kind among mismatches
     uint64_t peerMismatches = 0;  // runs whose bits differ from the peers' reference (counted in failures)
@@ -88,6 +89,8 @@ struct CampaignReport {
     uint64_t runsTotal = 0;
     std::vector<std::string> warnings;
     bool cancelled = false;
+    // Where the campaign ran (CampaignOptions::node): host, scheduler task, GPU inventory; null unknown.
+    nlohmann::json node;
 };
 
 // Builds statistics, certificates and verdicts from run records (CampaignTally over `runs`, in

@@ -210,6 +210,7 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
         s.rate = wilsonInterval(s.failures, s.runs);
         s.distinctDigests = c.digests.size();
         s.distinctDigestsAtLeast = c.distinctOverflow;
+        if (c.firstDigest) s.firstDigest = c.firstDigest->second;
         uint64_t best = 0;
         for (const auto& [kind, n] : c.signatures)
             if (n > best) {

@@ -1,0 +1,127 @@
+// faultline merge RESULTS.h5... --out FLEET.h5 [--fleet DIR] [--tasks N] [--json]
+// Merges the campaigns of many nodes into one fleet campaign and names the outlier GPUs
+// (core/fleet/FleetMerge.h).
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "Cli.h"
+#include "Commands.h"
+#include "core/fleet/FleetMerge.h"
+#include "core/fleet/FleetStatus.h"
+
+namespace faultline::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MergeOptions {
+    std::vector<std::string> inputs;
+    std::string out, fleetDir;
+    uint32_t tasks = 0;
+    bool json = false;
+};
+
+std::string mergeText(const nlohmann::json& summary)
+{
+    std::ostringstream out;
+    out << "fleet of " << summary["node_count"].get<size_t>() << " node(s), "
+        << summary["gpu_count"].get<size_t>() << " GPU(s)\n";
+    for (const nlohmann::json& m : summary["missing_tasks"])
+        out << "  MISSING task " << m["task"].get<uint32_t>() << ": " << m["reason"].get<std::string>()
+            << "\n";
+    for (const nlohmann::json& g : summary["unhealthy"]) {
+        out << "  " << g["gpu"].get<std::string>() << ": " << g["verdict"].get<std::string>() << ", "
+            << g["failures"].get<uint64_t>() << "/" << g["runs"].get<uint64_t>() << " runs failed";
+        if (!g["uuid"].get<std::string>().empty()) out << " (" << g["uuid"].get<std::string>() << ")";
+        out << "\n";
+    }
+    for (const nlohmann::json& o : summary["outliers"]) {
+        out << "  OUTLIER " << o["gpu"].get<std::string>() << ":";
+        for (const nlohmann::json& op : o["ops"])
+            out << " op " << op["op"].get<uint32_t>() << " (" << op["agreeing"].get<uint32_t>() << " of "
+                << op["peers"].get<uint32_t>() << " peers agree on other bits)";
+        out << "\n";
+    }
+    if (summary["outliers"].empty()) out << "  no outlier among fleet peers\n";
+    for (const nlohmann::json& w : summary["warnings"]) out << "warning: " << w.get<std::string>() << "\n";
+    return out.str();
+}
+
+int runMerge(MergeOptions& o)
+{
+    FleetMerger merger;
+    std::error_code ec;
+    if (!o.fleetDir.empty()) {
+        auto manifest = readFleetManifest(o.fleetDir);
+        if (!manifest) return failWith(manifest.error());
+        if (!o.tasks) o.tasks = manifest->tasks;
+        // What the tasks left: a task is merged when it finished (an exit code of 0 or 1 and its
+        // results file); any other is missing, with the reason.
+        const FleetStatus status = fleetStatus(o.fleetDir, manifest->tasks, nullptr, nullptr);
+        const bool named = !o.inputs.empty();
+        for (const FleetTask& t : status.list) {
+            if (t.state == "done") {
+                if (!named) o.inputs.push_back(t.results);
+                continue;
+            }
+            std::string reason = t.state == "failed"
+                                     ? t.detail
+                                     : "no exit code: the task is still running, or was cancelled "
+                                       "or killed";
+            if (!t.results.empty() && !named) reason += "; its partial results are not merged";
+            merger.taskFailed(std::to_string(t.task), reason);
+        }
+    }
+    if (o.inputs.empty())
+        return failWith(o.fleetDir.empty() ? Error{"no results files to merge", ErrorCode::Usage}
+                                           : fileError(o.fleetDir,
+                                                       "no task has finished: nothing to merge (see "
+                                                       "faultline fleet status)",
+                                                       ErrorCode::Usage));
+    if (o.tasks) merger.expectTasks(o.tasks);
+    if (fs::exists(o.out, ec))
+        return failWith(fileError(o.out, "exists already (not overwritten)", ErrorCode::Usage));
+    for (const std::string& in : o.inputs) {
+        if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(o.out, ec))
+            return failWith(fileError(o.out, "is one of the inputs", ErrorCode::Usage));
+        if (Status s = merger.addFile(in); !s) return failWith(s.error());
+    }
+    if (Status s = merger.write(o.out); !s) return failWith(s.error());
+    if (o.json) {
+        merger.writeJson(std::cout);
+        std::cout << "\n";
+    } else {
+        std::cout << mergeText(merger.summary());
+    }
+    std::cout.flush();
+    if (!std::cout) return failWith(Error{"cannot write the report to standard output", ErrorCode::Io});
+    const nlohmann::json summary = merger.summary();
+    const bool found =
+        !summary["missing_tasks"].empty() || !summary["outliers"].empty() || !summary["unhealthy"].empty();
+    return found ? kExitDiverged : kExitOk;
+}
+
+}  // namespace
+
+CommandRunner addMergeCommand(CLI::App& app)
+{
+    auto o = std::make_shared<MergeOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "merge",
+        "Merge the campaigns of many nodes into one fleet campaign; peers vote on bits and outlier GPUs "
+        "are named");
+    cmd->add_option("RESULTS", o->inputs, "campaign results files (replay --out), one per node");
+    cmd->add_option("--out", o->out, "the merged campaign results file (never overwritten)")->required();
+    cmd->add_option("--fleet", o->fleetDir,
+                    "a fleet directory (fleet submit --out): its task count, failed tasks and, without "
+                    "RESULTS, its results files");
+    cmd->add_option("--tasks", o->tasks, "tasks the fleet job had: the missing ones are named")
+        ->check(CLI::Range(1u, 1000000u));
+    cmd->add_flag("--json", o->json, "one JSON document (the merged report)");
+    return [o] { return runMerge(*o); };
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,185 @@
+// Merging node campaigns (core/fleet/FleetMerge.h) on planted documents: the majority digest per
+// op and peer key names the outlier GPU with how many peers agreed; a split vote names nobody;
+// golden-exact targets (no peer key) do not vote; missing and failed tasks are listed; inventory
+// UUIDs and serials reach the GPU rows; a bad document is refused naming the file; the merged
+// report is a campaign results file.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/fleet/FleetMerge.h"
+#include "core/replay/CampaignResultsFile.h"
+
+using namespace faultline;
+using nlohmann::json;
+
+namespace {
+
+const std::string kPeerKey = "NVIDIA H100 80GB HBM3, 132 SMs, cc 9.0, driver 550, cublas 12.4";
+
+// One node's campaign: GPUs cuda:0..n-1 on op 0 (gemm), each with the given first digest.
+json nodeCampaign(const std::string& host, const std::string& task, const std::vector<std::string>& digests,
+                  bool withInventory = true)
+{
+    json targets = json::array(), opTargets = json::object(), gpus = json::array();
+    for (size_t i = 0; i < digests.size(); ++i) {
+        const std::string label = "cuda:" + std::to_string(i);
+        targets.push_back({{"target", label},
+                           {"verdict", "healthy"},
+                           {"explanation", "all runs within the golden model's bounds"},
+                           {"runs", 3},
+                           {"failures", 0},
+                           {"failing_ops", json::array()},
+                           {"rate", 0.0},
+                           {"ci", {0.0, 0.56}},
+                           {"peer_key", kPeerKey},
+                           {"determinism", {{"expected", true}, {"certified", true}}}});
+        opTargets[label] = {
+            {"runs", 3}, {"failures", 0}, {"first_digest", digests[i]}, {"rate", 0.0}, {"ci", {0.0, 0.56}}};
+        gpus.push_back({{"index", int(i)},
+                        {"uuid", "GPU-" + host + "-" + std::to_string(i)},
+                        {"serial", "SN" + host + std::to_string(i)},
+                        {"name", "NVIDIA H100"}});
+    }
+    json node = {{"host", host}, {"task", task}, {"job_id", "4711"}, {"scheduler", "slurm"}};
+    if (withInventory) node["inventory"] = {{"gpus", gpus}};
+    return {
+        {"trace", "/shared/trace.h5"},
+        {"reps", 3},
+        {"seed", 1},
+        {"targets", targets},
+        {"ops", json::array({{{"index", 0}, {"op", "gemm"}, {"name", "mlp.fc1"}, {"targets", opTargets}}})},
+        {"runs", json::array()},
+        {"warnings", json::array()},
+        {"cancelled", false},
+        {"node", node}};
+}
+
+const json* gpuRow(const json& merged, const std::string& label)
+{
+    for (const json& g : merged["fleet"]["gpus"])
+        if (g["gpu"] == label) return &g;
+    return nullptr;
+}
+
+}  // namespace
+
+class TestFleetMerge : public QObject {
+    Q_OBJECT
+
+private slots:
+    void theMajorityNamesTheOutlier()
+    {
+        FleetMerger m;
+        m.expectTasks(3);
+        QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d1"})).ok());
+        QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1", "bad"})).ok());
+        QVERIFY(m.add("c.h5", nodeCampaign("n3", "2", {"d1", "d1"})).ok());
+        const json r = m.result();
+        const json& outliers = r["fleet"]["outliers"];
+        QCOMPARE(outliers.size(), size_t(1));
+        QCOMPARE(outliers[0]["gpu"].get<std::string>(), std::string("n2/cuda:1"));
+        QCOMPARE(outliers[0]["uuid"].get<std::string>(), std::string("GPU-n2-1"));
+        QCOMPARE(outliers[0]["serial"].get<std::string>(), std::string("SNn21"));
+        QCOMPARE(outliers[0]["ops"][0]["agreeing"].get<int>(), 5);
+        QCOMPARE(outliers[0]["ops"][0]["peers"].get<int>(), 6);
+        QCOMPARE(outliers[0]["ops"][0]["majority_digest"].get<std::string>(), std::string("d1"));
+        QVERIFY(r["fleet"]["missing_tasks"].empty());
+        // Its verdict: the node saw nothing; the fleet did.
+        const json* bad = gpuRow(r, "n2/cuda:1");
+        QVERIFY(bad);
+        QCOMPARE((*bad)["node_verdict"].get<std::string>(), std::string("healthy"));
+        QCOMPARE((*bad)["verdict"].get<std::string>(), std::string("device-specific"));
+        QCOMPARE((*gpuRow(r, "n1/cuda:0"))["verdict"].get<std::string>(), std::string("healthy"));
+        // The campaign part: one target per GPU, the outlier flagged in the op's stats.
+        QCOMPARE(r["targets"].size(), size_t(6));
+        QVERIFY(r["ops"][0]["targets"]["n2/cuda:1"].value("fleet_outlier", false));
+        QVERIFY(!r["ops"][0]["targets"]["n2/cuda:0"].value("fleet_outlier", false));
+        QCOMPARE(r["fleet"]["peer_votes"][0]["basis"].get<std::string>(), std::string("majority"));
+    }
+
+    void aSplitVoteNamesNobody()
+    {
+        FleetMerger m;
+        QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d2"})).ok());
+        const json r = m.result();
+        QVERIFY(r["fleet"]["outliers"].empty());
+        QCOMPARE(r["fleet"]["peer_votes"][0]["basis"].get<std::string>(), std::string("none"));
+    }
+
+    void targetsWithoutPeersDoNotVote()
+    {
+        json c = nodeCampaign("n1", "0", {"d1", "d1", "x"});
+        for (json& t : c["targets"]) t.erase("peer_key");
+        FleetMerger m;
+        QVERIFY(m.add("a.h5", c).ok());
+        const json r = m.result();
+        QVERIFY(r["fleet"]["outliers"].empty());
+        QVERIFY(r["fleet"]["peer_votes"].empty());
+    }
+
+    void oneHostInSeveralTasksIsQualified()
+    {
+        FleetMerger m;
+        QVERIFY(m.add("a.h5", nodeCampaign("vm", "0", {"d1"})).ok());
+        QVERIFY(m.add("b.h5", nodeCampaign("vm", "1", {"d1"})).ok());
+        const json r = m.result();
+        QVERIFY(gpuRow(r, "vm#0/cuda:0"));
+        QVERIFY(gpuRow(r, "vm#1/cuda:0"));
+    }
+
+    void missingAndFailedTasksAreListed()
+    {
+        FleetMerger m;
+        m.expectTasks(4);
+        m.taskFailed("2", "replay exited 2");
+        QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1"})).ok());
+        QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1"})).ok());
+        const json r = m.result();
+        const json& missing = r["fleet"]["missing_tasks"];
+        QCOMPARE(missing.size(), size_t(2));
+        QCOMPARE(missing[0]["task"].get<int>(), 2);
+        QCOMPARE(missing[0]["reason"].get<std::string>(), std::string("replay exited 2"));
+        QCOMPARE(missing[1]["task"].get<int>(), 3);
+        QCOMPARE(missing[1]["reason"].get<std::string>(), std::string("no results file"));
+        QCOMPARE(r["warnings"].size(), size_t(2));
+    }
+
+    void aBadDocumentIsRefusedNamingTheFile()
+    {
+        FleetMerger m;
+        Status s = m.add("broken.h5", json{{"targets", 3}});
+        QVERIFY(!s.ok());
+        QVERIFY(s.message().find("broken.h5") != std::string::npos);
+        json c = nodeCampaign("n1", "0", {"d1"});
+        c["targets"][0]["target"] = 17;  // a number where a label belongs
+        s = m.add("typed.h5", c);
+        QVERIFY(!s.ok());
+        QVERIFY(s.message().find("typed.h5") != std::string::npos);
+        QCOMPARE(m.nodeCount(), size_t(0));
+        QVERIFY(m.result()["fleet"]["gpus"].empty());
+    }
+
+    void theMergedReportIsACampaignResultsFile()
+    {
+        QTemporaryDir dir;
+        FleetMerger m;
+        QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d1"})).ok());
+        QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1", "zz"})).ok());
+        const std::string path = dir.filePath("fleet.h5").toStdString();
+        QVERIFY(m.write(path).ok());
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".json.tmp")));
+        auto back = readCampaignResults(path);
+        QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
+        QCOMPARE((*back)["targets"].size(), size_t(4));
+        QCOMPARE((*back)["fleet"]["outliers"][0]["gpu"].get<std::string>(), std::string("n2/cuda:1"));
+        QCOMPARE(*back, m.result());
+        QCOMPARE((*back)["targets"][3]["fleet_gpu"]["uuid"].get<std::string>(), std::string("GPU-n2-1"));
+        // A merged file is not merged again as if it were a node.
+        FleetMerger again;
+        QVERIFY(!again.addFile(path).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFleetMerge)
+#include "test_fleet_merge.moc"

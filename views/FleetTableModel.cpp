@@ -1,0 +1,140 @@
+#include "FleetTableModel.h"
+
+#include <QBrush>
+#include <QColor>
+
+#include "core/replay/Statistics.h"
+
+namespace faultline::views {
+namespace {
+
+QString text(const nlohmann::json& j, const char* key)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return {};
+    return QString::fromStdString(it->is_string() ? it->get<std::string>() : it->dump());
+}
+
+QString percent(double v)
+{
+    return QString::fromStdString(percentText(v));
+}
+
+}  // namespace
+
+FleetTableModel::FleetTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void FleetTableModel::clear()
+{
+    beginResetModel();
+    m_rows.clear();
+    endResetModel();
+}
+
+void FleetTableModel::setReport(const nlohmann::json& report)
+{
+    beginResetModel();
+    m_rows.clear();
+    const auto fleet = report.find("fleet");
+    if (fleet != report.end() && fleet->is_object()) {
+        const auto gpus = fleet->find("gpus");
+        if (gpus != fleet->end() && gpus->is_array())
+            for (const nlohmann::json& g : *gpus) {
+                if (!g.is_object()) continue;
+                Row r;
+                r.gpu = text(g, "gpu");
+                r.host = text(g, "host");
+                r.task = text(g, "task");
+                r.target = text(g, "target");
+                r.uuid = text(g, "uuid");
+                r.serial = text(g, "serial");
+                r.verdict = text(g, "verdict");
+                r.file = text(g, "file");
+                r.runs = g.value("runs", uint64_t(0));
+                r.failures = g.value("failures", uint64_t(0));
+                r.rate = g.value("rate", 0.0);
+                const auto ci = g.find("ci");
+                if (ci != g.end() && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() &&
+                    (*ci)[1].is_number()) {
+                    r.low = (*ci)[0].get<double>();
+                    r.high = (*ci)[1].get<double>();
+                }
+                const auto ops = g.find("outlier_ops");
+                if (ops != g.end() && ops->is_array())
+                    for (const nlohmann::json& op : *ops) r.outlierOps << QString::fromStdString(op.dump());
+                m_rows.push_back(std::move(r));
+            }
+    }
+    endResetModel();
+}
+
+int FleetTableModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int FleetTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant FleetTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= int(m_rows.size())) return {};
+    const Row& r = m_rows[size_t(index.row())];
+    const bool problem = r.verdict != "healthy" || !r.outlierOps.isEmpty();
+    if (role == ProblemRole) return problem;
+    if (role == Qt::ToolTipRole) return r.gpu + (r.file.isEmpty() ? QString() : "\n" + r.file);
+    if (role == Qt::ForegroundRole && index.column() == Verdict && problem)
+        return QBrush(QColor(0xc6, 0x28, 0x28));
+    if (role == SortRole) {
+        switch (index.column()) {
+            case Task: {
+                bool ok = false;
+                const int t = r.task.toInt(&ok);
+                return ok ? QVariant(t) : QVariant(r.task);
+            }
+            case Failures:
+                return r.rate;
+            case Interval:
+                return r.high;
+            case OutlierOps:
+                return int(r.outlierOps.size());
+            default:
+                break;
+        }
+    }
+    if (role != Qt::DisplayRole && role != SortRole) return {};
+    switch (index.column()) {
+        case Host:
+            return r.host;
+        case Task:
+            return r.task;
+        case Gpu:
+            return r.target;
+        case Uuid:
+            return r.uuid;
+        case Serial:
+            return r.serial;
+        case Verdict:
+            return r.verdict;
+        case Failures:
+            return QString("%1/%2 (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate));
+        case Interval:
+            return "[" + percent(r.low) + ", " + percent(r.high) + "]";
+        case OutlierOps:
+            return r.outlierOps.join(", ");
+        default:
+            return {};
+    }
+}
+
+QVariant FleetTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    static const char* names[ColumnCount] = {"Host",    "Task",     "GPU",          "UUID",       "Serial",
+                                             "Verdict", "Failures", "95% interval", "Outlier ops"};
+    return section >= 0 && section < ColumnCount ? QVariant(QString(names[section])) : QVariant();
+}
+
+}  // namespace faultline::views
