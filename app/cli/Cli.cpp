@@ -35,6 +35,7 @@ int run(int argc, char** argv)
     runners["evidence"] = addEvidenceCommand(app);
     runners["fleet"] = addFleetCommand(app);
     runners["merge"] = addMergeCommand(app);
+    runners["sweep"] = addSweepCommand(app);
     app.require_subcommand(0, 1);
 
     try {

@@ -21,5 +21,6 @@ CommandRunner addVerifyCommand(CLI::App& app);
 CommandRunner addEvidenceCommand(CLI::App& app);
 CommandRunner addFleetCommand(CLI::App& app);
 CommandRunner addMergeCommand(CLI::App& app);
+CommandRunner addSweepCommand(CLI::App& app);
 
 }  // namespace faultline::cli

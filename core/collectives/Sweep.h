@@ -1,0 +1,88 @@
+#pragma once
+// `faultline sweep`: pairwise bisection of a group of GPUs to find the faulty GPUs and links,
+// as fleets do with allgather between pairs of nodes in two rounds.
+//   round 1   pairs (0,1), (2,3), ... (an odd one out pairs with rank 0);
+//   round 2   each GPU of a failing pair with a GPU of a passing pair (all pairs when none
+//             passed);
+//   all-pairs every pair once, for small groups.
+// Each pair runs the pattern in both directions `reps` times; a direction passes when every
+// byte arrived as sent (allgather, sendrecv) or the reduction is the golden sum (allreduce).
+// Judgement: a GPU is faulty when its transfers fail with two or more partners, or with its
+// only partner in both directions while that partner passes elsewhere; a directed link is faulty
+// when it fails and neither end is a faulty GPU. Failure rates carry Wilson intervals.
+//
+// Ranks are simulated here (`sim:` targets, each with its fault model corrupting what passes
+// through the GPU and link_* parameters for its outgoing link, LinkFault.h), in one process.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../Result.h"
+#include "../replay/Statistics.h"
+
+namespace faultline {
+
+enum class SweepPattern { AllGather, AllReduce, SendRecv };
+// allgather | allreduce | sendrecv (public: --pattern and JSON "pattern").
+std::string sweepPatternName(SweepPattern p);
+Result<SweepPattern> parseSweepPattern(const std::string& name);
+
+struct SweepOptions {
+    std::vector<std::string> targets;  // specs; a GPU is its index here (specs may repeat)
+    SweepPattern pattern = SweepPattern::AllGather;
+    uint64_t bytes = uint64_t(1) << 20;  // per rank and transfer
+    uint32_t reps = 3;
+    uint64_t seed = 1;
+    bool allPairs = false;
+};
+
+// One direction of one pair in one round.
+struct SweepTransfer {
+    size_t a = 0, b = 0;
+    bool aToB = true;  // the data went a -> b (else b -> a)
+    uint32_t reps = 0, failures = 0;
+    uint64_t corruptedBytes = 0;  // over all repetitions
+    std::string signature;        // the most frequent signature kind among failures ("" none)
+    double gbps = 0;
+    size_t src() const { return aToB ? a : b; }
+    size_t dst() const { return aToB ? b : a; }
+};
+
+struct SweepRound {
+    std::vector<SweepTransfer> transfers;
+};
+
+struct SweepGpu {
+    size_t index = 0;
+    bool faulty = false;
+    uint64_t transfers = 0, failures = 0;
+    RateInterval rate;
+    std::vector<size_t> failedPartners, testedPartners;
+};
+
+struct SweepLink {
+    size_t src = 0, dst = 0;
+    uint64_t reps = 0, failures = 0;
+    RateInterval rate;
+    std::string signature;
+};
+
+struct SweepReport {
+    SweepOptions options;
+    std::vector<std::string> descriptions;  // per GPU: its fault model and link, in words
+    std::vector<SweepRound> rounds;
+    std::vector<SweepGpu> gpus;
+    std::vector<SweepLink> faultyLinks;
+    std::vector<size_t> faultyGpus() const;
+    bool healthy() const { return faultyGpus().empty() && faultyLinks.empty(); }
+};
+
+// Runs the sweep. Errors (exit 2): fewer than two targets, a target that is not `sim:` (NCCL
+// ranks are not built yet), a bad parameter, bytes not a positive multiple of 4.
+Result<SweepReport> runSweep(const SweepOptions& options);
+
+nlohmann::json sweepJson(const SweepReport& report);
+std::string sweepText(const SweepReport& report);
+
+}  // namespace faultline
