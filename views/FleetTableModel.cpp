@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <map>
 
 #include "core/replay/Statistics.h"
 
@@ -65,7 +66,59 @@ void FleetTableModel::setReport(const nlohmann::json& report)
                 m_rows.push_back(std::move(r));
             }
     }
+    addCampaigns(report);
     endResetModel();
+}
+
+void FleetTableModel::addCampaigns(const nlohmann::json& report)
+{
+    std::map<QString, size_t> rowOf;
+    for (size_t i = 0; i < m_rows.size(); ++i) rowOf[m_rows[i].gpu] = i;
+    if (const auto targets = report.find("targets"); targets != report.end() && targets->is_array())
+        for (const nlohmann::json& t : *targets)
+            if (t.is_object())
+                if (const auto r = rowOf.find(text(t, "target")); r != rowOf.end())
+                    m_rows[r->second].explanation = text(t, "explanation");
+    // The vote each outlier lost, per op.
+    std::map<std::pair<QString, QString>, QString> votes;
+    if (const auto fleet = report.find("fleet"); fleet != report.end() && fleet->is_object())
+        if (const auto outliers = fleet->find("outliers"); outliers != fleet->end() && outliers->is_array())
+            for (const nlohmann::json& o : *outliers) {
+                if (!o.is_object() || !o.contains("ops") || !o["ops"].is_array()) continue;
+                for (const nlohmann::json& op : o["ops"])
+                    if (op.is_object())
+                        votes[{text(o, "gpu"), text(op, "op")}] =
+                            tr("fleet outlier: %1 of %2 peers agree on other bits")
+                                .arg(op.value("agreeing", 0))
+                                .arg(op.value("peers", 0));
+            }
+    const auto ops = report.find("ops");
+    if (ops == report.end() || !ops->is_array()) return;
+    for (const nlohmann::json& op : *ops) {
+        if (!op.is_object()) continue;
+        const auto targets = op.find("targets");
+        if (targets == op.end() || !targets->is_object()) continue;
+        const QString head = tr("op %1 %2 (%3)").arg(text(op, "index"), text(op, "op"), text(op, "name"));
+        for (const auto& [label, st] : targets->items()) {
+            const auto r = rowOf.find(QString::fromStdString(label));
+            if (r == rowOf.end() || !st.is_object()) continue;
+            double low = 0, high = 0;
+            if (const auto ci = st.find("ci"); ci != st.end() && ci->is_array() && ci->size() == 2 &&
+                                               (*ci)[0].is_number() && (*ci)[1].is_number()) {
+                low = (*ci)[0].get<double>();
+                high = (*ci)[1].get<double>();
+            }
+            QString line = tr("%1: %2/%3 failed (%4) [%5, %6], max %7 ulp")
+                               .arg(head)
+                               .arg(st.value("failures", uint64_t(0)))
+                               .arg(st.value("runs", uint64_t(0)))
+                               .arg(percent(st.value("rate", 0.0)), percent(low), percent(high))
+                               .arg(st.value("max_ulp", uint64_t(0)));
+            if (const auto v = votes.find({m_rows[r->second].gpu, text(op, "index")}); v != votes.end())
+                line += "; " + v->second;
+            m_rows[r->second].opLines << line;
+        }
+    }
 }
 
 int FleetTableModel::rowCount(const QModelIndex& parent) const

@@ -1,7 +1,8 @@
 #pragma once
 // The fleet table of a merged fleet campaign (`faultline merge`, docs/formats.md "Fleet
 // campaign"): one row per GPU of the fleet, host × GPU, with its verdict, failures with the 95%
-// interval of its rate, and the ops on which it lost the fleet's peer vote. Fed the report's JSON
+// interval of its rate, and the ops on which it lost the fleet's peer vote (and, per GPU, its
+// campaign as lines per op for the detail pane). Fed the report's JSON
 // (read off the GUI thread); sorting uses SortRole (numbers where the column is numeric).
 #include <QAbstractTableModel>
 #include <QString>
@@ -29,6 +30,8 @@ public:
         quint64 runs = 0, failures = 0;
         double rate = 0, low = 0, high = 0;
         QStringList outlierOps;
+        QString explanation;
+        QStringList opLines;  // its campaign, one line per op: runs, failures, interval, the vote
     };
     const Row& row(int r) const { return m_rows[size_t(r)]; }
 
@@ -38,6 +41,8 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    void addCampaigns(const nlohmann::json& report);
+
     std::vector<Row> m_rows;
 };
 

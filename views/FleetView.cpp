@@ -6,6 +6,8 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -52,10 +54,18 @@ FleetView::FleetView(QWidget* parent) : QWidget(parent)
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_filter, 1);
     bar->addWidget(m_problemsOnly);
+    m_detail = new QPlainTextEdit(this);
+    m_detail->setReadOnly(true);
+    m_detail->setPlaceholderText(tr("Select a GPU to see its campaign"));
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_table);
+    split->addWidget(m_detail);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addWidget(m_summary);
-    layout->addWidget(m_table, 1);
+    layout->addWidget(split, 1);
 
     connect(m_filter, &QLineEdit::textChanged, this, [this](const QString& text) {
         m_proxy->setFilterFixedString(text);
@@ -69,6 +79,12 @@ FleetView::FleetView(QWidget* parent) : QWidget(parent)
             [this](const QModelIndex& current) {
                 if (!current.isValid()) return;
                 const FleetTableModel::Row& r = m_model->row(m_proxy->mapToSource(current).row());
+                QStringList text = {r.gpu + (r.uuid.isEmpty() ? QString() : "  " + r.uuid) +
+                                        (r.serial.isEmpty() ? QString() : tr("  serial %1").arg(r.serial)),
+                                    tr("%1: %2").arg(r.verdict, r.explanation),
+                                    tr("campaign: %1").arg(r.file)};
+                text << r.opLines;
+                m_detail->setPlainText(text.join('\n'));
                 emit gpuSelected(r.file, r.target);
             });
     updateSummary();
@@ -77,6 +93,7 @@ FleetView::FleetView(QWidget* parent) : QWidget(parent)
 void FleetView::setReport(const nlohmann::json& report)
 {
     m_model->setReport(report);
+    m_detail->clear();
     m_table->sortByColumn(FleetTableModel::OutlierOps, Qt::DescendingOrder);
     m_table->resizeColumnsToContents();
     updateSummary();
@@ -85,6 +102,7 @@ void FleetView::setReport(const nlohmann::json& report)
 void FleetView::clear()
 {
     m_model->clear();
+    m_detail->clear();
     updateSummary();
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The fleet table of a merged campaign: GPUs (host × GPU) sortable by any column, filtered by
 // text (any column) and optionally to the GPUs that are not healthy or lost a peer vote.
-// Selecting a GPU emits gpuSelected with its node's results file and target label, so the window
-// can show that node's campaign.
+// Selecting a GPU shows its campaign below the table (verdict, explanation, each op's runs,
+// failures, interval and the fleet vote) and emits gpuSelected with its node's results file.
 #include <QSortFilterProxyModel>
 #include <QWidget>
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 class QCheckBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QTableView;
 
 namespace faultline::views {
@@ -45,6 +46,8 @@ public:
     QTableView* table() const { return m_table; }
     QLineEdit* filterEdit() const { return m_filter; }
     QCheckBox* problemsOnlyBox() const { return m_problemsOnly; }
+    // The selected GPU's campaign: identity, verdict and explanation, one line per op.
+    QPlainTextEdit* detail() const { return m_detail; }
 
 signals:
     void gpuSelected(const QString& resultsFile, const QString& target);
@@ -58,6 +61,7 @@ private:
     QLineEdit* m_filter = nullptr;
     QCheckBox* m_problemsOnly = nullptr;
     QLabel* m_summary = nullptr;
+    QPlainTextEdit* m_detail = nullptr;
 };
 
 }  // namespace faultline::views

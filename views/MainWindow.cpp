@@ -264,8 +264,10 @@ void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
     m_fleet->setReport(*fleet);
     m_fleetDock->show();
     m_fleetDock->raise();
+    resizeDocks({m_fleetDock}, {height() / 2}, Qt::Vertical);
     statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
     emit fleetShown(paths.front());
+    if (m_screenshot) m_screenshot->fleetShownOnUi();
 }
 
 void MainWindow::loadIncidentOnWorker(const QStringList& paths)

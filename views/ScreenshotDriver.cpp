@@ -65,6 +65,15 @@ void ScreenshotDriver::afterValuesOnUi()
     QTimer::singleShot(400, this, &ScreenshotDriver::grabOnUi);
 }
 
+void ScreenshotDriver::fleetShownOnUi()
+{
+    QTimer::singleShot(400, this, [this] {
+        m_ok = m_window->grab().save(m_path);
+        std::fprintf(stderr, "screenshot: %s %s\n", m_ok ? "wrote" : "could not write", qPrintable(m_path));
+        QApplication::exit(m_ok ? 0 : 2);
+    });
+}
+
 void ScreenshotDriver::grabOnUi()
 {
     m_ok = m_window->grab().save(m_path);

@@ -23,6 +23,8 @@ public:
 
     // Called by the window once an incident is shown with its story entry selected.
     void incidentShownOnUi();
+    // A merged fleet campaign is shown: the window is grabbed once the table has laid out.
+    void fleetShownOnUi();
     // Called by the window when opening failed: quits with status 2.
     void failedOnUi(const QString& message);
 

@@ -117,6 +117,7 @@ Status FleetMerger::add(const std::string& path, const nlohmann::json& c)
             byLabel[g.target] = m_gpus.size();
             m_gpus.push_back(std::move(g));
         }
+        uint64_t unvoted = 0;  // completed op runs of GPUs with peers but without a digest
         for (const nlohmann::json& o : c["ops"]) {
             const uint32_t opIndex = o.at("index").get<uint32_t>();
             OpInfo& info = m_ops[opIndex];
@@ -149,6 +150,9 @@ Status FleetMerger::add(const std::string& path, const nlohmann::json& c)
                     cell.high = ci[1].get<double>();
                 }
                 const std::string digest = stringField(s, "first_digest");
+                if (!gpu.peerKey.empty() && digest.empty() &&
+                    cell.runs > cell.hangs + cell.crashes + cell.errors)
+                    ++unvoted;
                 if (!gpu.peerKey.empty() && !digest.empty()) {
                     auto [v, inserted] =
                         m_voteIndex.emplace(std::make_pair(opIndex, gpu.peerKey), uint32_t(m_votes.size()));
@@ -166,6 +170,11 @@ Status FleetMerger::add(const std::string& path, const nlohmann::json& c)
                 gpu.ops.push_back(std::move(cell));
             }
         }
+        if (unvoted)
+            m_warnings.push_back(
+                path + ": " + std::to_string(unvoted) +
+                " op result(s) of GPUs with peers carry no first_digest (written by an older "
+                "Faultline): they do not vote");
         m_nodes.push_back(std::move(node));
     } catch (const nlohmann::json::exception& e) {
         // Undo this file's rows: a half-read node would skew the votes.

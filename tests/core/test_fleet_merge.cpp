@@ -118,6 +118,18 @@ private slots:
         QVERIFY(r["fleet"]["peer_votes"].empty());
     }
 
+    void filesWithoutDigestsSayTheyDoNotVote()
+    {
+        json c = nodeCampaign("old", "0", {"d1", "d1"});
+        for (auto& [label, st] : c["ops"][0]["targets"].items()) st.erase("first_digest");
+        FleetMerger m;
+        QVERIFY(m.add("old.h5", c).ok());
+        const json r = m.result();
+        QVERIFY(r["fleet"]["peer_votes"].empty());
+        QCOMPARE(r["warnings"].size(), size_t(1));
+        QVERIFY(r["warnings"][0].get<std::string>().find("old.h5: 2 op result(s)") != std::string::npos);
+    }
+
     void oneHostInSeveralTasksIsQualified()
     {
         FleetMerger m;

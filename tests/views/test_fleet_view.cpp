@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QDockWidget>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -115,6 +116,12 @@ private slots:
         QCOMPARE(spy.count(), 1);
         QCOMPARE(spy.at(0).at(0).toString(), QString("/fleet/results/1.h5"));
         QCOMPARE(spy.at(0).at(1).toString(), QString("cuda:1"));
+        // Its campaign below: identity, verdict, and op 0 with the vote it lost.
+        const QString detail = view.detail()->toPlainText();
+        QVERIFY2(detail.contains("node-b/cuda:1  GPU-node-b1"), qPrintable(detail));
+        QVERIFY(detail.contains("device-specific"));
+        QVERIFY2(detail.contains("op 0 gemm (fc): 0/10 failed"), qPrintable(detail));
+        QVERIFY(detail.contains("fleet outlier: 5 of 6 peers agree on other bits"));
     }
 
     void theMainWindowOpensAMergedFileInTheFleetTable()
