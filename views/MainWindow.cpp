@@ -264,10 +264,14 @@ void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
     m_fleet->setReport(*fleet);
     m_fleetDock->show();
     m_fleetDock->raise();
-    resizeDocks({m_fleetDock}, {height() / 2}, Qt::Vertical);
     statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
-    emit fleetShown(paths.front());
-    if (m_screenshot) m_screenshot->fleetShownOnUi();
+    // The dock is sized once the layout has placed it (a resize before that is dropped): the
+    // fleet table takes most of the window, the incident views keep the rest.
+    QTimer::singleShot(0, this, [this, path = paths.front()] {
+        resizeDocks({m_fleetDock}, {height() * 3 / 5}, Qt::Vertical);
+        emit fleetShown(path);
+        if (m_screenshot) m_screenshot->fleetShownOnUi();
+    });
 }
 
 void MainWindow::loadIncidentOnWorker(const QStringList& paths)
