@@ -252,9 +252,9 @@ private slots:
         }
         QVERIFY(coloured > 0);
 
-        // Another device with another layout (5 SMs, 16x16 tiles): the heatmap now shows its
-        // map, tile t on SM t mod 5 (the sim:sm layout), not the suspect's.
-        const QString other = normalised("sim:sm:sm=7,sms=5,tile=16");
+        // Another device with another layout (5 SMs, 16x16 tiles, defective SM 2): the heatmap
+        // now shows its map, tile t on SM t mod 5 (the sim:sm layout), not the suspect's.
+        const QString other = normalised("sim:sm:sm=2,sms=5,tile=16");
         QVERIFY(panel->setCheckedTargets({other}));
         QVERIFY2(runToEnd(panel, false), qPrintable(panel->lastError()));
         map = recordedMap(panel, e.opIndex, other);
