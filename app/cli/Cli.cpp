@@ -33,6 +33,7 @@ int run(int argc, char** argv)
     runners["keygen"] = addKeygenCommand(app);
     runners["verify"] = addVerifyCommand(app);
     runners["evidence"] = addEvidenceCommand(app);
+    runners["benchmark"] = addBenchmarkCommand(app);
     app.require_subcommand(0, 1);
 
     try {

@@ -19,5 +19,6 @@ CommandRunner addDemoCommand(CLI::App& app, int argc, char** argv);
 CommandRunner addKeygenCommand(CLI::App& app);
 CommandRunner addVerifyCommand(CLI::App& app);
 CommandRunner addEvidenceCommand(CLI::App& app);
+CommandRunner addBenchmarkCommand(CLI::App& app);
 
 }  // namespace faultline::cli
