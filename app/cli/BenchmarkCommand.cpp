@@ -12,6 +12,10 @@
 #include "Commands.h"
 #include "core/benchmark/Scorecard.h"
 
+#ifdef FAULTLINE_HAVE_GUI
+#include "views/BenchmarkPlot.h"
+#endif
+
 namespace faultline::cli {
 namespace {
 
@@ -117,6 +121,10 @@ int runBenchmarkCommand(const BenchmarkCliOptions& o)
             Status st = writeFile(dir / name, content);
             if (!st) return failWith(st.error());
         }
+#ifdef FAULTLINE_HAVE_GUI
+        Status st = views::renderBenchmarkPlot(j, (dir / "scorecard.png").string());
+        if (!st) return failWith(st.error());
+#endif
     }
     if (o.json)
         std::cout << j.dump(2) << "\n";
@@ -141,7 +149,9 @@ CommandRunner addBenchmarkCommand(CLI::App& app)
     cmd->add_option("--threads", o->threads,
                     "comparison threads (default: all cores; results do not change)");
     cmd->add_flag("--json", o->json, "one JSON document (the scorecard)");
-    cmd->add_option("--out", o->out, "also write scorecard.json and scorecard.txt into this directory");
+    cmd->add_option(
+        "--out", o->out,
+        "also write scorecard.json, scorecard.txt and (GUI builds) scorecard.png into this directory");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     return [o] { return runBenchmarkCommand(*o); };
 }
