@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "../FloatFormats.h"
+#include "../golden/ErrorBounds.h"
+#include "../golden/OpRegistry.h"
 
 namespace faultline {
 namespace {
@@ -96,6 +98,8 @@ public:
         const uint64_t rows = c.spec.rows, cols = c.spec.cols, k = kInnerDim;
         const double ulp = std::ldexp(1.0, -int(bitLayout(c.spec.dtype).mantissaBits));
         const double var = kErrorVar * ulp * ulp;
+        const float* A = c.inputs[0].as<float>();
+        const float* B = c.inputs[1].as<float>();
         std::vector<double> colSum(size_t(cols), 0.0), rowSum(size_t(rows), 0.0);
         for (uint64_t r = 0; r < rows; ++r)
             for (uint64_t j = 0; j < cols; ++j) {
@@ -110,14 +114,14 @@ public:
         std::vector<double> aSum(size_t(k), 0.0), aSq(size_t(k), 0.0);
         for (uint64_t r = 0; r < rows; ++r)
             for (uint64_t j = 0; j < k; ++j) {
-                const double a = c.a[size_t(r * k + j)];
+                const double a = A[r * k + j];
                 aSum[size_t(j)] += a;
                 aSq[size_t(j)] += a * a;
             }
         for (uint64_t col = 0; col < cols; ++col) {
             double expected = 0.0, squares = 0.0;
             for (uint64_t j = 0; j < k; ++j) {
-                const double b = c.b[size_t(j * cols + col)];
+                const double b = B[j * cols + col];
                 expected += aSum[size_t(j)] * b;
                 squares += aSq[size_t(j)] * b * b;
             }
@@ -127,20 +131,49 @@ public:
         std::vector<double> bSum(size_t(k), 0.0), bSq(size_t(k), 0.0);
         for (uint64_t j = 0; j < k; ++j)
             for (uint64_t col = 0; col < cols; ++col) {
-                const double b = c.b[size_t(j * cols + col)];
+                const double b = B[j * cols + col];
                 bSum[size_t(j)] += b;
                 bSq[size_t(j)] += b * b;
             }
         for (uint64_t r = 0; r < rows; ++r) {
             double expected = 0.0, squares = 0.0;
             for (uint64_t j = 0; j < k; ++j) {
-                const double a = c.a[size_t(r * k + j)];
+                const double a = A[r * k + j];
                 expected += a * bSum[size_t(j)];
                 squares += a * a * bSq[size_t(j)];
             }
             if (beyond(rowSum[size_t(r)], expected, squares)) return true;
         }
         return false;
+    }
+};
+
+// What `faultline bisect` applies to each op: the recorded output against the golden model within
+// the op's error bound (core/golden/ErrorBounds.h: rigorous for any correct GEMM with float
+// accumulation; one output ulp for the final rounding). The healthy output is the golden one.
+class BisectBound : public Detector {
+public:
+    std::string name() const override { return "faultline_bisect"; }
+    std::string describe() const override
+    {
+        return "Faultline bisect's judgment of the op: the output against the golden model within the GEMM's "
+               "error bound (any correct float-accumulating GEMM passes)";
+    }
+    bool flags(const DetectorInput& in) const override
+    {
+        const PatternCase& c = in.c;
+        golden::BoundOptions options;
+        options.threads = 1;
+        auto bound = golden::goldenErrorBound(
+            "gemm", c.inputs, {{"out_dtype", std::string(dtypeName(c.spec.dtype))}}, c.healthy, options);
+        if (!bound) return true;  // cannot judge: an alarm, never a silent pass
+        const uint64_t n = c.suspect.elementCount();
+        std::vector<double> suspect(static_cast<size_t>(n)), healthy(static_cast<size_t>(n));
+        for (uint64_t i = 0; i < n; ++i) {
+            suspect[size_t(i)] = valueAt(c.suspect, i);
+            healthy[size_t(i)] = valueAt(c.healthy, i);
+        }
+        return golden::checkWithinBound(suspect, healthy, *bound).violations > 0;
     }
 };
 
@@ -175,6 +208,7 @@ std::vector<std::unique_ptr<Detector>> standardDetectors()
 {
     std::vector<std::unique_ptr<Detector>> out;
     out.push_back(std::make_unique<FaultlineCompare>());
+    out.push_back(std::make_unique<BisectBound>());
     out.push_back(std::make_unique<GpuBurnCompare>());
     out.push_back(std::make_unique<RelativeTolerance>());
     out.push_back(std::make_unique<AbftChecksums>());

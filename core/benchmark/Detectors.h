@@ -20,7 +20,8 @@ struct DetectorInput {
 class Detector {
 public:
     virtual ~Detector() = default;
-    // Stable name (JSON key): faultline_compare, gpu_burn, rel_tolerance, abft, nan_loss_monitor.
+    // Stable name (JSON key): faultline_compare, faultline_bisect, gpu_burn, rel_tolerance, abft,
+    // nan_loss_monitor.
     virtual std::string name() const = 0;
     // One line: what it checks, with its threshold.
     virtual std::string describe() const = 0;
@@ -28,8 +29,9 @@ public:
     virtual bool flags(const DetectorInput& in) const = 0;
 };
 
-// Faultline's compare, gpu-burn's self-compare, a relative-tolerance compare, ABFT row/column
-// checksums of the GEMM and a NaN/loss-spike monitor, in that order.
+// Faultline's compare, Faultline bisect's bound check, gpu-burn's self-compare, a relative-
+// tolerance compare, ABFT row/column checksums of the GEMM and a NaN/loss-spike monitor, in
+// that order.
 std::vector<std::unique_ptr<Detector>> standardDetectors();
 
 }  // namespace faultline

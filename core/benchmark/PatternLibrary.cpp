@@ -7,6 +7,7 @@
 #include <random>
 
 #include "../FloatFormats.h"
+#include "../golden/OpRegistry.h"
 #include "../replay/FaultModel.h"
 #include "../replay/TargetSpec.h"
 
@@ -151,27 +152,22 @@ void addNoise(HostTensor& t, std::mt19937_64& rng)
     }
 }
 
-void healthyGemm(PatternCase& c, std::mt19937_64& rng)
+Status healthyGemm(PatternCase& c, std::mt19937_64& rng)
 {
     const uint64_t rows = c.spec.rows, cols = c.spec.cols, k = kInnerDim;
-    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(double(k)));
-    std::normal_distribution<double> unit(0.0, 1.0);
-    c.a.resize(size_t(rows * k));
-    c.b.resize(size_t(k * cols));
-    for (double& v : c.a) v = unit(rng);
-    for (double& v : c.b) v = normal(rng);
-    c.healthy = HostTensor(c.spec.dtype, {rows, cols});
-    std::vector<double> row(static_cast<size_t>(cols), 0.0);
-    for (uint64_t r = 0; r < rows; ++r) {
-        std::fill(row.begin(), row.end(), 0.0);
-        for (uint64_t j = 0; j < k; ++j) {
-            const double x = c.a[size_t(r * k + j)];
-            const double* b = c.b.data() + j * cols;
-            for (uint64_t col = 0; col < cols; ++col) row[size_t(col)] += x * b[col];
-        }
-        for (uint64_t col = 0; col < cols; ++col)
-            setElementBits(c.healthy, r * cols + col, encodeValue(c.spec.dtype, row[size_t(col)]));
-    }
+    std::normal_distribution<float> unit(0.0f, 1.0f);
+    std::normal_distribution<float> scaled(0.0f, float(1.0 / std::sqrt(double(k))));
+    HostTensor a(DType::Float32, {rows, k}), b(DType::Float32, {k, cols});
+    for (uint64_t i = 0; i < a.elementCount(); ++i) a.as<float>()[i] = unit(rng);
+    for (uint64_t i = 0; i < b.elementCount(); ++i) b.as<float>()[i] = scaled(rng);
+    c.inputs = {std::move(a), std::move(b)};
+    golden::GoldenRunOptions run;
+    run.threads = 1;
+    auto out =
+        golden::runGolden("gemm", c.inputs, {{"out_dtype", std::string(dtypeName(c.spec.dtype))}}, run);
+    if (!out) return Error{"benchmark pattern " + c.spec.pattern + ": " + out.error().message};
+    c.healthy = std::move(*out);
+    return {};
 }
 
 SignatureWhere randomWhere(double rate)
@@ -459,7 +455,7 @@ Result<PatternCase> generatePattern(const PatternSpec& spec)
     PatternCase c;
     c.spec = spec;
     std::mt19937_64 rng(spec.seed);
-    healthyGemm(c, rng);
+    if (Status st = healthyGemm(c, rng); !st) return st.error();
     c.suspect = c.healthy;
     if (spec.noise) addNoise(c.suspect, rng);
     Planter p{c, std::mt19937_64(mixSeed(spec.seed, 3))};

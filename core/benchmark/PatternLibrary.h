@@ -3,9 +3,9 @@
 // GEMM output, healthy and corrupted, with the truth of what was planted: what changed, where,
 // and the signature kind that names the pair (SignatureAxes.h: signatureKindFor).
 //
-// The healthy output is C = A·B of Gaussian inputs (A rows x k, B k x cols, k = kInnerDim),
-// computed in double and rounded once to the dtype: what a correct GEMM with wide accumulation
-// returns. Corruption comes from the simulated fault models (FaultModel.h: flip, stuck-bit, sm,
+// The healthy output is the CPU golden model's C = A·B (core/golden: float accumulation in its
+// defined order, rounded to the dtype) of Gaussian float32 inputs (A rows x k, B k x cols,
+// k = kInnerDim). Corruption comes from the simulated fault models (FaultModel.h: flip, stuck-bit, sm,
 // range, nan) where one plants the pattern, else from the library's own planting (sign flips,
 // unrelated values, rows, columns, periodic runs, single elements). A case may also carry benign
 // rounding noise (kNoiseShare of the elements moved by 1-2 ulp) under the corruption.
@@ -46,9 +46,9 @@ std::string patternCaseId(const PatternSpec& spec);
 
 struct PatternCase {
     PatternSpec spec;
-    std::vector<double> a, b;     // the GEMM inputs, row-major [rows x k] and [k x cols]
-    HostTensor healthy, suspect;  // dtype, shape [rows, cols]
-    uint64_t planted = 0;         // elements the corruption changed
+    std::vector<HostTensor> inputs;  // the GEMM's A [rows, k] and B [k, cols], float32
+    HostTensor healthy, suspect;     // dtype, shape [rows, cols]
+    uint64_t planted = 0;            // elements the corruption changed
     // Truth.
     SignatureWhat what = SignatureWhat::None;
     SignatureWhere where = SignatureWhere::None;
@@ -72,8 +72,8 @@ std::vector<std::string> patternNames();
 // under 64 x 64 (a tile must fit), an integer dtype.
 Result<std::vector<PatternSpec>> patternSpecs(const PatternSetOptions& options);
 
-// Builds one case's tensors and truth. Errors: an unknown pattern, a fault model that refuses
-// its parameters (a bug: the message names the pattern).
+// Builds one case's tensors and truth. Errors: an unknown pattern, a fault model or golden op
+// that refuses its parameters (a bug: the message names the pattern).
 Result<PatternCase> generatePattern(const PatternSpec& spec);
 
 }  // namespace faultline

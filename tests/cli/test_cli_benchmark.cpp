@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/TestSupport.h"
 
@@ -40,7 +41,8 @@ private slots:
         QCOMPARE(j["confusion"]["truth_by_result"].size(), size_t(13));
         std::set<std::string> names;
         for (const auto& d : j["detectors"]) names.insert(d["name"].get<std::string>());
-        for (const char* n : {"faultline_compare", "gpu_burn", "rel_tolerance", "abft", "nan_loss_monitor"})
+        for (const char* n : {"faultline_compare", "faultline_bisect", "gpu_burn", "rel_tolerance", "abft",
+                              "nan_loss_monitor"})
             QVERIFY2(names.count(n), n);
         QVERIFY(j["false_alarms"]["clean_cases"].get<uint64_t>() > 0);
         QCOMPARE(j["false_alarms"]["flagged"]["faultline_compare"].get<uint64_t>(), uint64_t(0));
@@ -68,7 +70,9 @@ private slots:
         QVERIFY(dir.isValid());
         const QString out = dir.filePath("card");
         auto r = runProcess(QStringLiteral(FAULTLINE_EXE),
-                            kSmall + QStringList{"--seed", "3", "--dtypes", "float16", "--out", out}, 300000);
+                            QStringList{"benchmark", "--sizes", "128x192", "--dtypes", "float16", "--quiet",
+                                        "--seed", "3", "--out", out},
+                            300000);
         QVERIFY2(!r.crashed, r.err.constData());
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains("signature accuracy"), r.out.constData());
