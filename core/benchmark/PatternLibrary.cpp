@@ -7,6 +7,7 @@
 #include <random>
 
 #include "../FloatFormats.h"
+#include "../compare/Signature.h"
 #include "../golden/OpRegistry.h"
 #include "../replay/FaultModel.h"
 #include "../replay/TargetSpec.h"
@@ -14,8 +15,8 @@
 namespace faultline {
 namespace {
 
-constexpr uint64_t kTile = 64;          // the virtual SM tile of the sm patterns
-constexpr uint64_t kMinScattered = 16;  // planted elements of a rate pattern, at least
+constexpr uint64_t kTile = 64;      // the virtual SM tile of the sm patterns
+constexpr uint64_t kFineTile = 16;  // the comparison's finest tiles (TileOptions), for the truth
 
 double decodeValue(DType t, uint64_t bits)
 {
@@ -170,11 +171,6 @@ Status healthyGemm(PatternCase& c, std::mt19937_64& rng)
     return {};
 }
 
-SignatureWhere randomWhere(double rate)
-{
-    return rate >= 0.01 ? SignatureWhere::Widespread : SignatureWhere::Scattered;
-}
-
 // Plants spec.pattern into c.suspect and sets the truth. Returns an error for an unknown name.
 Status plant(Planter& p)
 {
@@ -188,6 +184,8 @@ Status plant(Planter& p)
         c.planted += *changed;
         return {};
     };
+    // A rate the fault models plant at least kMinScattered elements with.
+    const double rate = std::max(s.rate, double(kMinScattered) / double(rows * cols));
     auto truth = [&](SignatureWhat what, SignatureWhere where) {
         c.what = what;
         c.where = where;
@@ -202,9 +200,9 @@ Status plant(Planter& p)
     if (name == "clean") {
         truth(s.noise ? SignatureWhat::Rounding : SignatureWhat::None, SignatureWhere::None);
     } else if (name == "nan_scattered") {
-        Status st = model("sim:nan:rate=" + num(s.rate) + ",value=" + (s.rate >= 1e-3 ? "inf" : "nan"));
+        Status st = model("sim:nan:rate=" + num(rate) + ",value=" + (s.rate >= 1e-3 ? "inf" : "nan"));
         if (!st) return st;
-        truth(SignatureWhat::NanInf, randomWhere(s.rate));
+        truth(SignatureWhat::NanInf, SignatureWhere::Scattered);
     } else if (name == "nan_row") {
         const uint64_t r = p.rng() % rows;
         for (uint64_t col = 0; col < cols; ++col) p.set(r * cols + col, nanBits(t));
@@ -219,34 +217,34 @@ Status plant(Planter& p)
     } else if (name == "sign_scattered") {
         const uint64_t sign = uint64_t(1) << (p.layout.totalBits - 1);
         for (uint64_t i : p.pick(p.count(s.rate))) p.set(i, p.get(i) ^ sign);
-        truth(SignatureWhat::Sign, randomWhere(s.rate));
+        truth(SignatureWhat::Sign, SignatureWhere::Scattered);
     } else if (name == "sign_element") {
         const uint64_t i = p.rng() % p.n();
         p.set(i, p.get(i) ^ (uint64_t(1) << (p.layout.totalBits - 1)));
         truth(SignatureWhat::Sign, SignatureWhere::Element);
     } else if (name == "exponent_random") {
         const unsigned lo = p.layout.mantissaBits, hi = lo + p.layout.exponentBits - 1;
-        Status st = model("sim:flip:rate=" + num(s.rate) + ",bit_lo=" + std::to_string(lo) +
+        Status st = model("sim:flip:rate=" + num(rate) + ",bit_lo=" + std::to_string(lo) +
                           ",bit_hi=" + std::to_string(hi));
         if (!st) return st;
-        truth(SignatureWhat::Exponent, randomWhere(s.rate));
+        truth(SignatureWhat::Exponent, SignatureWhere::Scattered);
     } else if (name == "random_bit") {
-        Status st = model("sim:flip:rate=" + num(s.rate) + ",bit_lo=2");
+        Status st = model("sim:flip:rate=" + num(rate) + ",bit_lo=2");
         if (!st) return st;
-        truth(SignatureWhat::RandomBit, randomWhere(s.rate));
+        truth(SignatureWhat::RandomBit, SignatureWhere::Scattered);
     } else if (name == "fixed_bit" || name == "bit_flip") {
-        Status st = model("sim:flip:rate=" + num(s.rate) + ",bit_lo=" + std::to_string(s.bit) +
+        Status st = model("sim:flip:rate=" + num(rate) + ",bit_lo=" + std::to_string(s.bit) +
                           ",bit_hi=" + std::to_string(s.bit));
         if (!st) return st;
         const unsigned m = p.layout.mantissaBits, sign = p.layout.totalBits - 1;
-        if (s.bit < 2)
-            truth(SignatureWhat::Rounding, SignatureWhere::None);  // a flip within ulp:2
+        if ((uint64_t(1) << s.bit) <= kRoundingUlps)
+            truth(SignatureWhat::Rounding, SignatureWhere::None);  // a rounding-sized flip
         else if (unsigned(s.bit) == sign)
-            truth(SignatureWhat::Sign, randomWhere(s.rate));
+            truth(SignatureWhat::Sign, SignatureWhere::Scattered);
         else if (unsigned(s.bit) >= m)
-            truth(SignatureWhat::Exponent, randomWhere(s.rate));
+            truth(SignatureWhat::Exponent, SignatureWhere::Scattered);
         else
-            truth(SignatureWhat::FixedBit, randomWhere(s.rate));
+            truth(SignatureWhat::FixedBit, SignatureWhere::Scattered);
     } else if (name == "stuck_lane" || name == "stuck_column") {
         const uint64_t lanes = name == "stuck_lane" ? 32 : cols;
         Status st = model("sim:stuck-bit:bit=" + std::to_string(s.bit) + ",value=" + std::to_string(s.value) +
@@ -256,7 +254,7 @@ Status plant(Planter& p)
         truth(SignatureWhat::StuckBit, SignatureWhere::ColumnStripe);
     } else if (name == "garbage_scattered" || name == "garbage_widespread") {
         for (uint64_t i : p.pick(p.count(s.rate))) p.set(i, p.unrelated(p.get(i)));
-        truth(SignatureWhat::MultiBit, randomWhere(s.rate));
+        truth(SignatureWhat::MultiBit, SignatureWhere::Scattered);
     } else if (name == "garbage_element") {
         const uint64_t i = p.rng() % p.n();
         p.set(i, p.unrelated(p.get(i)));
@@ -312,9 +310,10 @@ Status plant(Planter& p)
             if (p.inSmTile(i, smId, sm) && u(p.rng) < 0.25) p.set(i, p.exponentFlip(p.get(i)));
         truth(SignatureWhat::Exponent, SignatureWhere::Tile);
     } else if (name == "nan_with_flips") {
-        Status st = model("sim:nan:rate=" + num(s.rate));
+        Status st = model("sim:nan:rate=" + num(rate));
         if (!st) return st;
-        for (uint64_t i : p.pick(p.count(s.rate / 8)))
+        // A few one-bit flips beside the NaNs (an eighth as many): NaN/Inf stay the story.
+        for (uint64_t i : p.pick(std::max<uint64_t>(1, c.planted / 8)))
             p.set(i, p.get(i) ^ (uint64_t(1) << (p.layout.mantissaBits - 2)));
         truth(SignatureWhat::NanInf, SignatureWhere::Scattered);
     } else {
@@ -369,9 +368,9 @@ Result<std::vector<PatternSpec>> patternSpecs(const PatternSetOptions& o)
     if (o.sizes.empty()) return Error{"benchmark: no tensor size given", ErrorCode::Usage};
     if (o.dtypes.empty()) return Error{"benchmark: no dtype given", ErrorCode::Usage};
     for (const auto& [r, c] : o.sizes)
-        if (r < kTile || c < kTile)
+        if (r < kTile || c < kTile || r * c < 4 * kTile * kTile)
             return Error{"benchmark: size " + std::to_string(r) + "x" + std::to_string(c) +
-                             " is under 64x64 (a tile must fit)",
+                             " is too small: each side at least 64 and at least 4 tiles of 64x64 elements",
                          ErrorCode::Usage};
     for (DType t : o.dtypes)
         if (t != DType::Float32 && t != DType::BFloat16 && t != DType::Float16)
@@ -458,9 +457,24 @@ Result<PatternCase> generatePattern(const PatternSpec& spec)
     if (Status st = healthyGemm(c, rng); !st) return st.error();
     c.suspect = c.healthy;
     if (spec.noise) addNoise(c.suspect, rng);
+    const HostTensor before = c.suspect;
     Planter p{c, std::mt19937_64(mixSeed(spec.seed, 3))};
     Status st = plant(p);
     if (!st) return st.error();
+    if (c.where == SignatureWhere::Scattered || c.where == SignatureWhere::Widespread) {
+        // Random placement: widespread when the planted elements reach half the finest tiles.
+        const uint64_t gridCols = (spec.cols + kFineTile - 1) / kFineTile;
+        const uint64_t tiles = ((spec.rows + kFineTile - 1) / kFineTile) * gridCols;
+        std::vector<bool> hit(size_t(tiles), false);
+        uint64_t occupied = 0;
+        for (uint64_t i = 0; i < c.suspect.elementCount(); ++i) {
+            if (elementBits(c.suspect, i) == elementBits(before, i)) continue;
+            const size_t t = size_t((i / spec.cols / kFineTile) * gridCols + (i % spec.cols) / kFineTile);
+            if (!hit[t]) ++occupied;
+            hit[t] = true;
+        }
+        c.where = 2 * occupied >= tiles ? SignatureWhere::Widespread : SignatureWhere::Scattered;
+    }
     if (c.planted == 1 && c.where != SignatureWhere::None) c.where = SignatureWhere::Element;
     if (c.planted == 0 && c.what != SignatureWhat::None && c.what != SignatureWhat::Rounding) {
         // Nothing changed (every element already held the stuck value): nothing to name.

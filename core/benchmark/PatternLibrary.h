@@ -10,6 +10,9 @@
 // unrelated values, rows, columns, periodic runs, single elements). A case may also carry benign
 // rounding noise (kNoiseShare of the elements moved by 1-2 ulp) under the corruption.
 //
+// Truth of where for random placement: `widespread` when the planted elements lie in at least
+// half of the 16 x 16 tiles (the comparison's finest level), else `scattered`; `element` for one.
+//
 // Groups: `single` (one planted pattern), `combined` (two at once, e.g. a stuck bit inside one
 // SM's tiles), `clean` (no corruption: false alarms), `bit_sweep` (one bit position flipped at
 // random elements, every position of every dtype, for detection by bit position).
@@ -28,17 +31,19 @@ namespace faultline {
 
 inline constexpr uint64_t kInnerDim = 32;
 inline constexpr double kNoiseShare = 0.3;
+inline constexpr uint64_t kMinScattered = 16;  // planted elements of a rate pattern, at least
 
 struct PatternSpec {
     std::string pattern;  // library name (patternNames())
     std::string group;    // single | combined | clean | bit_sweep
     DType dtype = DType::Float32;
     uint64_t rows = 0, cols = 0;
-    double rate = 0.0;   // fraction of the elements planted (0: a structural pattern)
-    int bit = -1;        // the planted bit position (-1: none, or random positions)
-    int value = -1;      // stuck_bit: the value the bit is stuck at
-    bool noise = false;  // benign 1-2 ulp rounding noise under the corruption
-    uint64_t seed = 0;   // this case's seed (derived from the set's seed)
+    double rate = 0.0;        // fraction of the elements planted (0: a structural pattern)
+    int bit = -1;             // the planted bit position (-1: none, or random positions)
+    int value = -1;           // stuck_bit: the value the bit is stuck at
+    bool noise = false;       // benign 1-2 ulp rounding noise under the corruption
+    uint64_t seed = 0;        // this case's seed (derived from the set's seed)
+    uint64_t withinUlps = 2;  // PatternSetOptions::withinUlps
 };
 
 // A case's readable identity: "f32 256x512 stuck_lane bit=22 value=1 +noise".
@@ -69,7 +74,8 @@ struct PatternSetOptions {
 std::vector<std::string> patternNames();
 
 // The cases of a set, without their tensors (cheap). Errors: an empty size or dtype list, a size
-// under 64 x 64 (a tile must fit), an integer dtype.
+// with a side under 64 or fewer than 4 tiles of 64 x 64 elements (a tile must be a part, not the
+// whole), a dtype other than float32, bfloat16, float16.
 Result<std::vector<PatternSpec>> patternSpecs(const PatternSetOptions& options);
 
 // Builds one case's tensors and truth. Errors: an unknown pattern, a fault model or golden op

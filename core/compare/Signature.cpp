@@ -24,6 +24,7 @@ constexpr double kExponentOnlyShare = 0.9;  // what = exponent
 constexpr double kFixedBitShare = 0.9;      // of the single-bit anomalies at one position
 constexpr double kRangeDensity = 0.5;
 constexpr double kConcentrated = 0.5;      // occupied <= this x the random expectation
+constexpr double kSpanning = 0.8;          // stripes: lines crossed >= this x the expectation
 constexpr double kPeriodicGapShare = 0.5;  // of the gaps between run starts
 constexpr double kPeriodicShare = 0.9;     // of the anomalies inside the periodic window
 constexpr double kStrideShare = 0.8;
@@ -271,7 +272,9 @@ std::optional<SignatureFinding> detectStripe(const Divergence& d, bool rowsNotCo
     const uint64_t buckets = rowsNotCols ? sp.rowCounts.size() : sp.colCounts.size();
     if (buckets < 2) return std::nullopt;
     if (double(along.occupied) > kConcentrated * along.expected) return std::nullopt;
-    if (double(across.occupied) < kConcentrated * across.expected) return std::nullopt;
+    // Spanning: a stripe crosses (nearly) all the lines a random placement would; one SM's tile
+    // in a narrow tensor covers a third of the columns but only part of the rows.
+    if (double(across.occupied) < kSpanning * across.expected) return std::nullopt;
     const uint64_t bucket = rowsNotCols ? sp.rowBucket : sp.colBucket;
     const uint64_t spanExtent = rowsNotCols ? d.cols : d.rows;
     const uint64_t acrossBucket = rowsNotCols ? sp.colBucket : sp.rowBucket;

@@ -35,8 +35,9 @@
 //                       >= 90% of which lie in a window of L <= P/2 elements per period; P neither
 //                       divides nor is a multiple of the row length (those are columns, tiles or
 //                       rows: next rules);
-//        row_stripe     few rows (<= half the random expectation) spanning the columns;
-//        column_stripe  few columns spanning the rows (a lane; a stride is reported);
+//        row_stripe     few rows (<= half the random expectation) spanning the columns (crossing
+//                       >= 80% of the columns a random placement of as many anomalies would);
+//        column_stripe  few columns spanning the rows, likewise (a lane; a stride is reported);
 //        tile           (kind tile_clustered) confined to tiles of an inferred size (the pyramid
 //                       level where the anomalies' tiles are still dense): an SM's output;
 //          else widespread (anomalies in >= 50% of the finest tiles), else scattered.
