@@ -58,7 +58,7 @@ Status renderBenchmarkPlot(const json& s, const std::string& path)
             total += matrix[k][j].get<uint64_t>() + matrix[j][k].get<uint64_t>();
         if (total) used.push_back(k);
     }
-    const int label = 150, top = 90;
+    const int label = 150, top = 140;
     const int matrixW = label + int(used.size()) * kCell;
     const int gridX = kMargin + matrixW + 60, patLabel = 150;
     const int gridW = patLabel + int(detectors.size()) * 90;
@@ -85,8 +85,8 @@ Status renderBenchmarkPlot(const json& s, const std::string& path)
             .arg(100.0 * acc.value("kind", 0.0), 0, 'f', 1)
             .arg(acc.value("cases", 0)));
     p.setFont(font);
-    p.drawText(kMargin, 60, "Signature kinds: planted (rows) vs named (columns)");
-    p.drawText(gridX, 60, "Detection rate by pattern");
+    p.drawText(kMargin, 54, "Signature kinds: planted (rows) vs named (columns)");
+    p.drawText(gridX, 54, "Detection rate by pattern");
     // Confusion matrix, cells shaded by the share of their row.
     for (size_t c = 0; c < used.size(); ++c) {
         p.save();

@@ -227,6 +227,33 @@ std::string scorecardText(const Scorecard& s)
             out << "  " << percent(v.first ? double(v.second[d]) / double(v.first) : 0.0);
         out << "\n";
     }
+    out << "detection rate by rate:\n";
+    for (const auto& [k, v] : detectionBy<double>(s, rateKey, [](const CaseResult& c) {
+             return corrupted(c) && c.spec.rate > 0 && c.spec.group != "bit_sweep";
+         })) {
+        char line[64];
+        std::snprintf(line, sizeof line, "  rate %-15g %4llu", k, static_cast<unsigned long long>(v.first));
+        out << line;
+        for (size_t d = 0; d < s.detectors.size(); ++d)
+            out << "  " << percent(v.first ? double(v.second[d]) / double(v.first) : 0.0);
+        out << "\n";
+    }
+    // The bit sweep: which positions each detector misses, per dtype.
+    std::map<std::string, std::vector<std::string>> bitsMissed;
+    for (const CaseResult& c : s.cases) {
+        if (c.spec.group != "bit_sweep") continue;
+        auto& missed = bitsMissed[std::string(dtypeName(c.spec.dtype))];
+        missed.resize(s.detectors.size());
+        for (size_t d = 0; d < s.detectors.size(); ++d)
+            if (!c.flagged[d]) missed[d] += (missed[d].empty() ? "" : ",") + std::to_string(c.spec.bit);
+    }
+    if (!bitsMissed.empty()) out << "bit positions missed (one bit flipped at 0.1% of the elements):\n";
+    for (const auto& [dtype, missed] : bitsMissed) {
+        out << "  " << dtype << ":";
+        for (size_t d = 0; d < s.detectors.size(); ++d)
+            out << " " << s.detectors[d].name << " [" << (missed[d].empty() ? "none" : missed[d]) << "]";
+        out << "\n";
+    }
     const auto clean =
         detectionBy<std::string>(s, patternKey, [](const CaseResult& c) { return !corrupted(c); });
     for (const auto& [k, v] : clean) {
