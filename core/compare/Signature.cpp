@@ -275,6 +275,15 @@ std::optional<SignatureFinding> detectStripe(const Divergence& d, bool rowsNotCo
     // Spanning: a stripe crosses (nearly) all the lines a random placement would; one SM's tile
     // in a narrow tensor covers a third of the columns but only part of the rows.
     if (double(across.occupied) < kSpanning * across.expected) return std::nullopt;
+    // ... and stretches over at least half of it (a few anomalies in a clipped edge tile cross
+    // about as many lines as random ones would, but only the tile's).
+    {
+        const uint64_t acrossBucketSize = rowsNotCols ? sp.colBucket : sp.rowBucket;
+        const uint64_t extent = rowsNotCols ? d.cols : d.rows;
+        const auto& lines = across.firstOfOccupied;
+        if (lines.empty() || 2 * (lines.back() - lines.front() + acrossBucketSize) < extent)
+            return std::nullopt;
+    }
     const uint64_t bucket = rowsNotCols ? sp.rowBucket : sp.colBucket;
     const uint64_t spanExtent = rowsNotCols ? d.cols : d.rows;
     const uint64_t acrossBucket = rowsNotCols ? sp.colBucket : sp.rowBucket;

@@ -36,7 +36,8 @@
 //                       divides nor is a multiple of the row length (those are columns, tiles or
 //                       rows: next rules);
 //        row_stripe     few rows (<= half the random expectation) spanning the columns (crossing
-//                       >= 80% of the columns a random placement of as many anomalies would);
+//                       >= 80% of the columns a random placement of as many anomalies would, and
+//                       stretching over at least half of them);
 //        column_stripe  few columns spanning the rows, likewise (a lane; a stride is reported);
 //        tile           (kind tile_clustered) confined to tiles of an inferred size (the pyramid
 //                       level where the anomalies' tiles are still dense): an SM's output;
