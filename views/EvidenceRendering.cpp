@@ -15,23 +15,11 @@
 #include <cmath>
 #include <memory>
 
+#include "OffscreenGui.h"
 #include "core/DType.h"
 
 namespace faultline::views {
 namespace {
-
-// A QGuiApplication for fonts and painting, on the offscreen platform without a display.
-void ensureGuiApplication()
-{
-    if (QCoreApplication::instance()) return;
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
-        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    static int argc = 1;
-    static char name[] = "faultline";
-    static char* argv[] = {name, nullptr};
-    static std::unique_ptr<QGuiApplication> app = std::make_unique<QGuiApplication>(argc, argv);
-}
 
 // Perceptually ordered dark-to-bright colours for a value in [0, 1].
 QColor heatColour(double t)

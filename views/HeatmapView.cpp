@@ -541,14 +541,13 @@ QString HeatmapView::infoText() const
     const Divergence* d = divergence();
     QStringList lines;
     if (d) {
-        lines << tr("%1 of %2 elements beyond %3 · %4 mismatches · max %5 ulp · max |error| %6")
+        lines << tr("%1 of %2 elements beyond %3 · %4 mismatches · %5")
                      .arg(d->beyondTolerance)
                      .arg(d->elements)
                      .arg(d->tolerance == "bound" ? tr("the op's error bound")
                                                   : QString::fromStdString(d->tolerance))
                      .arg(d->mismatches)
-                     .arg(d->maxUlp)
-                     .arg(num(d->absError.max));
+                     .arg(QString::fromStdString(maxErrorText(*d)));
         if (d->mismatches)
             lines << QStringLiteral("%1: %2").arg(
                 QString::fromUtf8(signatureKindName(d->signature.kind).data()),

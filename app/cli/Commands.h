@@ -22,5 +22,6 @@ CommandRunner addEvidenceCommand(CLI::App& app);
 CommandRunner addFleetCommand(CLI::App& app);
 CommandRunner addMergeCommand(CLI::App& app);
 CommandRunner addSweepCommand(CLI::App& app);
+CommandRunner addBenchmarkCommand(CLI::App& app);
 
 }  // namespace faultline::cli

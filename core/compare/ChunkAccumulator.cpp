@@ -161,6 +161,7 @@ void ChunkAccumulator::mergeCounters(const ChunkAccumulator& c, const ScanContex
     addArray(anomalySingleBit, c.anomalySingleBit);
     anomalySignOnly += c.anomalySignOnly;
     anomalyExponent += c.anomalyExponent;
+    anomalyExponentOnly += c.anomalyExponentOnly;
     anomalyNonFinite += c.anomalyNonFinite;
     mismatchBox.merge(c.mismatchBox);
     beyondBox.merge(c.beyondBox);

@@ -84,7 +84,7 @@ struct ChunkAccumulator {
     std::array<uint64_t, 64> anomalyFlips{}, anomalyToOne{};
     std::array<uint64_t, 65> anomalyPopcount{};
     std::array<uint64_t, 64> anomalySingleBit{};  // single-bit-like anomalies by bit position
-    uint64_t anomalySignOnly = 0, anomalyExponent = 0, anomalyNonFinite = 0;
+    uint64_t anomalySignOnly = 0, anomalyExponent = 0, anomalyExponentOnly = 0, anomalyNonFinite = 0;
 
     BoundingBox mismatchBox, beyondBox;
 

@@ -648,7 +648,13 @@ private:
                 single = !Tr::nonFinite(unflipped) && Tr::ulp(unflipped, b) <= kRoundingUlps;
             }
             if (single && top == Tr::kWidth - 1) ++acc.anomalySignOnly;
-            if ((x & uint64_t(Tr::kExp)) != 0) ++acc.anomalyExponent;
+            if ((x & uint64_t(Tr::kExp)) != 0) {
+                ++acc.anomalyExponent;
+                const Bits restored = Bits(a ^ (Bits(x) & Tr::kExp));
+                if (restored == b ||
+                    (!Tr::nonFinite(restored) && !Tr::nonFinite(b) && Tr::ulp(restored, b) <= kRoundingUlps))
+                    ++acc.anomalyExponentOnly;
+            }
         }
         if (single) ++acc.anomalySingleBit[top];
         if (nonFinite) ++acc.anomalyNonFinite;

@@ -96,6 +96,8 @@ std::string bitsToHex(uint64_t value, unsigned bits)
 json signatureToJson(const Signature& s)
 {
     json j = findingJson(s.kind, s.confidence, s.detail, s.evidence);
+    j["what"] = std::string(signatureWhatName(s.what));
+    j["where"] = std::string(signatureWhereName(s.where));
     json secondary = json::array();
     for (const SignatureFinding& f : s.secondary)
         secondary.push_back(findingJson(f.kind, f.confidence, f.detail, f.evidence));
@@ -130,6 +132,9 @@ json divergenceToJson(const Divergence& d, const CompareJsonOptions& options)
     j["nan_payload_changed"] = d.nanPayloadChanged;
     j["nonfinite_mismatches"] = d.nonFiniteMismatches;
     j["max_abs_error"] = statNumber(d.absError.max);
+    // The error maxima are over finite pairs; this says so, and counts the NaN/Inf beside them.
+    j["max_error_note"] = maxErrorText(d);
+    j["nonfinite_introduced"] = nonFiniteIntroduced(d);
     j["mean_abs_error"] = statNumber(d.absError.mean);
     j["rms_abs_error"] = statNumber(d.absError.rms);
     j["max_rel_error"] = statNumber(d.relError.max);

@@ -7,7 +7,10 @@
 //               "first_mismatch", "first_beyond",                       (flat index or null)
 //               "nan_introduced", "nan_removed", "inf_introduced", "inf_removed",
 //               "inf_sign_changed", "nan_payload_changed", "nonfinite_mismatches",
-//               "max_abs_error", "mean_abs_error", "rms_abs_error",
+//               "max_abs_error", "mean_abs_error", "rms_abs_error",   (over finite pairs)
+//               "max_error_note": "max |err| X, max N ulp[ among finite pairs; K NaN/Inf
+//                                 introduced]" (or "no finite element differs; K NaN/Inf ..."),
+//               "nonfinite_introduced": NaN introduced + Inf introduced + Inf sign changed,
 //               "max_rel_error", "mean_rel_error", "rms_rel_error", "rel_infinite",
 //               "max_ulp", "ulp_histogram": [65: bin 0 = 0 ulp, bin k = [2^(k-1), 2^k)],
 //               "abs_histogram"/"rel_histogram": {"min_decade": -45, "max_decade": 38,
@@ -18,7 +21,8 @@
 //               "region": {"rows": [r0, r1], "cols": [c0, c1]} or null (half-open),
 //               "beyond_region": same,
 //               "tile": {"rows", "cols", "grid": [grid rows, grid cols], "levels"},
-//               "signature": {"kind", "confidence", "detail", evidence..., "secondary":
+//               "signature": {"kind", "what", "where", "confidence", "detail", evidence...,
+//                             "secondary":
 //                             [{"kind", "confidence", "detail", evidence...}]},
 //               "top": [{"index", "row", "col", "suspect", "reference", "suspect_bits",
 //                        "reference_bits", "nonfinite", "ulp", "abs_error", "rel_error",

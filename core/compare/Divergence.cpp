@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -74,6 +75,24 @@ uint64_t DecadeHistogram::total() const
     uint64_t n = zero + infinite;
     for (uint64_t v : decades) n += v;
     return n;
+}
+
+uint64_t nonFiniteIntroduced(const Divergence& d)
+{
+    return d.nanIntroduced + d.infIntroduced + d.infSignChanged;
+}
+
+std::string maxErrorText(const Divergence& d)
+{
+    const uint64_t introduced = nonFiniteIntroduced(d);
+    const bool finiteDiffers = d.mismatches > d.nonFiniteMismatches;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "max |err| %.3g, max %llu ulp", d.absError.max,
+                  static_cast<unsigned long long>(d.maxUlp));
+    if (introduced == 0) return buf;
+    const std::string nonFinite = std::to_string(introduced) + " NaN/Inf introduced";
+    if (!finiteDiffers) return "no finite element differs; " + nonFinite;
+    return std::string(buf) + " among finite pairs; " + nonFinite;
 }
 
 }  // namespace faultline

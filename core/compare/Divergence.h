@@ -158,8 +158,11 @@ struct Divergence {
     // flipping the highest differing bit back leaves a rounding-sized difference (a single flip
     // on top of rounding noise). Length = dtype bits.
     std::vector<uint64_t> anomalySingleBit;
-    uint64_t anomalySignOnly = 0;   // single-bit-like anomalies at the sign bit
-    uint64_t anomalyExponent = 0;   // anomalies with a differing exponent bit
+    uint64_t anomalySignOnly = 0;  // single-bit-like anomalies at the sign bit
+    uint64_t anomalyExponent = 0;  // anomalies with a differing exponent bit
+    // Anomalies whose difference is confined to the exponent field: restoring the reference's
+    // exponent bits leaves the same bits or a rounding-sized difference (flips on top of noise).
+    uint64_t anomalyExponentOnly = 0;
     uint64_t anomalyNonFinite = 0;  // anomalies with a NaN/Inf on either side
 
     std::optional<Region> region;        // bounding box of all mismatches
@@ -169,5 +172,15 @@ struct Divergence {
     SpatialProfile spatial;
     Signature signature;
 };
+
+// NaN/Inf the suspect holds where the reference holds none of the kind (NaN introduced, Inf
+// introduced, an Inf whose sign changed).
+uint64_t nonFiniteIntroduced(const Divergence& d);
+
+// The one spelling of the largest error for text: "max |err| 0.5, max 3 ulp", and where NaN/Inf
+// were introduced, "max |err| 0.5, max 3 ulp among finite pairs; 12 NaN/Inf introduced" (or "no
+// finite element differs; 12 NaN/Inf introduced"), so the finite maxima never read as the
+// whole story.
+std::string maxErrorText(const Divergence& d);
 
 }  // namespace faultline

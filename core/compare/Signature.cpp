@@ -9,46 +9,6 @@
 
 namespace faultline {
 
-std::string_view signatureKindName(SignatureKind k)
-{
-    switch (k) {
-        case SignatureKind::Identical:
-            return "identical";
-        case SignatureKind::Rounding:
-            return "rounding";
-        case SignatureKind::SingleBitRandom:
-            return "single_bit_random";
-        case SignatureKind::StuckBit:
-            return "stuck_bit";
-        case SignatureKind::SignFlip:
-            return "sign_flip";
-        case SignatureKind::Exponent:
-            return "exponent";
-        case SignatureKind::NanInf:
-            return "nan_inf";
-        case SignatureKind::TileClustered:
-            return "tile_clustered";
-        case SignatureKind::RowStripe:
-            return "row_stripe";
-        case SignatureKind::ColumnStripe:
-            return "column_stripe";
-        case SignatureKind::AddressRange:
-            return "address_range";
-        case SignatureKind::Widespread:
-            return "widespread";
-        case SignatureKind::Scattered:
-            return "scattered";
-    }
-    return "unknown";
-}
-
-std::optional<SignatureKind> parseSignatureKind(std::string_view name)
-{
-    for (int k = 0; k <= int(SignatureKind::Scattered); ++k)
-        if (signatureKindName(SignatureKind(k)) == name) return SignatureKind(k);
-    return std::nullopt;
-}
-
 namespace {
 
 // ---- thresholds (documented in Signature.h) ----
@@ -57,9 +17,14 @@ constexpr double kStuckCoverage = 0.9;
 constexpr double kNanInfShare = 0.5;
 constexpr double kSignShare = 0.9;
 constexpr double kSingleBitShare = 0.9;
-constexpr double kExponentShare = 0.5;
+constexpr double kStuckSingle = 0.9;        // of the stuck bit's flips: that bit alone changed
+constexpr double kStuckUnitShare = 0.1;     // of the elements, for a stuck bit without structure
+constexpr double kExponentShare = 0.5;      // secondary: anomalies touching the exponent
+constexpr double kExponentOnlyShare = 0.9;  // what = exponent
+constexpr double kFixedBitShare = 0.9;      // of the single-bit anomalies at one position
 constexpr double kRangeDensity = 0.5;
 constexpr double kConcentrated = 0.5;      // occupied <= this x the random expectation
+constexpr double kSpanning = 0.8;          // stripes: lines crossed >= this x the expectation
 constexpr double kPeriodicGapShare = 0.5;  // of the gaps between run starts
 constexpr double kPeriodicShare = 0.9;     // of the anomalies inside the periodic window
 constexpr double kStrideShare = 0.8;
@@ -83,10 +48,6 @@ std::string num(uint64_t v)
 std::string pct(double fraction)
 {
     return fmt("%.3g%%", 100.0 * fraction);
-}
-std::string sci(double v)
-{
-    return fmt("%.3g", v);
 }
 
 // Expected number of occupied bins when n points fall uniformly on `total` elements, bin b
@@ -118,8 +79,9 @@ SignatureFinding finding(SignatureKind k, double confidence, std::string detail)
 
 // ---- bit-level ----
 
+// `single`: single-bit-like counts per position of the same elements (null: not known).
 std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bits, uint64_t n,
-                                        const char* what)
+                                        const char* what, const std::vector<uint64_t>* single)
 {
     if (n < kMinEvidence) return std::nullopt;
     std::optional<unsigned> best;
@@ -130,7 +92,10 @@ std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bit
         const uint64_t up = bits.toOne[b];
         const double purity = double(std::max(up, f - up)) / double(f);
         const double coverage = double(f) / double(n);
-        if (purity >= kStuckPurity && coverage >= kStuckCoverage && coverage > bestCoverage) {
+        // Only that bit changed in (nearly) all of them: an unrelated value written over the
+        // element (a NaN, garbage) also sets some bit one way, but changes others with it.
+        const bool alone = !single || double((*single)[b]) >= kStuckSingle * double(f);
+        if (purity >= kStuckPurity && coverage >= kStuckCoverage && alone && coverage > bestCoverage) {
             best = b;
             bestCoverage = coverage;
         }
@@ -143,10 +108,11 @@ std::optional<Candidate> detectStuckBit(const Divergence& d, const BitFlips& bit
     const double purity = double(agree) / double(f);
     const double chance = std::ldexp(1.0, -int(std::min<uint64_t>(f, 60)) + 1);
     const std::string field(bitFieldName(d.dtype, b));
-    SignatureFinding out = finding(
-        SignatureKind::StuckBit, std::min(1.0, bestCoverage) * purity * (1.0 - chance),
-        "bit " + num(b) + " (" + field + ") stuck at " + num(value) + ": " + num(f) + " of " + num(n) + " " +
-            what + " flip it, " + num(agree) + " of them " + (value ? "0->1" : "1->0"));
+    SignatureFinding out =
+        finding(SignatureKind::StuckBit, std::min(1.0, bestCoverage) * purity * (1.0 - chance),
+                "bit " + num(b) + " (" + field + ") stuck at " + num(value) + ": " + num(f) + " of " +
+                    num(n) + " " + what + " flip it, " + num(agree) + " of them " +
+                    (value ? "0->1" : "1->0") + " (elements already at " + num(value) + " are untouched)");
     out.evidence.bit = b;
     out.evidence.bitValue = value;
     out.evidence.field = field;
@@ -177,7 +143,8 @@ std::optional<Candidate> detectSignFlip(const Divergence& d)
         true};
 }
 
-std::optional<Candidate> detectSingleBit(const Divergence& d)
+// Single-bit-like anomalies; `fixed` tells whether >= kFixedBitShare of them are at one position.
+std::optional<Candidate> detectSingleBit(const Divergence& d, bool& fixed)
 {
     const std::vector<uint64_t>& at = d.anomalySingleBit;
     uint64_t single = 0;
@@ -190,26 +157,46 @@ std::optional<Candidate> detectSingleBit(const Divergence& d)
     if (single == 0) return std::nullopt;
     const double share = double(single) / double(d.anomalies);
     if (share < kSingleBitShare) return std::nullopt;
+    fixed = double(at[top]) >= kFixedBitShare * double(single);
+    const std::string field(bitFieldName(d.dtype, top));
+    std::string where;
+    if (fixed) {
+        const uint64_t up = top < d.anomalyBits.toOne.size() ? d.anomalyBits.toOne[top] : 0;
+        const uint64_t flips = top < d.anomalyBits.flips.size() ? d.anomalyBits.flips[top] : 0;
+        where = "all at bit " + num(top) + " (" + field + ", " + num(at[top]) + "x), both directions (" +
+                num(up) + " 0->1, " + num(flips - up) + " 1->0)";
+    } else {
+        where = "at " + num(positions) + " bit positions, most often bit " + num(top) + " (" + field + ", " +
+                num(at[top]) + "x)";
+    }
     return Candidate{
         finding(SignatureKind::SingleBitRandom, share,
                 num(single) + " of " + num(d.anomalies) + " anomalies differ in one flipped bit (" +
-                    num(d.anomalyPopcount[1]) + " in exactly one), at " + num(positions) +
-                    " bit position(s), most often bit " + num(top) + " (" +
-                    std::string(bitFieldName(d.dtype, top)) + ", " + num(at[top]) + "x)"),
+                    num(d.anomalyPopcount[1]) + " in exactly one), " + where),
         true};
 }
 
+// Exponent bits: primary-eligible when the anomalies differ in the exponent field only, else a
+// secondary finding when at least kExponentShare of them touch it.
 std::optional<Candidate> detectExponent(const Divergence& d)
 {
     if (!isFloatingPoint(d.dtype) || d.anomalyExponent == 0) return std::nullopt;
+    const double only = double(d.anomalyExponentOnly) / double(d.anomalies);
+    if (only >= kExponentOnlyShare)
+        return Candidate{finding(SignatureKind::Exponent, only,
+                                 num(d.anomalyExponentOnly) + " of " + num(d.anomalies) +
+                                     " anomalies differ in exponent bits only (mantissa and sign intact up "
+                                     "to rounding; errors of 2x and more; " +
+                                     maxErrorText(d) + ")"),
+                         true};
     const double share = double(d.anomalyExponent) / double(d.anomalies);
     if (share < kExponentShare) return std::nullopt;
     return Candidate{
         finding(SignatureKind::Exponent, share,
                 num(d.anomalyExponent) + " of " + num(d.anomalies) +
-                    " anomalies have exponent bits flipped (errors of 2x and more; max |error| " +
-                    sci(d.absError.max) + ")"),
-        true};
+                    " anomalies have exponent bits flipped among other bits (" + num(d.anomalyExponentOnly) +
+                    " in the exponent only; " + maxErrorText(d) + ")"),
+        false};
 }
 
 // ---- spatial ----
@@ -285,7 +272,18 @@ std::optional<SignatureFinding> detectStripe(const Divergence& d, bool rowsNotCo
     const uint64_t buckets = rowsNotCols ? sp.rowCounts.size() : sp.colCounts.size();
     if (buckets < 2) return std::nullopt;
     if (double(along.occupied) > kConcentrated * along.expected) return std::nullopt;
-    if (double(across.occupied) < kConcentrated * across.expected) return std::nullopt;
+    // Spanning: a stripe crosses (nearly) all the lines a random placement would; one SM's tile
+    // in a narrow tensor covers a third of the columns but only part of the rows.
+    if (double(across.occupied) < kSpanning * across.expected) return std::nullopt;
+    // ... and stretches over at least half of it (a few anomalies in a clipped edge tile cross
+    // about as many lines as random ones would, but only the tile's).
+    {
+        const uint64_t acrossBucketSize = rowsNotCols ? sp.colBucket : sp.rowBucket;
+        const uint64_t extent = rowsNotCols ? d.cols : d.rows;
+        const auto& lines = across.firstOfOccupied;
+        if (lines.empty() || 2 * (lines.back() - lines.front() + acrossBucketSize) < extent)
+            return std::nullopt;
+    }
     const uint64_t bucket = rowsNotCols ? sp.rowBucket : sp.colBucket;
     const uint64_t spanExtent = rowsNotCols ? d.cols : d.rows;
     const uint64_t acrossBucket = rowsNotCols ? sp.colBucket : sp.rowBucket;
@@ -415,14 +413,27 @@ std::optional<SignatureFinding> detectTiles(const Divergence& d)
     return f;
 }
 
-std::optional<Candidate> detectSpatial(const Divergence& d)
+std::optional<Candidate> detectSpatial(const Divergence& d, SignatureWhere& where)
 {
     if (d.anomalies < kMinEvidence || !d.spatial.firstAnomaly) return std::nullopt;
     std::optional<SignatureFinding> f = detectContiguousRange(d);
-    if (!f) f = detectPeriodic(d);
-    if (!f) f = detectStripe(d, true);
-    if (!f) f = detectStripe(d, false);
-    if (!f) f = detectTiles(d);
+    where = SignatureWhere::AddressRange;
+    if (!f) {
+        f = detectPeriodic(d);
+        where = SignatureWhere::Periodic;
+    }
+    if (!f) {
+        f = detectStripe(d, true);
+        where = SignatureWhere::RowStripe;
+    }
+    if (!f) {
+        f = detectStripe(d, false);
+        where = SignatureWhere::ColumnStripe;
+    }
+    if (!f) {
+        f = detectTiles(d);
+        where = SignatureWhere::Tile;
+    }
     if (!f) return std::nullopt;
     return Candidate{*f, true};
 }
@@ -445,8 +456,7 @@ std::optional<Candidate> detectWidespread(const Divergence& d)
 
 std::string roundingSummary(const Divergence& d)
 {
-    std::string s = "max " + num(d.maxUlp) + " ulp, max |error| " + sci(d.absError.max);
-    return s;
+    return maxErrorText(d);
 }
 
 }  // namespace
@@ -466,6 +476,7 @@ Signature classifyDivergence(const Divergence& d)
             finding(SignatureKind::Identical, 1.0, "all " + num(d.elements) + " elements are bit-identical"));
         return sig;
     }
+    sig.what = SignatureWhat::Rounding;
     if (d.beyondTolerance == 0) {
         setPrimary(finding(SignatureKind::Rounding, 1.0,
                            num(d.mismatches) + " elements differ, all within " + d.tolerance + " (" +
@@ -474,8 +485,10 @@ Signature classifyDivergence(const Divergence& d)
     }
     if (d.anomalies == 0) {
         // Everything beyond tolerance is rounding-sized: noise, unless one bit flips one way only.
-        if (auto stuck = detectStuckBit(d, d.beyondBits, d.beyondTolerance, "beyond-tolerance elements")) {
+        if (auto stuck =
+                detectStuckBit(d, d.beyondBits, d.beyondTolerance, "beyond-tolerance elements", nullptr)) {
             setPrimary(stuck->finding);
+            sig.what = SignatureWhat::StuckBit;
             return sig;
         }
         setPrimary(finding(SignatureKind::Rounding, 0.7,
@@ -485,26 +498,65 @@ Signature classifyDivergence(const Divergence& d)
         return sig;
     }
 
-    std::vector<Candidate> candidates;
-    auto stuck = detectStuckBit(d, d.anomalyBits, d.anomalies, "anomalies");
+    SignatureWhere spatialWhere = SignatureWhere::None;
+    bool fixedBit = false;
+    auto stuck = detectStuckBit(d, d.anomalyBits, d.anomalies, "anomalies", &d.anomalySingleBit);
     auto nanInf = detectNanInf(d);
-    auto spatial = detectSpatial(d);
-    auto sign = stuck ? std::nullopt : detectSignFlip(d);
-    auto single = (stuck || sign) ? std::nullopt : detectSingleBit(d);
-    auto exponent = stuck ? std::nullopt : detectExponent(d);
+    auto spatial = detectSpatial(d, spatialWhere);
+    // A stuck bit belongs to a unit (lane, tile, range, or the whole tensor): every element of it
+    // that had room to change changes. One-way flips at a few scattered elements are random flips
+    // at a position where nearly every element held the other value (the top exponent bits of
+    // normal data), so they are listed, not claimed.
+    if (stuck && !spatial && double(d.anomalies) < kStuckUnitShare * double(d.elements)) {
+        stuck->primaryEligible = false;
+        stuck->finding.confidence *= 0.5;
+        stuck->finding.detail += "; at scattered elements, not one unit: not claimed as stuck";
+    }
+    const bool stuckClaimed = stuck && stuck->primaryEligible;
+    auto sign = stuckClaimed ? std::nullopt : detectSignFlip(d);
+    auto single = (stuckClaimed || sign) ? std::nullopt : detectSingleBit(d, fixedBit);
+    auto exponent = stuckClaimed ? std::nullopt : detectExponent(d);
     auto wide = spatial ? std::nullopt : detectWidespread(d);
-    for (auto* c : {&stuck, &nanInf, &spatial, &sign, &single, &exponent, &wide})
-        if (*c) candidates.push_back(**c);
 
-    auto primary = std::find_if(candidates.begin(), candidates.end(),
-                                [](const Candidate& c) { return c.primaryEligible; });
+    // What changed, most specific first (Signature.h).
+    if (nanInf && nanInf->primaryEligible)
+        sig.what = SignatureWhat::NanInf;
+    else if (stuckClaimed)
+        sig.what = SignatureWhat::StuckBit;
+    else if (sign)
+        sig.what = SignatureWhat::Sign;
+    else if (exponent && exponent->primaryEligible)
+        sig.what = SignatureWhat::Exponent;
+    else if (single)
+        sig.what = fixedBit ? SignatureWhat::FixedBit : SignatureWhat::RandomBit;
+    else
+        sig.what = SignatureWhat::MultiBit;
+    // Where it is.
+    if (d.anomalies == 1)
+        sig.where = SignatureWhere::Element;
+    else if (spatial)
+        sig.where = spatialWhere;
+    else if (wide)
+        sig.where = SignatureWhere::Widespread;
+    else
+        sig.where = SignatureWhere::Scattered;
+
+    std::vector<Candidate> candidates;
+    for (auto* c : {&nanInf, &stuck, &spatial, &sign, &exponent, &single, &wide})
+        if (*c) candidates.push_back(**c);
+    const SignatureKind kind = signatureKindFor(sig.what, sig.where);
+    auto primary = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+        return c.primaryEligible && c.finding.kind == kind;
+    });
     if (primary != candidates.end()) {
         setPrimary(primary->finding);
+    } else if (kind == SignatureKind::Widespread) {
+        setPrimary(finding(SignatureKind::Widespread, 0.5,
+                           num(d.anomalies) + " anomalies with multi-bit differences, no structure"));
     } else {
         setPrimary(finding(SignatureKind::Scattered, 0.5,
-                           num(d.anomalies) +
-                               " anomalies at random places with multi-bit differences (max |error| " +
-                               sci(d.absError.max) + ")"));
+                           num(d.anomalies) + " anomalies at random places with multi-bit differences (" +
+                               maxErrorText(d) + ")"));
     }
     for (auto it = candidates.begin(); it != candidates.end(); ++it)
         if (it != primary) sig.secondary.push_back(it->finding);

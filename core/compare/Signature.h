@@ -7,35 +7,56 @@
 // real defect, or an `exact` comparison of two nondeterministic reductions, does not hide the
 // defect's shape. Thresholds are constants below; each detector needs kMinEvidence anomalies.
 //
-// Precedence of the primary kind (first rule that matches wins; every other kind that matches
-// is listed as a secondary finding, with its own detail):
+// Two axes (SignatureAxes.h), both reported:
+//   what   what changed in the anomalies, first rule that matches:
+//     nan_inf    NaN/Inf appear, vanish or change sign in >= 50% of the anomalies: they poison
+//                everything downstream, so they outrank bit-level explanations of the same
+//                elements (writing a NaN sets the exponent bits one way: no stuck bit);
+//     stuck_bit  one bit position explains >= 90% of the anomalies, >= 99% of its flips go the
+//                same direction, and >= 90% of those elements differ in that bit alone (up to
+//                rounding): a defective lane/register/SRAM bit. Elements that already held the
+//                stuck value had no room to change and are untouched, so they are no anomalies;
+//                and the anomalies form a unit: a spatial structure (below) or >= 10% of the
+//                elements. One-way flips at a few scattered elements are random flips at a
+//                position nearly every element held the other way (the top exponent bits of
+//                normal data): listed as a secondary stuck_bit finding, not claimed;
+//     sign       >= 90% of the anomalies differ in the sign bit only (up to rounding);
+//     exponent   >= 90% of the anomalies differ in exponent bits only (one or several, up to
+//                rounding): errors of 2x and more with the mantissa intact;
+//     fixed_bit  >= 90% differ in one flipped bit (exactly one, or one on top of a rounding-sized
+//                difference), >= 90% of those at one position, both directions;
+//     random_bit the same at varying positions;
+//     multi_bit  anything else: several bits across fields, an unrelated value.
+//   where  where the anomalies are: element (exactly one); else the spatial rules, at most one,
+//          tried in this order:
+//        address_range  one contiguous flat range, >= 50% dense, not whole rows (memory);
+//        periodic       (kind address_range) periodic in flat memory order: period P = the most
+//                       common gap between run starts (>= half of them) in the first anomalies,
+//                       >= 90% of which lie in a window of L <= P/2 elements per period; P neither
+//                       divides nor is a multiple of the row length (those are columns, tiles or
+//                       rows: next rules);
+//        row_stripe     few rows (<= half the random expectation) spanning the columns (crossing
+//                       >= 80% of the columns a random placement of as many anomalies would, and
+//                       stretching over at least half of them);
+//        column_stripe  few columns spanning the rows, likewise (a lane; a stride is reported);
+//        tile           (kind tile_clustered) confined to tiles of an inferred size (the pyramid
+//                       level where the anomalies' tiles are still dense): an SM's output;
+//          else widespread (anomalies in >= 50% of the finest tiles), else scattered.
+// Each structured rule needs kMinEvidence anomalies.
+//
+// The primary kind is signatureKindFor(what, where), the most specific true statement:
 //   1. identical        no bit pattern differs.
 //   2. rounding         nothing beyond tolerance (confidence 1), or everything beyond tolerance
 //                       is rounding-sized and no bit flips one way only (confidence 0.7).
-//   3. stuck_bit        one bit position explains >= 90% of the anomalies and >= 99% of its
-//                       flips go the same direction (so elements that already held that value are
-//                       untouched): a defective lane/register/SRAM bit, the most specific
-//                       hardware fact there is. Where it happens (tiles, columns) is secondary.
-//   4. nan_inf          NaN/Inf appear, vanish or change sign in >= 50% of the anomalies: they
-//                       poison everything downstream, so they come before where and how.
-//   5. spatial          where the anomalies are, which names the unit to isolate (memory range,
-//                       lane, SM). At most one spatial kind is reported, tried in this order:
-//        address_range  one contiguous flat range, >= 50% dense, not whole rows (memory);
-//        address_range  periodic in flat memory order: period P = the most common gap between
-//                       run starts (>= half of them) in the first anomalies, >= 90% of which lie
-//                       in a window of L <= P/2 elements per period; P neither divides nor is a
-//                       multiple of the row length (those are columns, tiles or rows: next rules);
-//        row_stripe     few rows (<= half the random expectation) spanning the columns;
-//        column_stripe  few columns spanning the rows (a lane; a stride is reported);
-//        tile_clustered confined to tiles of an inferred size (the pyramid level where the
-//                       anomalies' tiles are still dense): an SM's / a thread block's output.
-//   6. sign_flip        >= 90% of the anomalies differ in the sign bit only (up to rounding).
-//   7. single_bit_random >= 90% of the anomalies differ in one flipped bit (exactly one bit, or
-//                       one bit on top of a rounding-sized difference), at random places.
-//   8. exponent         >= 50% of the anomalies touch the exponent field (errors >= 2x).
-//   9. widespread       anomalies in >= 50% of the finest tiles, no structure found.
-//  10. scattered        a few anomalies at random places with multi-bit garbage (fallback).
-// A background of within-tolerance or rounding-sized mismatches next to a defect is reported as a
+//   3. nan_inf          what = nan_inf (where is secondary: a NaN row, NaNs in a tile).
+//   4. stuck_bit        what = stuck_bit (where it happens, tiles or columns, is secondary).
+//   5. spatial          where = address_range, periodic, row_stripe, column_stripe or tile: the
+//                       unit to isolate (memory range, lane, SM); what is secondary.
+//   6. sign_flip, exponent, single_bit_random (fixed_bit or random_bit): what, at random places.
+//   7. widespread       multi-bit anomalies in >= 50% of the finest tiles, no structure found.
+//   8. scattered        a few multi-bit anomalies at random places (fallback).
+// Every other detector that matches is listed as a secondary finding, with its own detail. A
+// background of within-tolerance or rounding-sized mismatches next to a defect is reported as a
 // secondary `rounding` finding.
 #include <cstdint>
 #include <optional>
@@ -44,30 +65,11 @@
 #include <utility>
 #include <vector>
 
+#include "SignatureAxes.h"
+
 namespace faultline {
 
 struct Divergence;
-
-enum class SignatureKind : uint8_t {
-    Identical,
-    Rounding,
-    SingleBitRandom,
-    StuckBit,
-    SignFlip,
-    Exponent,
-    NanInf,
-    TileClustered,
-    RowStripe,
-    ColumnStripe,
-    AddressRange,
-    Widespread,
-    Scattered,
-};
-
-// identical rounding single_bit_random stuck_bit sign_flip exponent nan_inf tile_clustered
-// row_stripe column_stripe address_range widespread scattered (public: JSON "kind").
-std::string_view signatureKindName(SignatureKind k);
-std::optional<SignatureKind> parseSignatureKind(std::string_view name);
 
 inline constexpr uint64_t kRoundingUlps = 2;
 inline constexpr uint64_t kMinEvidence = 8;
@@ -95,6 +97,8 @@ struct SignatureFinding {
 
 struct Signature {
     SignatureKind kind = SignatureKind::Identical;
+    SignatureWhat what = SignatureWhat::None;
+    SignatureWhere where = SignatureWhere::None;
     double confidence = 1.0;
     std::string detail;
     SignatureEvidence evidence;

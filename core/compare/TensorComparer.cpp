@@ -393,6 +393,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     d.anomalySingleBit.assign(t.anomalySingleBit.begin(), t.anomalySingleBit.begin() + width);
     d.anomalySignOnly = t.anomalySignOnly;
     d.anomalyExponent = t.anomalyExponent;
+    d.anomalyExponentOnly = t.anomalyExponentOnly;
     d.anomalyNonFinite = t.anomalyNonFinite;
     d.region = toRegion(t.mismatchBox);
     d.beyondRegion = toRegion(t.beyondBox);

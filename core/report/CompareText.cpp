@@ -26,18 +26,18 @@ std::string compareText(const CompareReport& report)
         std::snprintf(line, sizeof line, "%s %s  %s %s\n", d.beyondTolerance ? "✗" : "~", d.name.c_str(),
                       std::string(dtypeName(d.dtype)).c_str(), shapeToString(d.shape).c_str());
         out << line;
-        std::snprintf(line, sizeof line,
-                      "    %llu of %llu elements differ, %llu beyond tolerance; max |err| %.3g, max %llu ulp",
+        std::snprintf(line, sizeof line, "    %llu of %llu elements differ, %llu beyond tolerance; ",
                       static_cast<unsigned long long>(d.mismatches),
                       static_cast<unsigned long long>(d.elements),
-                      static_cast<unsigned long long>(d.beyondTolerance), d.absError.max,
-                      static_cast<unsigned long long>(d.maxUlp));
-        out << line;
+                      static_cast<unsigned long long>(d.beyondTolerance));
+        out << line << maxErrorText(d);
         if (d.nanIntroduced || d.infIntroduced)
-            out << "; " << d.nanIntroduced << " NaN, " << d.infIntroduced << " Inf introduced";
+            out << " (" << d.nanIntroduced << " NaN, " << d.infIntroduced << " Inf)";
         out << "\n    signature: " << signatureKindName(d.signature.kind);
         std::snprintf(line, sizeof line, " (%.0f%%) ", 100.0 * d.signature.confidence);
         out << line << d.signature.detail << "\n";
+        out << "      what: " << signatureWhatName(d.signature.what)
+            << ", where: " << signatureWhereName(d.signature.where) << "\n";
         for (const SignatureFinding& f : d.signature.secondary)
             out << "      also: " << signatureKindName(f.kind) << " — " << f.detail << "\n";
         if (d.region)

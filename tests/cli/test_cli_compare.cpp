@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -59,6 +60,34 @@ private slots:
         QCOMPARE(diverged.exitCode, 1);
         const QJsonObject o = QJsonDocument::fromJson(diverged.out).object();
         QVERIFY2(!o.isEmpty(), diverged.out.constData());
+    }
+
+    void nanRowIsNamedAndCounted()
+    {
+        // A row of NaNs (issue #13): named nan_inf, not a stuck exponent bit, and the max error
+        // line says NaN/Inf were introduced instead of reading "max |err| 0, max 0 ulp".
+        const QString a = m_dir.filePath("nan-a.safetensors"), b = m_dir.filePath("nan-b.safetensors");
+        QVERIFY(writeSnapshot(a, "w", {32, 64}, 4).isEmpty());
+        HostTensor t = test::randomNormalTensor({32, 64}, 4);
+        const uint32_t nan = 0x7fc00000u;
+        for (uint64_t c = 0; c < 64; ++c) std::memcpy(t.data.data() + (5 * 64 + c) * 4, &nan, 4);
+        QVERIFY(writeSafetensors(b.toStdString(), {{"w", t.dtype, t.shape, t.data.data()}}).ok());
+        auto text = faultlineRun({"compare", b, a, "--tolerance", "ulp:2", "--quiet"});
+        QCOMPARE(text.exitCode, 1);
+        const QString out = QString::fromUtf8(text.out);
+        QVERIFY2(out.contains("no finite element differs; 64 NaN/Inf introduced"), text.out.constData());
+        QVERIFY2(!out.contains("max |err| 0, max 0 ulp"), text.out.constData());
+        QVERIFY2(out.contains("signature: nan_inf"), text.out.constData());
+        QVERIFY2(out.contains("what: nan_inf, where: row_stripe"), text.out.constData());
+        auto json = faultlineRun({"compare", b, a, "--tolerance", "ulp:2", "--json", "--quiet"});
+        const QJsonObject sig = QJsonDocument::fromJson(json.out)
+                                    .object()["tensors"]
+                                    .toArray()[0]
+                                    .toObject()["signature"]
+                                    .toObject();
+        QCOMPARE(sig["kind"].toString(), QString("nan_inf"));
+        QCOMPARE(sig["what"].toString(), QString("nan_inf"));
+        QCOMPARE(sig["where"].toString(), QString("row_stripe"));
     }
 
     void nothingComparedIsAnError()

@@ -112,6 +112,8 @@ void TestCompareJson::documentShape()
     // Signature.
     const json& sig = t["signature"];
     QCOMPARE(sig["kind"].get<std::string>(), std::string("stuck_bit"));
+    QCOMPARE(sig["what"].get<std::string>(), std::string("stuck_bit"));
+    QCOMPARE(sig["where"].get<std::string>(), std::string("column_stripe"));
     QVERIFY(sig["confidence"].is_number());
     QVERIFY(sig["detail"].is_string());
     QCOMPARE(sig["bit"].get<unsigned>(), 5u);
@@ -143,6 +145,10 @@ void TestCompareJson::identicalHasNullRegion()
     QCOMPARE(j["signature"]["kind"].get<std::string>(), std::string("identical"));
     QVERIFY(j["top"].empty());
     QCOMPARE(j["max_abs_error"].get<double>(), 0.0);
+    QCOMPARE(j["max_error_note"].get<std::string>(), std::string("max |err| 0, max 0 ulp"));
+    QCOMPARE(j["nonfinite_introduced"].get<uint64_t>(), uint64_t(0));
+    QCOMPARE(j["signature"]["what"].get<std::string>(), std::string("none"));
+    QCOMPARE(j["signature"]["where"].get<std::string>(), std::string("none"));
 }
 
 void TestCompareJson::nonFiniteValues()
@@ -164,6 +170,10 @@ void TestCompareJson::nonFiniteValues()
     QVERIFY(j["top"][0]["abs_error"].is_null());
     QCOMPARE(j["top"][0]["suspect_bits"].get<std::string>(), std::string("0x7ff8000000000000"));
     QCOMPARE(j["top"][2]["reference"].get<double>(), -1.7e308);
+    // The maxima are over finite pairs, and the note says NaN/Inf were introduced beside them.
+    QCOMPARE(j["nonfinite_introduced"].get<uint64_t>(), uint64_t(2));
+    const std::string note = j["max_error_note"].get<std::string>();
+    QVERIFY2(note.find("among finite pairs; 2 NaN/Inf introduced") != std::string::npos, note.c_str());
 }
 
 void TestCompareJson::hexBits_data()

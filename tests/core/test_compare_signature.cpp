@@ -186,6 +186,10 @@ private slots:
     void stuckBitNeedsOneDirection();
     void mixed_data();
     void mixed();
+    void axes_data();
+    void axes();
+    void axisNames();
+    void maxErrorWithNonFinite();
 };
 
 void TestCompareSignature::classify_data()
@@ -274,6 +278,8 @@ void TestCompareSignature::classify()
                    ", got " + all));
     QVERIFY2(s.confidence >= 0.5 && s.confidence <= 1.0, qPrintable(all));
     QVERIFY(!s.detail.empty());
+    // The kind is the one its two axes name.
+    QCOMPARE(s.kind, faultline::signatureKindFor(s.what, s.where));
 
     // Evidence comes from the primary finding, or (for stuck bits) from a secondary one too.
     auto evidenceOf = [&](const QString& key) -> std::vector<const faultline::SignatureEvidence*> {
@@ -452,6 +458,182 @@ void TestCompareSignature::mixed()
                 QCOMPARE(f.evidence.tiles, (std::vector<std::pair<uint64_t, uint64_t>>{{4, 8}}));
             }
     }
+}
+
+namespace {
+
+// The cases a new user tried (issue #13), on values a stuck-bit reading would fit: magnitudes in
+// [0.25, 2), so writing a NaN/Inf sets the exponent's top bit 0 -> 1 in every element it hits.
+enum class Axes { NanScattered, NanRow, ExponentFlips, Unrelated30, FixedBitNoRoom, StuckColumn, OneElement };
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Axes)
+Q_DECLARE_METATYPE(faultline::SignatureWhat)
+Q_DECLARE_METATYPE(faultline::SignatureWhere)
+
+void TestCompareSignature::axes_data()
+{
+    using faultline::SignatureWhat;
+    using faultline::SignatureWhere;
+    QTest::addColumn<DType>("dtype");
+    QTest::addColumn<Axes>("axes");
+    QTest::addColumn<SignatureKind>("kind");
+    QTest::addColumn<SignatureWhat>("what");
+    QTest::addColumn<SignatureWhere>("where");
+    QTest::addColumn<QString>("notPrimary");  // a kind that must not be the primary one
+    for (auto [t, name] :
+         {std::pair{DType::Float32, "f32"}, {DType::BFloat16, "bf16"}, {DType::Float16, "f16"}}) {
+        auto row = [&](const char* what) {
+            return &QTest::newRow(qPrintable(QString("%1 %2").arg(name, what)));
+        };
+        *row("nan/inf scattered") << t << Axes::NanScattered << SignatureKind::NanInf << SignatureWhat::NanInf
+                                  << SignatureWhere::Scattered << "stuck_bit";
+        *row("nan row") << t << Axes::NanRow << SignatureKind::NanInf << SignatureWhat::NanInf
+                        << SignatureWhere::RowStripe << "stuck_bit";
+        *row("exponent flips") << t << Axes::ExponentFlips << SignatureKind::Exponent
+                               << SignatureWhat::Exponent << SignatureWhere::Scattered << "single_bit_random";
+        *row("30% unrelated") << t << Axes::Unrelated30 << SignatureKind::Widespread
+                              << SignatureWhat::MultiBit << SignatureWhere::Widespread << "exponent";
+        *row("fixed bit, no room") << t << Axes::FixedBitNoRoom << SignatureKind::Exponent
+                                   << SignatureWhat::Exponent << SignatureWhere::Scattered << "stuck_bit";
+        *row("stuck column") << t << Axes::StuckColumn << SignatureKind::StuckBit << SignatureWhat::StuckBit
+                             << SignatureWhere::ColumnStripe << "";
+        *row("one element") << t << Axes::OneElement << SignatureKind::SignFlip << SignatureWhat::Sign
+                            << SignatureWhere::Element << "";
+    }
+}
+
+void TestCompareSignature::axes()
+{
+    QFETCH(DType, dtype);
+    QFETCH(Axes, axes);
+    QFETCH(SignatureKind, kind);
+    QFETCH(faultline::SignatureWhat, what);
+    QFETCH(faultline::SignatureWhere, where);
+    QFETCH(QString, notPrimary);
+    Tensor ref = randomTensor(dtype, {kRows, kCols}, 21, true);
+    for (auto& b : ref.bits)
+        if (decode(dtype, b) >= 2.0) b = encode(dtype, decode(dtype, b) / 2);
+    Tensor sus = ref;
+    addRoundingNoise(sus, 0.3, 22);
+    std::mt19937_64 rng(23);
+    const auto layout = faultline::bitLayout(dtype);
+    const uint64_t n = kRows * kCols;
+    switch (axes) {
+        case Axes::NanScattered:
+            for (int k = 0; k < 60; ++k)
+                sus.bits[rng() % n] = encode(dtype, k % 3 == 2 ? INFINITY : std::nan(""));
+            break;
+        case Axes::NanRow:
+            for (uint64_t c = 0; c < kCols; ++c)
+                sus.bits[size_t(17 * kCols + c)] = encode(dtype, std::nan(""));
+            break;
+        case Axes::ExponentFlips:
+            // One bit each, at random exponent positions below the field's top (values stay finite).
+            for (int k = 0; k < 150; ++k) {
+                const size_t i = rng() % n;
+                sus.bits[i] =
+                    ref.bits[i] ^ (uint64_t(1) << (layout.mantissaBits + rng() % (layout.exponentBits - 1)));
+            }
+            break;
+        case Axes::Unrelated30: {
+            std::uniform_real_distribution<double> u(0, 1);
+            for (auto& b : sus.bits)
+                if (u(rng) < 0.3) b = encode(dtype, u(rng) * 8.0 - 4.0);
+            break;
+        }
+        case Axes::FixedBitNoRoom:
+            // XOR of the exponent's second-highest bit at random elements: every value here holds
+            // it at 1, so all flips go 1 -> 0, yet no unit is stuck.
+            for (int k = 0; k < 120; ++k) {
+                const size_t i = rng() % n;
+                sus.bits[i] = ref.bits[i] ^ (uint64_t(1) << (layout.totalBits - 3));
+            }
+            break;
+        case Axes::StuckColumn:
+            for (uint64_t r = 0; r < kRows; ++r)
+                sus.bits[size_t(r * kCols + 300)] |= uint64_t(1) << (layout.mantissaBits - 1);
+            break;
+        case Axes::OneElement:
+            sus.bits[4242] ^= uint64_t(1) << (layout.totalBits - 1);
+            break;
+    }
+    faultline::CompareOptions opt;
+    opt.tolerance = *faultline::parseTolerance("ulp:2");
+    auto res = compare(sus, ref, opt);
+    QVERIFY(res.ok());
+    const faultline::Signature& s = res->signature;
+    const QString all =
+        QString::fromStdString(std::string(faultline::signatureKindName(s.kind)) + " (" +
+                               std::string(faultline::signatureWhatName(s.what)) + "/" +
+                               std::string(faultline::signatureWhereName(s.where)) + "): " + s.detail);
+    QVERIFY2(s.kind == kind, qPrintable(all));
+    QVERIFY2(s.what == what, qPrintable(all));
+    QVERIFY2(s.where == where, qPrintable(all));
+    if (!notPrimary.isEmpty())
+        QVERIFY(QString::fromUtf8(faultline::signatureKindName(s.kind).data()) != notPrimary);
+}
+
+void TestCompareSignature::axisNames()
+{
+    using faultline::SignatureWhat;
+    using faultline::SignatureWhere;
+    const char* whats[] = {"none",      "rounding",  "nan_inf",    "sign",     "exponent",
+                           "stuck_bit", "fixed_bit", "random_bit", "multi_bit"};
+    for (size_t i = 0; i < std::size(whats); ++i) {
+        QCOMPARE(std::string(faultline::signatureWhatName(SignatureWhat(i))), std::string(whats[i]));
+        QCOMPARE(*faultline::parseSignatureWhat(whats[i]), SignatureWhat(i));
+    }
+    const char* wheres[] = {"none",          "element",  "tile",      "row_stripe", "column_stripe",
+                            "address_range", "periodic", "scattered", "widespread"};
+    for (size_t i = 0; i < std::size(wheres); ++i) {
+        QCOMPARE(std::string(faultline::signatureWhereName(SignatureWhere(i))), std::string(wheres[i]));
+        QCOMPARE(*faultline::parseSignatureWhere(wheres[i]), SignatureWhere(i));
+    }
+    QVERIFY(!faultline::parseSignatureWhat("stuck").has_value());
+    QVERIFY(!faultline::parseSignatureWhere("tiles").has_value());
+    // The precedence of signatureKindFor (SignatureAxes.h).
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::NanInf, SignatureWhere::Tile), SignatureKind::NanInf);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::StuckBit, SignatureWhere::Tile),
+             SignatureKind::StuckBit);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::Exponent, SignatureWhere::Tile),
+             SignatureKind::TileClustered);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::MultiBit, SignatureWhere::Periodic),
+             SignatureKind::AddressRange);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::FixedBit, SignatureWhere::Widespread),
+             SignatureKind::SingleBitRandom);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::MultiBit, SignatureWhere::Widespread),
+             SignatureKind::Widespread);
+    QCOMPARE(faultline::signatureKindFor(SignatureWhat::MultiBit, SignatureWhere::Element),
+             SignatureKind::Scattered);
+}
+
+void TestCompareSignature::maxErrorWithNonFinite()
+{
+    // NaNs only: the finite maxima are 0, and the text must not read as "no error".
+    Tensor ref = randomTensor(DType::Float32, {64, 64}, 5);
+    Tensor sus = ref;
+    for (size_t i : {3u, 700u, 2000u}) sus.bits[i] = 0x7fc00000;
+    auto only = compare(sus, ref);
+    QVERIFY(only.ok());
+    QCOMPARE(only->absError.max, 0.0);
+    QCOMPARE(faultline::maxErrorText(*only), std::string("no finite element differs; 3 NaN/Inf introduced"));
+    // NaNs next to a finite error: the maximum is said to be over finite pairs.
+    sus.bits[100] ^= 0x00400000;
+    auto both = compare(sus, ref);
+    QVERIFY(both.ok());
+    const std::string text = faultline::maxErrorText(*both);
+    QVERIFY2(text.find("among finite pairs; 3 NaN/Inf introduced") != std::string::npos, text.c_str());
+    QVERIFY2(text.rfind("max |err| ", 0) == 0, text.c_str());
+    // No NaN/Inf: the plain figures.
+    sus.bits[3] = ref.bits[3];
+    sus.bits[700] = ref.bits[700];
+    sus.bits[2000] = ref.bits[2000];
+    auto finite = compare(sus, ref);
+    QVERIFY(finite.ok());
+    QVERIFY2(faultline::maxErrorText(*finite).find("NaN") == std::string::npos,
+             faultline::maxErrorText(*finite).c_str());
 }
 
 QTEST_APPLESS_MAIN(TestCompareSignature)
