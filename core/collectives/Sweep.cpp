@@ -22,13 +22,6 @@ namespace {
 
 constexpr uint64_t kRowElements = 256;  // payloads are [rows, 256] float32: rows for the signature
 
-struct Rank {
-    TargetSpec spec;
-    std::unique_ptr<FaultModel> model;
-    LinkFault link;
-    uint64_t transfers = 0;  // what it has handled (hang/crash models count these)
-};
-
 std::string patternOp(SweepPattern p)
 {
     return p == SweepPattern::AllReduce   ? "all_reduce"
@@ -49,110 +42,12 @@ HostTensor payload(const SweepOptions& o, size_t src, size_t dst, uint32_t rep)
     return t;
 }
 
-// What a GPU does to the data that passes through it; false when it does not answer.
-bool passThroughGpu(Rank& r, HostTensor& t, const SweepOptions& o, uint32_t rep, std::string& failure)
-{
-    FaultContext ctx;
-    ctx.op = patternOp(o.pattern);
-    ctx.opIndex = r.transfers;
-    ctx.opsRun = r.transfers++;
-    ctx.repetition = rep;
-    ctx.seed = o.seed + r.transfers;
-    if (!r.model->applies(ctx)) return true;
-    const FaultAction action = r.model->actionBefore(ctx);
-    if (action != FaultAction::None) {
-        failure = action == FaultAction::Hang ? "hang" : "crash";
-        return false;
-    }
-    r.model->corrupt(t, 0, ctx);
-    return true;
-}
-
-struct Outcome {
-    bool ok = true;
-    uint64_t corruptedBytes = 0;
-    std::string signature;
-    double seconds = 0;
-};
-
 std::string signatureOf(const HostTensor& got, const HostTensor& expected)
 {
     TensorComparer comparer;
     auto d = comparer.compare(got.dtype, got.shape, got.data.data(), expected.data.data(), "transfer");
     if (!d) return "unknown";
     return std::string(signatureKindName(d->signature.kind));
-}
-
-// One direction: src's data arrives at dst (and, for allreduce, is summed with dst's own).
-Outcome transfer(std::vector<Rank>& ranks, size_t src, size_t dst, uint32_t rep, const SweepOptions& o)
-{
-    Outcome out;
-    const auto start = std::chrono::steady_clock::now();
-    const HostTensor sent = payload(o, src, dst, rep);
-    HostTensor wire = sent;
-    std::string failure;
-    bool answered = passThroughGpu(ranks[src], wire, o, rep, failure);
-    if (answered && ranks[src].link.active() && size_t(ranks[src].link.to) == dst)
-        ranks[src].link.corrupt(reinterpret_cast<unsigned char*>(wire.data.data()), wire.data.size(), src,
-                                rep);
-    answered = answered && passThroughGpu(ranks[dst], wire, o, rep, failure);
-    HostTensor got = wire, expected = sent;
-    if (o.pattern == SweepPattern::AllReduce) {
-        const HostTensor own = payload(o, dst, src, rep);
-        for (uint64_t i = 0; i < got.elementCount(); ++i) {
-            got.as<float>()[i] = own.as<float>()[i] + wire.as<float>()[i];
-            expected.as<float>()[i] = own.as<float>()[i] + sent.as<float>()[i];
-        }
-    }
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!answered) {
-        out.ok = false;
-        out.corruptedBytes = sent.data.size();
-        out.signature = failure;
-        return out;
-    }
-    for (size_t i = 0; i < got.data.size(); ++i) out.corruptedBytes += got.data[i] != expected.data[i];
-    out.ok = out.corruptedBytes == 0;
-    if (!out.ok) out.signature = signatureOf(got, expected);
-    return out;
-}
-
-SweepTransfer runDirection(std::vector<Rank>& ranks, size_t a, size_t b, bool aToB, const SweepOptions& o)
-{
-    SweepTransfer t;
-    t.a = a;
-    t.b = b;
-    t.aToB = aToB;
-    std::map<std::string, uint32_t> signatures;
-    double seconds = 0;
-    for (uint32_t rep = 0; rep < o.reps; ++rep) {
-        const Outcome r = transfer(ranks, t.src(), t.dst(), rep, o);
-        ++t.reps;
-        seconds += r.seconds;
-        if (r.ok) continue;
-        ++t.failures;
-        t.corruptedBytes += r.corruptedBytes;
-        ++signatures[r.signature];
-    }
-    uint32_t best = 0;
-    for (const auto& [kind, n] : signatures)
-        if (n > best) {
-            best = n;
-            t.signature = kind;
-        }
-    t.gbps = seconds > 0 ? double(o.bytes) * t.reps / seconds / 1e9 : 0;
-    return t;
-}
-
-SweepRound runPairs(std::vector<Rank>& ranks, const std::vector<std::pair<size_t, size_t>>& pairs,
-                    const SweepOptions& o)
-{
-    SweepRound round;
-    for (const auto& [a, b] : pairs) {
-        round.transfers.push_back(runDirection(ranks, a, b, true, o));
-        round.transfers.push_back(runDirection(ranks, a, b, false, o));
-    }
-    return round;
 }
 
 std::vector<std::pair<size_t, size_t>> allPairs(size_t n)
@@ -187,73 +82,232 @@ std::vector<size_t> SweepReport::faultyGpus() const
     return out;
 }
 
-Result<SweepReport> runSweep(const SweepOptions& options)
+struct SweepRank::Impl {
+    SweepOptions options;
+    size_t self = 0;
+    TargetSpec spec;
+    std::unique_ptr<FaultModel> model;
+    LinkFault link;
+    uint64_t handled = 0;  // transfers through this GPU (hang/crash models count these)
+
+    // What this GPU does to the data passing through it; false when it does not answer.
+    bool passThrough(HostTensor& t, uint32_t rep, std::string& failure)
+    {
+        FaultContext ctx;
+        ctx.op = patternOp(options.pattern);
+        ctx.opIndex = handled;
+        ctx.opsRun = handled++;
+        ctx.repetition = rep;
+        ctx.seed = options.seed + handled;
+        if (!model->applies(ctx)) return true;
+        const FaultAction action = model->actionBefore(ctx);
+        if (action != FaultAction::None) {
+            failure = action == FaultAction::Hang ? "hang" : "crash";
+            return false;
+        }
+        model->corrupt(t, 0, ctx);
+        return true;
+    }
+};
+
+SweepRank::SweepRank(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+SweepRank::SweepRank(SweepRank&&) noexcept = default;
+SweepRank& SweepRank::operator=(SweepRank&&) noexcept = default;
+SweepRank::~SweepRank() = default;
+
+Result<SweepRank> SweepRank::create(const SweepOptions& options, size_t self)
+{
+    if (self >= options.targets.size()) return Error{"rank beyond the targets", ErrorCode::Usage};
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->self = self;
+    auto spec = parseTargetSpec(options.targets[self]);
+    if (!spec) return Error{spec.message(), ErrorCode::Usage};
+    if (spec->kind != "sim")
+        return Error{"target '" + spec->text +
+                         "': sweeps run on sim: ranks here; NCCL ranks (cuda:N) are not built into sweep yet",
+                     ErrorCode::Usage};
+    auto link = takeLinkFault(*spec, self, options.targets.size());
+    if (!link) return link.error();
+    auto model = createFaultModel(*spec);
+    if (!model) return Error{model.message(), ErrorCode::Usage};
+    impl->spec = *spec;
+    impl->model = std::move(*model);
+    impl->link = *link;
+    return SweepRank(std::move(impl));
+}
+
+std::string SweepRank::describe() const
+{
+    return m_impl->model->describe() + "; " + m_impl->link.describe();
+}
+
+SweepWire SweepRank::send(size_t dst, uint32_t rep)
+{
+    Impl& d = *m_impl;
+    HostTensor t = payload(d.options, d.self, dst, rep);
+    SweepWire wire;
+    wire.answered = d.passThrough(t, rep, wire.failure);
+    if (wire.answered && d.link.active() && size_t(d.link.to) == dst)
+        d.link.corrupt(reinterpret_cast<unsigned char*>(t.data.data()), t.data.size(), d.self, rep);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(t.data.data());
+    wire.bytes.assign(bytes, bytes + t.data.size());
+    return wire;
+}
+
+SweepOutcome SweepRank::receive(size_t src, uint32_t rep, SweepWire wire)
+{
+    Impl& d = *m_impl;
+    SweepOutcome out;
+    const HostTensor sent = payload(d.options, src, d.self, rep);
+    HostTensor got = sent;
+    if (wire.bytes.size() != got.data.size()) {
+        out.ok = false;
+        out.corruptedBytes = sent.data.size();
+        out.signature = "truncated";
+        return out;
+    }
+    std::memcpy(got.data.data(), wire.bytes.data(), wire.bytes.size());
+    std::string failure = wire.failure;
+    const bool answered = wire.answered && d.passThrough(got, rep, failure);
+    if (!answered) {
+        out.ok = false;
+        out.corruptedBytes = sent.data.size();
+        out.signature = failure;
+        return out;
+    }
+    HostTensor expected = sent;
+    if (d.options.pattern == SweepPattern::AllReduce) {
+        const HostTensor own = payload(d.options, d.self, src, rep);
+        for (uint64_t i = 0; i < got.elementCount(); ++i) {
+            got.as<float>()[i] = own.as<float>()[i] + got.as<float>()[i];
+            expected.as<float>()[i] = own.as<float>()[i] + sent.as<float>()[i];
+        }
+    }
+    for (size_t i = 0; i < got.data.size(); ++i) out.corruptedBytes += got.data[i] != expected.data[i];
+    out.ok = out.corruptedBytes == 0;
+    if (!out.ok) out.signature = signatureOf(got, expected);
+    return out;
+}
+
+void addSweepOutcome(SweepTransfer& t, const SweepOutcome& outcome, double seconds, uint64_t bytes)
+{
+    ++t.reps;
+    t.seconds += seconds;
+    t.gbps = t.seconds > 0 ? double(bytes) * t.reps / t.seconds / 1e9 : 0;
+    if (outcome.ok) return;
+    ++t.failures;
+    t.corruptedBytes += outcome.corruptedBytes;
+}
+
+void finishSweepTransfer(SweepTransfer& t, const std::map<std::string, uint32_t>& signatures)
+{
+    uint32_t best = 0;
+    for (const auto& [kind, n] : signatures)
+        if (n > best) {
+            best = n;
+            t.signature = kind;
+        }
+}
+
+std::vector<std::pair<size_t, size_t>> sweepFirstRound(size_t n, bool everyPair)
+{
+    if (everyPair) return allPairs(n);
+    std::vector<std::pair<size_t, size_t>> first;
+    for (size_t a = 0; a + 1 < n; a += 2) first.emplace_back(a, a + 1);
+    if (n % 2) first.emplace_back(0, n - 1);
+    return first;
+}
+
+std::vector<std::pair<size_t, size_t>> sweepSecondRound(size_t n, const SweepRound& round)
+{
+    std::vector<std::pair<size_t, size_t>> first;
+    std::set<std::pair<size_t, size_t>> failing;
+    for (const SweepTransfer& t : round.transfers) {
+        if (std::find(first.begin(), first.end(), std::make_pair(t.a, t.b)) == first.end())
+            first.emplace_back(t.a, t.b);
+        if (t.failures > 0) failing.insert({t.a, t.b});
+    }
+    std::set<size_t> passingGpus;
+    for (const auto& [a, b] : first)
+        if (!failing.count({a, b})) {
+            passingGpus.insert(a);
+            passingGpus.insert(b);
+        }
+    std::vector<std::pair<size_t, size_t>> second;
+    if (failing.empty()) return second;
+    if (passingGpus.empty()) {
+        // Every pair failed: nothing known good to pair with, so every pair not tried yet.
+        for (const auto& p : allPairs(n))
+            if (std::find(first.begin(), first.end(), p) == first.end()) second.push_back(p);
+        return second;
+    }
+    const std::vector<size_t> good(passingGpus.begin(), passingGpus.end());
+    size_t k = 0;
+    for (const auto& [a, b] : failing)
+        for (size_t gpu : {a, b}) {
+            const size_t partner = good[k++ % good.size()];
+            second.emplace_back(std::min(gpu, partner), std::max(gpu, partner));
+        }
+    return second;
+}
+
+Status checkSweepOptions(const SweepOptions& options)
 {
     if (options.targets.size() < 2) return Error{"a sweep needs at least two targets", ErrorCode::Usage};
     if (options.bytes == 0 || options.bytes % 4 != 0 || options.bytes > (uint64_t(1) << 32))
         return Error{"--bytes must be a positive multiple of 4, at most 4 GiB", ErrorCode::Usage};
     if (options.reps == 0) return Error{"--reps must be at least 1", ErrorCode::Usage};
+    return {};
+}
+
+Result<SweepReport> runSweep(const SweepOptions& options)
+{
+    if (Status st = checkSweepOptions(options); !st) return st.error();
     SweepReport report;
     report.options = options;
-    std::vector<Rank> ranks(options.targets.size());
-    for (size_t i = 0; i < ranks.size(); ++i) {
-        auto spec = parseTargetSpec(options.targets[i]);
-        if (!spec) return Error{spec.message(), ErrorCode::Usage};
-        if (spec->kind != "sim")
-            return Error{
-                "target '" + spec->text +
-                    "': sweeps run on sim: ranks here; NCCL ranks (cuda:N) are not built into sweep yet",
-                ErrorCode::Usage};
-        auto link = takeLinkFault(*spec, i, ranks.size());
-        if (!link) return link.error();
-        auto model = createFaultModel(*spec);
-        if (!model) return Error{model.message(), ErrorCode::Usage};
-        ranks[i] = Rank{*spec, std::move(*model), *link, 0};
-        report.descriptions.push_back(ranks[i].model->describe() + "; " + ranks[i].link.describe());
+    std::vector<SweepRank> ranks;
+    for (size_t i = 0; i < options.targets.size(); ++i) {
+        auto rank = SweepRank::create(options, i);
+        if (!rank) return rank.error();
+        report.descriptions.push_back(rank->describe());
+        ranks.push_back(std::move(*rank));
     }
-
-    // Rounds.
+    auto runRound = [&](const std::vector<std::pair<size_t, size_t>>& pairs) {
+        SweepRound round;
+        for (const auto& [a, b] : pairs)
+            for (bool aToB : {true, false}) {
+                SweepTransfer t;
+                t.a = a;
+                t.b = b;
+                t.aToB = aToB;
+                std::map<std::string, uint32_t> signatures;
+                for (uint32_t rep = 0; rep < options.reps; ++rep) {
+                    const auto start = std::chrono::steady_clock::now();
+                    SweepWire wire = ranks[t.src()].send(t.dst(), rep);
+                    const SweepOutcome o = ranks[t.dst()].receive(t.src(), rep, std::move(wire));
+                    addSweepOutcome(
+                        t, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                        options.bytes);
+                    if (!o.ok) ++signatures[o.signature];
+                }
+                finishSweepTransfer(t, signatures);
+                round.transfers.push_back(t);
+            }
+        return round;
+    };
     const size_t n = ranks.size();
-    if (options.allPairs) {
-        report.rounds.push_back(runPairs(ranks, allPairs(n), options));
-    } else {
-        std::vector<std::pair<size_t, size_t>> first;
-        for (size_t a = 0; a + 1 < n; a += 2) first.emplace_back(a, a + 1);
-        if (n % 2) first.emplace_back(0, n - 1);
-        report.rounds.push_back(runPairs(ranks, first, options));
-        std::set<std::pair<size_t, size_t>> failing;
-        std::set<size_t> passingGpus;
-        for (const auto& [a, b] : first) {
-            bool failed = false;
-            for (const SweepTransfer& t : report.rounds[0].transfers)
-                if (t.a == a && t.b == b && t.failures > 0) failed = true;
-            if (failed) failing.insert({a, b});
-        }
-        for (const auto& [a, b] : first)
-            if (!failing.count({a, b})) {
-                passingGpus.insert(a);
-                passingGpus.insert(b);
-            }
-        if (!failing.empty()) {
-            std::vector<std::pair<size_t, size_t>> second;
-            if (passingGpus.empty()) {
-                // Every pair failed: nothing known good to pair with, so every pair not tried yet.
-                for (const auto& p : allPairs(n))
-                    if (std::find(first.begin(), first.end(), p) == first.end()) second.push_back(p);
-            } else {
-                const std::vector<size_t> good(passingGpus.begin(), passingGpus.end());
-                size_t k = 0;
-                for (const auto& [a, b] : failing)
-                    for (size_t gpu : {a, b}) {
-                        const size_t partner = good[k++ % good.size()];
-                        second.emplace_back(std::min(gpu, partner), std::max(gpu, partner));
-                    }
-            }
-            if (!second.empty()) report.rounds.push_back(runPairs(ranks, second, options));
-        }
-    }
+    report.rounds.push_back(runRound(sweepFirstRound(n, options.allPairs)));
+    if (!options.allPairs)
+        if (const auto second = sweepSecondRound(n, report.rounds[0]); !second.empty())
+            report.rounds.push_back(runRound(second));
+    judgeSweep(report);
+    return report;
+}
 
-    // Judgement.
+void judgeSweep(SweepReport& report)
+{
+    const size_t n = report.options.targets.size();
     std::map<std::pair<size_t, size_t>, SweepLink> edges;  // (src, dst)
     for (const SweepRound& r : report.rounds)
         for (const SweepTransfer& t : r.transfers) {
@@ -264,7 +318,8 @@ Result<SweepReport> runSweep(const SweepOptions& options)
             e.failures += t.failures;
             if (!t.signature.empty()) e.signature = t.signature;
         }
-    report.gpus.resize(n);
+    report.gpus.assign(n, SweepGpu{});
+    report.faultyLinks.clear();
     for (size_t g = 0; g < n; ++g) {
         SweepGpu& gpu = report.gpus[g];
         gpu.index = g;
@@ -300,7 +355,41 @@ Result<SweepReport> runSweep(const SweepOptions& options)
         e.rate = wilsonInterval(e.failures, e.reps);
         report.faultyLinks.push_back(e);
     }
-    return report;
+}
+
+nlohmann::json sweepTransferJson(const SweepTransfer& t)
+{
+    return {{"a", t.a},
+            {"b", t.b},
+            {"direction", t.aToB ? "a->b" : "b->a"},
+            {"src", t.src()},
+            {"dst", t.dst()},
+            {"pass", t.failures == 0},
+            {"reps", t.reps},
+            {"failures", t.failures},
+            {"corrupted_bytes", t.corruptedBytes},
+            {"signature", t.signature.empty() ? nlohmann::json() : nlohmann::json(t.signature)},
+            {"gbps", t.gbps},
+            {"seconds", t.seconds}};
+}
+
+Result<SweepTransfer> sweepTransferFromJson(const nlohmann::json& j)
+{
+    try {
+        SweepTransfer t;
+        t.a = j.at("a").get<size_t>();
+        t.b = j.at("b").get<size_t>();
+        t.aToB = j.at("direction").get<std::string>() == "a->b";
+        t.reps = j.at("reps").get<uint32_t>();
+        t.failures = j.at("failures").get<uint32_t>();
+        t.corruptedBytes = j.at("corrupted_bytes").get<uint64_t>();
+        if (j.at("signature").is_string()) t.signature = j["signature"].get<std::string>();
+        t.gbps = j.at("gbps").get<double>();
+        t.seconds = j.value("seconds", 0.0);
+        return t;
+    } catch (const nlohmann::json::exception& e) {
+        return Error{std::string("a sweep transfer record is malformed: ") + e.what(), ErrorCode::Protocol};
+    }
 }
 
 nlohmann::json sweepJson(const SweepReport& report)
@@ -308,19 +397,7 @@ nlohmann::json sweepJson(const SweepReport& report)
     nlohmann::json rounds = nlohmann::json::array();
     for (const SweepRound& r : report.rounds) {
         nlohmann::json pairs = nlohmann::json::array();
-        for (const SweepTransfer& t : r.transfers)
-            pairs.push_back(
-                {{"a", t.a},
-                 {"b", t.b},
-                 {"direction", t.aToB ? "a->b" : "b->a"},
-                 {"src", t.src()},
-                 {"dst", t.dst()},
-                 {"pass", t.failures == 0},
-                 {"reps", t.reps},
-                 {"failures", t.failures},
-                 {"corrupted_bytes", t.corruptedBytes},
-                 {"signature", t.signature.empty() ? nlohmann::json() : nlohmann::json(t.signature)},
-                 {"gbps", t.gbps}});
+        for (const SweepTransfer& t : r.transfers) pairs.push_back(sweepTransferJson(t));
         rounds.push_back({{"pairs", pairs}});
     }
     nlohmann::json gpus = nlohmann::json::array(), links = nlohmann::json::array(),

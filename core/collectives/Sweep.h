@@ -11,11 +11,15 @@
 // only partner in both directions while that partner passes elsewhere; a directed link is faulty
 // when it fails and neither end is a faulty GPU. Failure rates carry Wilson intervals.
 //
-// Ranks are simulated here (`sim:` targets, each with its fault model corrupting what passes
-// through the GPU and link_* parameters for its outgoing link, LinkFault.h), in one process.
+// Ranks are simulated (`sim:` targets, each with its fault model corrupting what passes through
+// the GPU and link_* parameters for its outgoing link, LinkFault.h): all in one process
+// (runSweep), or one per process with the bytes going through MPI (faultline-sweep-rank).
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../Result.h"
@@ -45,6 +49,7 @@ struct SweepTransfer {
     uint64_t corruptedBytes = 0;  // over all repetitions
     std::string signature;        // the most frequent signature kind among failures ("" none)
     double gbps = 0;
+    double seconds = 0;  // summed over repetitions (gbps from it)
     size_t src() const { return aToB ? a : b; }
     size_t dst() const { return aToB ? b : a; }
 };
@@ -78,9 +83,62 @@ struct SweepReport {
     bool healthy() const { return faultyGpus().empty() && faultyLinks.empty(); }
 };
 
-// Runs the sweep. Errors (exit 2): fewer than two targets, a target that is not `sim:` (NCCL
-// ranks are not built yet), a bad parameter, bytes not a positive multiple of 4.
+// Checks the options (errors, exit 2: fewer than two targets, a target that is not `sim:` (NCCL
+// ranks are not built yet), a bad parameter, bytes not a positive multiple of 4).
+Status checkSweepOptions(const SweepOptions& options);
+
+// Runs the sweep with every rank in this process.
 Result<SweepReport> runSweep(const SweepOptions& options);
+
+// ---- The parts, for ranks in separate processes (faultline-sweep-rank over MPI) ----
+
+// What crosses the wire of one transfer: the bytes, or that the sending GPU did not answer.
+struct SweepWire {
+    bool answered = true;
+    std::string failure;  // hang | crash when it did not answer
+    std::vector<unsigned char> bytes;
+};
+
+struct SweepOutcome {
+    bool ok = true;
+    uint64_t corruptedBytes = 0;
+    std::string signature;
+};
+
+// One rank of a sweep: its GPU's fault model (what passes through it is corrupted) and its
+// outgoing link. Every transfer is seeded by (seed, source, destination, repetition), so the
+// receiver knows what should arrive.
+class SweepRank {
+public:
+    static Result<SweepRank> create(const SweepOptions& options, size_t self);
+    SweepRank(SweepRank&&) noexcept;
+    SweepRank& operator=(SweepRank&&) noexcept;
+    ~SweepRank();
+    // Sending to `dst`: the payload through this GPU and, when it is the faulty link's, the link.
+    SweepWire send(size_t dst, uint32_t rep);
+    // Receiving from `src`: through this GPU, then checked (allreduce: summed with this rank's
+    // own data and checked against the golden sum).
+    SweepOutcome receive(size_t src, uint32_t rep, SweepWire wire);
+    std::string describe() const;
+
+private:
+    struct Impl;
+    explicit SweepRank(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+// The pairs of round one (or every pair with allPairs), and of round two after round one.
+std::vector<std::pair<size_t, size_t>> sweepFirstRound(size_t ranks, bool allPairs);
+std::vector<std::pair<size_t, size_t>> sweepSecondRound(size_t ranks, const SweepRound& first);
+// Adds one repetition's outcome to a direction's record.
+void addSweepOutcome(SweepTransfer& t, const SweepOutcome& outcome, double seconds, uint64_t bytes);
+// Finishes a direction's record (its most frequent signature).
+void finishSweepTransfer(SweepTransfer& t, const std::map<std::string, uint32_t>& signatures);
+// Names the faulty GPUs and links from the rounds (report.rounds filled).
+void judgeSweep(SweepReport& report);
+// A transfer record's JSON and back (how MPI ranks share their rounds).
+nlohmann::json sweepTransferJson(const SweepTransfer& t);
+Result<SweepTransfer> sweepTransferFromJson(const nlohmann::json& j);
 
 nlohmann::json sweepJson(const SweepReport& report);
 std::string sweepText(const SweepReport& report);
