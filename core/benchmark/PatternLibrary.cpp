@@ -382,7 +382,8 @@ Result<std::vector<PatternSpec>> patternSpecs(const PatternSetOptions& o)
         s.seed = mixSeed(o.seed, out.size());
         out.push_back(std::move(s));
     };
-    for (const auto& [rows, cols] : o.sizes) {
+    for (const auto& size : o.sizes) {
+        const uint64_t rows = size.first, cols = size.second;  // named copies: lambdas capture them
         for (DType t : o.dtypes) {
             const int m = int(bitLayout(t).mantissaBits);
             for (bool noise : {false, true}) {
