@@ -148,6 +148,9 @@ void MainWindow::createDocks()
     m_fleetDock = new QDockWidget(tr("Fleet"), this);
     m_fleetDock->setObjectName(QStringLiteral("fleetDock"));
     m_fleetDock->setWidget(m_fleet);
+    // The replay and devices docks keep the full height on the right (their controls need it);
+    // the fleet table spans the bottom under the tree and the central views.
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     addDockWidget(Qt::BottomDockWidgetArea, m_fleetDock);
     m_fleetDock->hide();
     connect(m_fleet, &FleetView::gpuSelected, this, [this](const QString& file, const QString& target) {
