@@ -6,8 +6,11 @@
 #include "core/replay/Campaign.h"
 #include "core/replay/GoldenExact.h"
 #include "core/replay/SimLibrary.h"
+#include "test_campaign_helpers.h"
 
 using namespace faultline;
+using faultline::test::statsOf;
+using faultline::test::summaryOf;
 
 namespace {
 
@@ -26,20 +29,6 @@ RunRecord peerRun(const std::string& target, uint32_t rep, const std::string& di
     r.digest = digest;
     r.peerKey = key;
     return r;
-}
-
-const OpTargetStats& statsOf(const CampaignReport& r, const std::string& target, size_t op = 0)
-{
-    for (const OpTargetStats& s : r.stats)
-        if (s.target == target && s.opIndex == op) return s;
-    qFatal("no stats for %s", target.c_str());
-}
-
-const TargetSummary& summaryOf(const CampaignReport& r, const std::string& target)
-{
-    for (const TargetSummary& t : r.targets)
-        if (t.target == target) return t;
-    qFatal("no summary for %s", target.c_str());
 }
 
 bool warned(const CampaignReport& r, const std::string& part)

@@ -9,8 +9,11 @@
 
 #include "core/replay/CampaignTally.h"
 #include "core/replay/RunKeySet.h"
+#include "test_campaign_helpers.h"
 
 using namespace faultline;
+using faultline::test::statsOf;
+using faultline::test::summaryOf;
 
 namespace {
 
@@ -29,20 +32,6 @@ RunRecord run(const std::string& target, size_t op, uint32_t rep, const std::str
     r.peerKey = kKey;
     if (outcome == RunOutcome::Mismatch) r.vsGolden = {{"signature", "stuck_bit"}, {"max_ulp", 4096}};
     return r;
-}
-
-const OpTargetStats& statsOf(const CampaignReport& r, const std::string& target, size_t op = 0)
-{
-    for (const OpTargetStats& s : r.stats)
-        if (s.target == target && s.opIndex == op) return s;
-    qFatal("no stats for %s", target.c_str());
-}
-
-const TargetSummary& summaryOf(const CampaignReport& r, const std::string& target)
-{
-    for (const TargetSummary& t : r.targets)
-        if (t.target == target) return t;
-    qFatal("no summary for %s", target.c_str());
 }
 
 }  // namespace
