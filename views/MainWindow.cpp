@@ -268,8 +268,8 @@ void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
     m_fleetDock->show();
     m_fleetDock->raise();
     statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
-    // The dock is sized once the layout has placed it (a resize before that is dropped): the
-    // fleet table takes most of the window, the incident views keep the rest.
+    // The dock is sized once the layout has placed it (a resize before that is dropped): it asks
+    // for three fifths of the window; the views' minimum sizes may leave it less.
     QTimer::singleShot(0, this, [this, path = paths.front()] {
         resizeDocks({m_fleetDock}, {height() * 3 / 5}, Qt::Vertical);
         emit fleetShown(path);
