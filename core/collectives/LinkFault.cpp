@@ -1,38 +1,12 @@
 #include "LinkFault.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
 #include <vector>
 
 namespace faultline {
-namespace {
-
-Result<double> linkNumber(const TargetSpec& spec, const std::string& key, double lo, double hi, bool integral)
-{
-    const std::string v = spec.param(key, "");
-    double d = 0;
-    try {
-        size_t used = 0;
-        d = std::stod(v, &used);
-        if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
-    } catch (...) {
-        return Error{"target '" + spec.text + "': parameter " + key + "=" + v + " is not a number",
-                     ErrorCode::Usage};
-    }
-    if (d < lo || d > hi || (integral && std::floor(d) != d)) {
-        std::ostringstream range;
-        range << "[" << lo << ", " << hi << "]";
-        return Error{"target '" + spec.text + "': " + key + " must be " +
-                         (integral ? "an integer" : "a number") + " in " + range.str() + ", not " + v,
-                     ErrorCode::Usage};
-    }
-    return d;
-}
-
-}  // namespace
 
 std::string LinkFault::describe() const
 {
@@ -94,8 +68,7 @@ Result<LinkFault> takeLinkFault(TargetSpec& spec, size_t self, size_t groupSize)
             ErrorCode::Usage};
     auto num = [&](const std::string& key, double lo, double hi, bool integral,
                    double fallback) -> Result<double> {
-        if (!spec.params.count(key)) return fallback;
-        return linkNumber(spec, key, lo, hi, integral);
+        return spec.number(key, fallback, lo, hi, !integral);
     };
     auto to = num("link_to", 0, double(groupSize) - 1, true, -1);
     if (!to) return to.error();

@@ -54,20 +54,6 @@ unsigned defaultStuckBit(DType t)
     return l.mantissaBits >= 3 ? l.mantissaBits - 3 : 0;
 }
 
-Result<double> number(const TargetSpec& s, const std::string& key, double fallback)
-{
-    const std::string v = s.param(key, "");
-    if (v.empty()) return fallback;
-    try {
-        size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
-        return d;
-    } catch (...) {
-        return Error{"target '" + s.text + "': parameter " + key + "=" + v + " is not a number"};
-    }
-}
-
 class FlipModel : public FaultModel {
 public:
     double rate = 1e-4;
@@ -304,23 +290,9 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     // clamped or ignored.
     auto value = [&](const char* key, double fallback, double& out, double lo, double hi,
                      bool real) -> Status {
-        auto r = number(spec, key, fallback);
+        auto r = spec.number(key, fallback, lo, hi, real);
         if (!r) return r.error();
         known.push_back(key);
-        if (!spec.params.count(key)) {
-            out = *r;
-            return {};
-        }
-        if (*r < lo || *r > hi || (!real && std::floor(*r) != *r)) {
-            const auto text = [](double v) {
-                std::ostringstream o;
-                o << v;
-                return o.str();
-            };
-            return Error{"target '" + spec.text + "': " + key + " must be " +
-                         (real ? "a number" : "an integer") + " in [" + text(lo) + ", " + text(hi) +
-                         "], not " + spec.param(key, "")};
-        }
         out = *r;
         return {};
     };

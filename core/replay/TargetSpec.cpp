@@ -2,6 +2,10 @@
 
 #include "../Text.h"
 
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
 namespace faultline {
 namespace {
 
@@ -16,6 +20,31 @@ std::string TargetSpec::param(const std::string& key, const std::string& fallbac
 {
     auto it = params.find(key);
     return it == params.end() ? fallback : it->second;
+}
+
+Result<double> TargetSpec::number(const std::string& key, double fallback, double lo, double hi,
+                                  bool real) const
+{
+    const auto it = params.find(key);
+    if (it == params.end()) return fallback;
+    const std::string& v = it->second;
+    double d = 0;
+    try {
+        size_t used = 0;
+        d = std::stod(v, &used);
+        if (used != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
+    } catch (...) {
+        return Error{"target '" + text + "': parameter " + key + "=" + v + " is not a number",
+                     ErrorCode::Usage};
+    }
+    if (d < lo || d > hi || (!real && std::floor(d) != d)) {
+        std::ostringstream range;
+        range << "[" << lo << ", " << hi << "]";
+        return Error{"target '" + text + "': " + key + " must be " + (real ? "a number" : "an integer") +
+                         " in " + range.str() + ", not " + v,
+                     ErrorCode::Usage};
+    }
+    return d;
 }
 
 Result<TargetSpec> parseTargetSpec(const std::string& raw)

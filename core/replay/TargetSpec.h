@@ -15,6 +15,10 @@ struct TargetSpec {
     std::map<std::string, std::string> params;
 
     std::string param(const std::string& key, const std::string& fallback) const;
+    // Parameter `key` as a number in [lo, hi] (an integer unless `real`), `fallback` when it is
+    // not given. Errors: "target 'T': parameter K=V is not a number", "target 'T': K must be an
+    // integer in [lo, hi], not V". A value a model cannot use is never clamped or ignored.
+    Result<double> number(const std::string& key, double fallback, double lo, double hi, bool real) const;
 };
 
 // Parses one target; errors say what is wrong and list what is accepted.
