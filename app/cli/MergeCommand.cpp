@@ -52,7 +52,9 @@ std::string mergeText(const nlohmann::json& summary)
 
 int runMerge(MergeOptions& o)
 {
-    FleetMerger merger;
+    // Scratch files (the spooled rows, the report's sections) beside the output.
+    std::error_code absoluteError;
+    FleetMerger merger(fs::absolute(o.out, absoluteError).parent_path().string());
     std::error_code ec;
     if (!o.fleetDir.empty()) {
         auto manifest = readFleetManifest(o.fleetDir);
@@ -89,18 +91,17 @@ int runMerge(MergeOptions& o)
             return failWith(fileError(o.out, "is one of the inputs", ErrorCode::Usage));
         if (Status s = merger.addFile(in); !s) return failWith(s.error());
     }
-    if (Status s = merger.write(o.out); !s) return failWith(s.error());
-    if (o.json) {
-        merger.writeJson(std::cout);
+    // One second pass writes the results file and, with --json, the same report to stdout.
+    auto summary = merger.finish(o.out, o.json ? &std::cout : nullptr);
+    if (!summary) return failWith(summary.error());
+    if (o.json)
         std::cout << "\n";
-    } else {
-        std::cout << mergeText(merger.summary());
-    }
+    else
+        std::cout << mergeText(*summary);
     std::cout.flush();
     if (!std::cout) return failWith(Error{"cannot write the report to standard output", ErrorCode::Io});
-    const nlohmann::json summary = merger.summary();
-    const bool found =
-        !summary["missing_tasks"].empty() || !summary["outliers"].empty() || !summary["unhealthy"].empty();
+    const bool found = !(*summary)["missing_tasks"].empty() || !(*summary)["outliers"].empty() ||
+                       !(*summary)["unhealthy"].empty();
     return found ? kExitDiverged : kExitOk;
 }
 

@@ -6,25 +6,39 @@
 // and peer key, the digest a strict majority of them produced is the reference, and a GPU whose
 // first completed run differs is an outlier, named with how many peers agreed.
 //
-// Files are read one at a time and dropped: what stays is one compact row per GPU (and op) and
-// one digest tally per (op, peer key), so memory does not grow with the size of the inputs. The
-// result is a campaign report's JSON (targets, ops) plus "fleet" (docs/formats.md).
+// Two passes, so memory depends neither on the size of the files nor on the size of the fleet:
+// the first reads each node file once, keeps one digest tally per (op, peer key) and a few bytes
+// per node (hashes of its host and task), and spools the node's compact rows to a scratch
+// directory; the second streams the spool, judges every GPU against the decided votes and writes
+// its rows into section files there, which are then joined into the merged report. The result is
+// a campaign report's JSON (targets, ops) plus "fleet" (docs/formats.md).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../Result.h"
+#include "FleetNode.h"
 
 namespace faultline {
 
 class FleetMerger {
 public:
-    // Adds one node's campaign (readCampaignResults' document of `path`). A document without the
-    // fields of a campaign report is an error naming the file; nothing is added then.
+    // Scratch files go to a private directory under `scratchParent` (the temporary directory
+    // when empty), created on the first add and removed with the merger.
+    explicit FleetMerger(std::string scratchParent = {});
+    FleetMerger(const FleetMerger&) = delete;
+    FleetMerger& operator=(const FleetMerger&) = delete;
+    ~FleetMerger();
+
+    // Pass one: checks one node's campaign (readCampaignResults' document of `path`), adds it to
+    // the tally and spools its rows. A document without the fields of a campaign report is an
+    // error naming the file; nothing is added then.
     Status add(const std::string& path, const nlohmann::json& campaign);
     // Reads `path` with readCampaignResults and adds it.
     Status addFile(const std::string& path);
@@ -33,76 +47,53 @@ public:
     // A task known to have failed (its exit code, its scheduler state): listed with the reason.
     void taskFailed(const std::string& task, const std::string& reason) { m_failedTasks[task] = reason; }
 
-    // Writes the merged campaign results file (never holding the merged document in memory).
-    Status write(const std::string& path) const;
-    // The merged report's JSON text (campaign report fields plus "fleet"), written piece by piece.
-    void writeJson(std::ostream& out) const;
+    // Pass two: reads every node again and writes the merged report: the campaign results file
+    // `path` unless it is empty, and the report's JSON text to `json` unless it is null. Returns
+    // the summary: what a person reads first (counts, missing tasks, GPUs not healthy, outliers,
+    // warnings).
+    Result<nlohmann::json> finish(const std::string& path, std::ostream* json) const;
+    Status write(const std::string& path) const { return finish(path, nullptr).status(); }
+    Status writeJson(std::ostream& out) const { return finish({}, &out).status(); }
+    Result<nlohmann::json> summary() const { return finish({}, nullptr); }
     // The merged report as one JSON tree: for small fleets and tests.
-    nlohmann::json result() const;
-    // What a person reads first: counts, missing tasks, GPUs not healthy, outliers, warnings.
-    nlohmann::json summary() const;
-    size_t nodeCount() const { return m_nodes.size(); }
+    Result<nlohmann::json> result() const;
+    size_t nodeCount() const { return m_nodeCount; }
 
 private:
-    struct Node {
-        std::string file, host, task, jobId, scheduler;
-        size_t targets = 0;
-        bool cancelled = false;
-    };
-    struct OpCell {
-        uint32_t opIndex = 0;
-        uint64_t runs = 0, failures = 0, mismatches = 0, hangs = 0, crashes = 0, errors = 0;
-        uint64_t distinct = 0, maxUlp = 0, peerMismatches = 0;
-        double rate = 0, low = 0, high = 0;
-        std::string signature;
-        int32_t vote = -1;  // index into m_votes, or -1 (no peers)
-        uint32_t digest = 0;
-    };
-    struct Gpu {
-        uint32_t node = 0;
-        std::string target, description, verdict, explanation, peerKey, uuid, serial, name, pciBusId;
-        int64_t index = -1;
-        uint64_t runs = 0, failures = 0;
-        double rate = 0, low = 0, high = 0;
-        bool deterministic = false;
-        std::vector<uint64_t> failingOps;
-        std::vector<OpCell> ops;
-    };
+    struct Spool;  // the scratch directory and the spooled rows (FleetMerge.cpp)
     struct Vote {
         uint32_t opIndex = 0;
         std::string peerKey;
         std::vector<std::string> digests;
         std::vector<uint32_t> counts;
     };
-    struct OpInfo {
-        std::string op, name;
-    };
-
     struct Decision {
         int64_t majority = -1;  // the digest index a strict majority produced, or -1
         uint32_t total = 0, agreeing = 0;
     };
-    struct Verdicts {
-        std::vector<std::string> labels;  // per GPU: host/target (host#task/target for a shared host)
-        std::vector<Decision> votes;      // per m_votes entry
+    struct OpInfo {
+        std::string op, name;
     };
-    std::vector<std::string> labels() const;
-    Verdicts decide() const;
-    std::vector<uint32_t> outlierOps(const Verdicts& v, size_t gpu) const;
-    nlohmann::json outlierJson(const Verdicts& v, size_t gpu) const;
-    std::pair<std::string, std::string> verdictOf(const Verdicts& v, size_t gpu) const;
-    nlohmann::json targetJson(const Verdicts& v, size_t gpu) const;
-    nlohmann::json gpuRow(const Verdicts& v, size_t gpu) const;
-    nlohmann::json cellJson(const Verdicts& v, const OpCell& cell) const;
+    class Pass;  // the second pass (FleetMerge.cpp)
+
+    void tally(const FleetNode& node);
+    void warn(std::string warning);
+    std::vector<Decision> decide() const;
     std::pair<nlohmann::json, std::vector<std::string>> missingTasks() const;
     nlohmann::json header() const;
 
-    std::vector<Node> m_nodes;
-    std::vector<Gpu> m_gpus;
+    std::string m_scratchParent;
+    std::unique_ptr<Spool> m_spool;
+    size_t m_nodeCount = 0;
     std::vector<Vote> m_votes;
     std::map<std::pair<uint32_t, std::string>, uint32_t> m_voteIndex;
     std::map<uint32_t, OpInfo> m_ops;
+    std::unordered_map<uint64_t, uint32_t> m_hostUses, m_taskUses;  // by hash of host / task
+    std::map<std::string, uint32_t> m_repeatedTasks;                // tasks with more than one file
     std::vector<std::string> m_warnings;
+    uint64_t m_warningsLeftOut = 0;
+    size_t m_gpuCount = 0;
+    bool m_cancelled = false;
     std::string m_trace;
     uint64_t m_reps = 0, m_seed = 0;
     std::optional<uint32_t> m_expectedTasks;

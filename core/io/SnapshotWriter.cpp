@@ -148,7 +148,11 @@ Result<SnapshotWriter> SnapshotWriter::create(const std::string& path, const Sna
         (options.inMemory && H5Pset_fapl_core(fapl.get(), size_t(1) << 20, /*backing_store=*/0) < 0))
         return hdf5Error(path, "cannot set up HDF5 file access");
     impl->inMemory = options.inMemory;
-    impl->file = FileHandle(H5Fcreate(impl->tmpPath.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    PlistHandle fcpl(H5Pcreate(H5P_FILE_CREATE));
+    if (!fcpl || (!options.reuseFreedSpace &&
+                  H5Pset_file_space_strategy(fcpl.get(), H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0))
+        return hdf5Error(path, "cannot set up HDF5 file creation");
+    impl->file = FileHandle(H5Fcreate(impl->tmpPath.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()));
     if (!impl->file) return hdf5Error(path, "cannot create '" + impl->tmpPath + "'");
     impl->closed = false;
     impl->linkCreate = PlistHandle(H5Pcreate(H5P_LINK_CREATE));

@@ -31,6 +31,11 @@ struct SnapshotWriterOptions {
     // HDF5 file whose writes fail (a full disk) cannot be closed cleanly by libhdf5. Attributes
     // are limited to 64 KiB (the earliest file format: see create()).
     bool inMemory = false;
+    // false: no free-space manager. HDF5's in-memory record of freed file space (object headers
+    // that grow attribute by attribute leave some behind) grows with the number of objects
+    // written; a file of tens of thousands of groups (a merged fleet campaign) turns it off and
+    // leaves those small holes unused. Readable by HDF5 1.10 (the format's upper bound anyway).
+    bool reuseFreedSpace = true;
 };
 
 class SnapshotWriter {

@@ -83,23 +83,44 @@ Status writeCampaignResultsJson(const std::string& path, const nlohmann::json& r
     return writer.close();
 }
 
-Status writeCampaignResultsStreamed(const std::string& path, const nlohmann::json& header, size_t targetCount,
-                                    const std::function<nlohmann::json(size_t)>& target,
-                                    const std::string& jsonPath)
+struct CampaignResultsStream::Impl {
+    SnapshotWriter writer;
+    size_t targets = 0;
+};
+
+CampaignResultsStream::CampaignResultsStream(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+CampaignResultsStream::CampaignResultsStream(CampaignResultsStream&&) noexcept = default;
+CampaignResultsStream& CampaignResultsStream::operator=(CampaignResultsStream&&) noexcept = default;
+CampaignResultsStream::~CampaignResultsStream() = default;
+
+Result<CampaignResultsStream> CampaignResultsStream::create(const std::string& path,
+                                                            const nlohmann::json& header)
+{
+    // One group per target of a whole fleet: no free-space manager, whose bookkeeping would
+    // grow with them (SnapshotWriterOptions).
+    auto w = SnapshotWriter::create(path, {.reuseFreedSpace = false});
+    if (!w) return w.error();
+    auto impl = std::make_unique<Impl>(Impl{std::move(*w), 0});
+    if (Status st = writeRootAttributes(impl->writer, header); !st) return st.error();
+    return CampaignResultsStream(std::move(impl));
+}
+
+Status CampaignResultsStream::addTarget(const nlohmann::json& target)
+{
+    return writeTargetGroup(m_impl->writer, m_impl->targets++, target);
+}
+
+Status CampaignResultsStream::finish(const std::string& jsonPath)
 {
     std::ifstream in(jsonPath, std::ios::binary | std::ios::ate);
     if (!in) return fileError(jsonPath, "cannot open", ErrorCode::Io);
     const uint64_t size = uint64_t(in.tellg());
     in.seekg(0);
-    auto w = SnapshotWriter::create(path);
-    if (!w) return w.error();
-    SnapshotWriter& writer = *w;
-    Status st = writeRootAttributes(writer, header);
-    for (size_t i = 0; i < targetCount && st; ++i) st = writeTargetGroup(writer, i, target(i));
+    SnapshotWriter& writer = m_impl->writer;
     TensorWriteOptions chunked;
     chunked.chunkShape = {std::min<uint64_t>(size, uint64_t(1) << 20)};
-    if (st)
-        st = writer.beginTensor("report_json", DType::UInt8, {size}, size ? chunked : TensorWriteOptions{});
+    Status st =
+        writer.beginTensor("report_json", DType::UInt8, {size}, size ? chunked : TensorWriteOptions{});
     std::vector<char> buffer(size_t(1) << 20);
     for (uint64_t done = 0; st && done < size;) {
         const uint64_t n = std::min<uint64_t>(buffer.size(), size - done);

@@ -3,6 +3,7 @@
 // golden-exact targets (no peer key) do not vote; missing and failed tasks are listed; inventory
 // UUIDs and serials reach the GPU rows; a bad document is refused naming the file; the merged
 // report is a campaign results file.
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -75,7 +76,7 @@ private slots:
         QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d1"})).ok());
         QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1", "bad"})).ok());
         QVERIFY(m.add("c.h5", nodeCampaign("n3", "2", {"d1", "d1"})).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         const json& outliers = r["fleet"]["outliers"];
         QCOMPARE(outliers.size(), size_t(1));
         QCOMPARE(outliers[0]["gpu"].get<std::string>(), std::string("n2/cuda:1"));
@@ -102,7 +103,7 @@ private slots:
     {
         FleetMerger m;
         QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1", "d2"})).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         QVERIFY(r["fleet"]["outliers"].empty());
         QCOMPARE(r["fleet"]["peer_votes"][0]["basis"].get<std::string>(), std::string("none"));
     }
@@ -113,7 +114,7 @@ private slots:
         for (json& t : c["targets"]) t.erase("peer_key");
         FleetMerger m;
         QVERIFY(m.add("a.h5", c).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         QVERIFY(r["fleet"]["outliers"].empty());
         QVERIFY(r["fleet"]["peer_votes"].empty());
     }
@@ -124,7 +125,7 @@ private slots:
         for (auto& [label, st] : c["ops"][0]["targets"].items()) st.erase("first_digest");
         FleetMerger m;
         QVERIFY(m.add("old.h5", c).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         QVERIFY(r["fleet"]["peer_votes"].empty());
         QCOMPARE(r["warnings"].size(), size_t(1));
         QVERIFY(r["warnings"][0].get<std::string>().find("old.h5: 2 op result(s)") != std::string::npos);
@@ -135,7 +136,7 @@ private slots:
         FleetMerger m;
         QVERIFY(m.add("a.h5", nodeCampaign("vm", "0", {"d1"})).ok());
         QVERIFY(m.add("b.h5", nodeCampaign("vm", "1", {"d1"})).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         QVERIFY(gpuRow(r, "vm#0/cuda:0"));
         QVERIFY(gpuRow(r, "vm#1/cuda:0"));
     }
@@ -147,7 +148,7 @@ private slots:
         m.taskFailed("2", "replay exited 2");
         QVERIFY(m.add("a.h5", nodeCampaign("n1", "0", {"d1"})).ok());
         QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1"})).ok());
-        const json r = m.result();
+        const json r = m.result().value();
         const json& missing = r["fleet"]["missing_tasks"];
         QCOMPARE(missing.size(), size_t(2));
         QCOMPARE(missing[0]["task"].get<int>(), 2);
@@ -169,7 +170,7 @@ private slots:
         QVERIFY(!s.ok());
         QVERIFY(s.message().find("typed.h5") != std::string::npos);
         QCOMPARE(m.nodeCount(), size_t(0));
-        QVERIFY(m.result()["fleet"]["gpus"].empty());
+        QVERIFY(m.result().value()["fleet"]["gpus"].empty());
     }
 
     void theMergedReportIsACampaignResultsFile()
@@ -180,16 +181,75 @@ private slots:
         QVERIFY(m.add("b.h5", nodeCampaign("n2", "1", {"d1", "zz"})).ok());
         const std::string path = dir.filePath("fleet.h5").toStdString();
         QVERIFY(m.write(path).ok());
-        QVERIFY(!QFile::exists(QString::fromStdString(path + ".json.tmp")));
+        // Nothing but the merged file is written there (the scratch files are elsewhere).
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList{"fleet.h5"});
         auto back = readCampaignResults(path);
         QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
         QCOMPARE((*back)["targets"].size(), size_t(4));
         QCOMPARE((*back)["fleet"]["outliers"][0]["gpu"].get<std::string>(), std::string("n2/cuda:1"));
-        QCOMPARE(*back, m.result());
+        QCOMPARE(*back, m.result().value());
         QCOMPARE((*back)["targets"][3]["fleet_gpu"]["uuid"].get<std::string>(), std::string("GPU-n2-1"));
         // A merged file is not merged again as if it were a node.
         FleetMerger again;
         QVERIFY(!again.addFile(path).ok());
+    }
+    // Each file is read once: its rows are spooled beside the output and streamed by the second
+    // pass, so the merge of files equals the merge of the same documents held in memory even
+    // when the files are gone by then; the scratch directory goes with the merger.
+    void filesAreReadOnceAndSpooled()
+    {
+        QTemporaryDir dir;
+        std::vector<std::string> paths;
+        FleetMerger inMemory;
+        for (int n = 0; n < 5; ++n) {
+            const json c = nodeCampaign("n" + std::to_string(n), std::to_string(n),
+                                        {"d1", n == 3 ? "other" : "d1", "d1"});
+            paths.push_back(dir.filePath(QString("node-%1.h5").arg(n)).toStdString());
+            QVERIFY(writeCampaignResultsJson(paths.back(), c).ok());
+            QVERIFY(inMemory.add(paths.back(), c).ok());
+        }
+        const auto scratchDirs = [&] {
+            return QDir(dir.path())
+                .entryList(QStringList{".faultline-merge-*"}, QDir::AllEntries | QDir::Hidden);
+        };
+        {
+            FleetMerger fromFiles(dir.path().toStdString());
+            fromFiles.expectTasks(6);
+            inMemory.expectTasks(6);
+            for (const std::string& p : paths) QVERIFY(fromFiles.addFile(p).ok());
+            QCOMPARE(scratchDirs().size(), qsizetype(1));
+            for (const std::string& p : paths) QVERIFY(QFile::remove(QString::fromStdString(p)));
+            const json r = fromFiles.result().value();
+            QCOMPARE(r, inMemory.result().value());
+            QCOMPARE(r["fleet"]["outliers"].size(), size_t(1));
+            QCOMPARE(r["fleet"]["outliers"][0]["gpu"].get<std::string>(), std::string("n3/cuda:1"));
+            QCOMPARE(r["fleet"]["outliers"][0]["ops"][0]["agreeing"].get<int>(), 14);
+            QCOMPARE(r["fleet"]["missing_tasks"][0]["task"].get<int>(), 5);
+            const json summary = fromFiles.summary().value();
+            QCOMPARE(summary["outliers"].size(), size_t(1));
+            QCOMPARE(summary["unhealthy"].size(), size_t(1));
+            const std::string out = dir.filePath("fleet.h5").toStdString();
+            QVERIFY(fromFiles.write(out).ok());
+            QCOMPARE(readCampaignResults(out).value(), r);
+        }
+        QCOMPARE(scratchDirs(), QStringList{});
+    }
+
+    // A repeated problem is reported once with a count, not once per node.
+    void repeatedWarningsAreCounted()
+    {
+        FleetMerger m;
+        for (int n = 0; n < 100; ++n) {
+            json c = nodeCampaign("n", "0", {"d1"});
+            c.erase("node");
+            QVERIFY(m.add("node-" + std::to_string(n) + ".h5", c).ok());
+        }
+        const json warnings = m.result().value()["warnings"];
+        QVERIFY(warnings.size() < 70);
+        QVERIFY2(warnings.back().get<std::string>().find("and 36 more warnings") != std::string::npos,
+                 warnings.back().dump().c_str());
+        QCOMPARE(m.result().value()["fleet"]["gpus"].size(), size_t(100));
     }
 };
 

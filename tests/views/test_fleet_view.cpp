@@ -58,7 +58,7 @@ json mergedFleet()
 {
     FleetMerger m;
     addNodes(m);
-    return m.result();
+    return m.result().value();
 }
 
 }  // namespace
