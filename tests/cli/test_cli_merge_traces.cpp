@@ -106,6 +106,27 @@ private slots:
                 ++holding;
             }
         QCOMPARE(holding, 4);
+
+        // Replay on the golden target judges every rank's recorded output, reduce_scatter's
+        // rank r against block r of the reduction.
+        qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+        const ProcessResult replay =
+            run({"replay", out, "--targets", "cpu", "--reps", "1", "--quiet", "--json"});
+        QVERIFY2(replay.exitCode == 0, replay.err.constData());
+        int scatterRuns = 0;
+        for (const QJsonValue runValue : jsonOf(replay)["runs"].toArray()) {
+            const QJsonObject rec = runValue.toObject();
+            QCOMPARE(rec["outcome"].toString(), QStringLiteral("ok"));
+            if (rec["op"].toString() != "reduce_scatter") continue;
+            ++scatterRuns;
+            const QJsonObject vs = rec["vs_recorded"].toObject();
+            QCOMPARE(vs.size(), 3);
+            for (const QString& label : vs.keys()) {
+                QVERIFY2(!vs[label].toObject().contains("error"), qPrintable(label));
+                QCOMPARE(vs[label].toObject()["mismatches"].toInt(), 0);
+            }
+        }
+        QCOMPARE(scatterRuns, 1);
     }
 
     void plantedBlockIsAttributed()
