@@ -483,18 +483,21 @@ class record:
             mine, out_of = args[0][0], (lambda r: args[0][0])
         world = dist.get_world_size() if dist.is_initialized() else 1
         name = self._current_name()
+        # What every rank decides alike: whether the inputs are gathered. The gather is a
+        # collective, so it runs even where this rank does not record (after max_bytes, or a
+        # failure), as for all_reduce; otherwise the ranks' gathers would not pair up.
         why = None
-        if not record_it:
-            why = "after recording stopped"
-        elif not dist.is_initialized() or (len(args) > 2 and not self._default_group(dist, args)):
+        if not dist.is_initialized() or not self._default_group(dist, args):
             why = op + " outside the default process group"
         elif mine is None or mine.dim() == 0:
             why = op + " of a scalar"
         elif mine.dtype not in (torch.float32, torch.bfloat16, torch.float16):
             why = op + " of a non-float tensor"
-        else:
-            why = self._wanted(op, name)
         gathered = self._gather_bytes(mine, world) if why is None else None
+        if why is None and not record_it:
+            why = "after recording stopped"
+        if why is None:
+            why = self._wanted(op, name)
         result = func(*args, **kwargs)
         try:
             result[1].wait()
