@@ -512,7 +512,22 @@ private:
             // The scratch is freed when the caller returns: wait for the kernel first.
             return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
         }
-        if (op == "all_reduce") {
+        if (op == "all_gather" || op == "broadcast") {
+            std::vector<const float*> ptrs(dIn.begin(), dIn.end());
+            if (op == "broadcast") {
+                const auto root = golden::paramDouble(op, p, "root", 0.0);  // validated by inferGoldenOutput
+                ptrs = {dIn[root ? size_t(*root) : 0]};
+            }
+            const uint64_t perRank = golden::elementCountOf(in[0].shape);
+            const float* const* dPtrs =
+                r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
+            if (!r.ok()) return 0;
+            const int rc =
+                launchGoldenGather(dPtrs, int32_t(ptrs.size()), perRank, dOut, view, dSm, m_stream);
+            // The pointer array is freed when the caller returns: wait for the kernel first.
+            return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
+        }
+        if (op == "all_reduce" || op == "reduce_scatter") {
             const auto name = golden::paramString(op, p, "reduce_op", std::string("sum"));
             const auto reduce = name ? golden::parseReduceOp(*name) : std::nullopt;
             std::vector<const float*> ptrs(dIn.begin(), dIn.end());

@@ -82,4 +82,11 @@ enum class ReduceKind { Sum, Max, Min };
 int launchGoldenAllReduce(ReduceKind kind, const float* const* ranks, int32_t rankCount, float* out, View2d v,
                           int32_t* tileSm, cudaStream_t stream);
 
+// all_gather and broadcast (core/golden/CollectiveGolden.h): out (v.rows x v.cols floats) is the
+// `rankCount` device arrays of `perRank` floats each, concatenated in rank order; broadcast
+// passes the root's array alone. `ranks` is a device array of device pointers; tileSm as for
+// element-wise. reduce_scatter runs launchGoldenAllReduce (each rank records its block).
+int launchGoldenGather(const float* const* ranks, int32_t rankCount, uint64_t perRank, float* out, View2d v,
+                       int32_t* tileSm, cudaStream_t stream);
+
 }  // namespace faultline::cuda

@@ -35,6 +35,7 @@ int run(int argc, char** argv)
     runners["evidence"] = addEvidenceCommand(app);
     runners["fleet"] = addFleetCommand(app);
     runners["merge"] = addMergeCommand(app);
+    runners["merge-traces"] = addMergeTracesCommand(app);
     runners["sweep"] = addSweepCommand(app);
     runners["benchmark"] = addBenchmarkCommand(app);
     app.require_subcommand(0, 1);

@@ -21,6 +21,7 @@ CommandRunner addVerifyCommand(CLI::App& app);
 CommandRunner addEvidenceCommand(CLI::App& app);
 CommandRunner addFleetCommand(CLI::App& app);
 CommandRunner addMergeCommand(CLI::App& app);
+CommandRunner addMergeTracesCommand(CLI::App& app);
 CommandRunner addSweepCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
 

@@ -19,6 +19,7 @@
 //               scale (default 1/sqrt(d))
 //   all_reduce  [x_rank0, x_rank1, ...] same shape and dtype; reduce_op sum (default) | max |
 //               min; ranks (device labels, one per input; not used by the computation)
+//   all_gather, reduce_scatter, broadcast: see CollectiveGolden.h
 // Input dtypes: float32, bfloat16, float16, float8_e4m3fn, float8_e5m2 (widened to float
 // exactly); outputs have the first input's dtype (gemm: out_dtype) and are rounded once from
 // the float result. The orders are GoldenOrder.h's; each op's file documents its formula.

@@ -48,10 +48,11 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
             j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
             if (j.model.empty()) j.model = type + " scores and probabilities";
         }
-    } else if (op == "all_reduce") {
+    } else if (op == "all_reduce" || op == "reduce_scatter") {
         j.options.accumulationUnitRoundoff = un;
         j.model = type + " sums";
-    } else if (op != "add" && op != "mul") {  // one rounding each: nothing to widen
+    } else if (op != "add" && op != "mul" && op != "all_gather" &&
+               op != "broadcast") {  // one rounding each, or none: nothing to widen
         j.options.intermediateUnitRoundoff = un;
         j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
         j.model = type + " intermediates";

@@ -13,7 +13,8 @@
 //                      type, norms, softmax, activations round intermediates to it
 //   bf16/fp16 on cuda  intermediates of norms, softmax and activations in the narrow type;
 //                      narrow accumulation only with reduced_precision_reduction=1
-//   all_reduce         of bf16/fp16 ranks: the sum in the narrow type
+//   all_reduce, reduce_scatter
+//                      of bf16/fp16 ranks: the sum in the narrow type
 #include <string>
 
 #include "ErrorBounds.h"

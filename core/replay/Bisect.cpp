@@ -2,12 +2,56 @@
 
 #include <sstream>
 
+#include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
 #include "BoundCompare.h"
 #include "TensorLoad.h"
 
 namespace faultline {
+
+namespace {
+
+// A collective's invariants on every rank's output: one that fails is out of bound.
+void judgeCollective(const Trace& trace, const TraceOp& op, BisectOp& b, std::vector<std::string>& warnings)
+{
+    auto report = checkCollectiveInvariants(trace, op);
+    if (!report) {
+        warnings.push_back(report.message());
+        return;
+    }
+    if (!report->holds()) {
+        const bool judged = b.verdict == BisectVerdict::Ok || b.verdict == BisectVerdict::Divergent;
+        b.detail = report->summary() + (judged && !b.detail.empty() ? "; " + b.detail : std::string());
+        b.verdict = BisectVerdict::Divergent;
+    }
+    b.collective = std::move(report).value();
+}
+
+// The invariants under the op's line, at most kShownFailures blocks each.
+std::string collectiveText(const CollectiveReport& c)
+{
+    constexpr size_t kShownFailures = 8;
+    std::ostringstream out;
+    for (const InvariantCheck& check : c.checks) {
+        out << "      " << (check.holds ? "✓ " : "✗ ") << check.invariant << " (" << check.judged << "): "
+            << (check.holds ? check.detail : std::to_string(check.failures.size()) + " block(s) wrong")
+            << "\n";
+        for (size_t i = 0; i < check.failures.size() && i < kShownFailures; ++i)
+            out << "        " << check.failures[i].detail << "\n";
+        if (check.failures.size() > kShownFailures)
+            out << "        ... and " << check.failures.size() - kShownFailures << " more\n";
+    }
+    if (c.checks.empty()) out << "      invariants not judged: " << c.note << "\n";
+    if (!c.missingRanks.empty()) {
+        out << "      not recorded, not judged:";
+        for (const std::string& r : c.missingRanks) out << " " << r;
+        out << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace
 
 Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                                  const std::function<void(size_t, size_t, const std::string&)>& progress,
@@ -66,6 +110,15 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
             b.boundLoose = judgement.loose;
             auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
                               : Result<std::vector<double>>(gold.error());
+            // reduce_scatter: the suspect recorded its own block of the reduction.
+            auto rows = bound ? golden::recordedRowsOf(op.op, op.params, suspect, gold->shape)
+                              : Result<std::optional<golden::RowBlock>>(bound.error());
+            if (rows && *rows) {
+                *bound = golden::rowsOf(*bound, gold->shape, **rows);
+                *gold = golden::rowsOf(*gold, **rows);
+            } else if (!rows) {
+                bound = rows.error();
+            }
             if (!bound) {
                 b.verdict = BisectVerdict::Error;
                 b.detail = bound.message();
@@ -86,6 +139,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
                 }
             }
         }
+        if (golden::isCollectiveOp(op.op) && trace.file) judgeCollective(trace, op, b, report.warnings);
         if (b.verdict == BisectVerdict::Divergent && !report.firstDivergentOp)
             report.firstDivergentOp = b.index;
         if (b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok) ++report.checkedOps;
@@ -134,6 +188,7 @@ nlohmann::json bisectJson(const BisectReport& report)
             j["max_ulp"] = nullptr;
             j["signature"] = nullptr;
         }
+        j["collective"] = b.collective ? collectiveJson(*b.collective) : nlohmann::json();
         ops.push_back(std::move(j));
     }
     return {{"trace", report.trace},
@@ -163,6 +218,7 @@ std::string bisectText(const BisectReport& report)
                 << signatureKindName(b.divergence->signature.kind) << ")";
         if (b.verdict != BisectVerdict::Ok && !b.detail.empty()) out << " — " << b.detail;
         out << "\n";
+        if (b.collective) out << collectiveText(*b.collective);
     }
     out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s)\n";
     if (report.firstDivergentOp)

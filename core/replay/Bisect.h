@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../collectives/CollectiveInvariants.h"
 #include "../compare/Divergence.h"
 #include "../trace/Trace.h"
 #include "ReplayVocabulary.h"
@@ -27,6 +28,9 @@ struct BisectOp {
     // empty for the strict bounds; loose where it cannot be tight (narrow accumulation).
     std::string boundModel;
     bool boundLoose = false;
+    // Collectives: the invariants on every rank's recorded output (CollectiveInvariants.h). One
+    // that fails makes the op divergent whatever the suspect's own output.
+    std::optional<CollectiveReport> collective;
 };
 
 struct BisectReport {
@@ -49,7 +53,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
 // {"trace","suspect","first_divergent_op": index|null, "checked_ops": N,
 // "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
-//  bit_histogram, bound_model (null: strict), bound_loose per op and warnings.
+//  bit_histogram, bound_model (null: strict), bound_loose, collective (collectiveJson, null for
+//  other ops) per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);
 std::string bisectText(const BisectReport& report);
 

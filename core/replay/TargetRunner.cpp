@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "../Text.h"
+#include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
 #include "../io/SafetensorsFile.h"
@@ -330,7 +331,17 @@ void TargetRunner::judge(const TraceOp& op, RunRecord& r, const std::string& out
     r.vsRecorded = nlohmann::json::object();
     for (const auto& [label, recorded] : ref->recorded) {
         // Both sides carry their own rounding error against the golden: twice the bound.
-        auto d = compareWithinBound(outputs[0], recorded, ref->bound, 2.0, what + " vs " + label, 1, 4);
+        // reduce_scatter: each device recorded its own block of the reduction.
+        auto rows = golden::recordedRowsOf(op.op, op.params, label, outputs[0].shape);
+        if (!rows) {
+            r.vsRecorded[label] = {{"error", rows.message()}};
+            continue;
+        }
+        auto d = *rows
+                     ? compareWithinBound(golden::rowsOf(outputs[0], **rows), recorded,
+                                          golden::rowsOf(ref->bound, outputs[0].shape, **rows), 2.0,
+                                          what + " vs " + label, 1, 4)
+                     : compareWithinBound(outputs[0], recorded, ref->bound, 2.0, what + " vs " + label, 1, 4);
         r.vsRecorded[label] = d ? divergenceSummary(*d) : nlohmann::json{{"error", d.message()}};
     }
 }

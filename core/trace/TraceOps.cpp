@@ -23,6 +23,9 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& opTable
         {"mul", {}},
         {"attention", {"causal", "scale"}},
         {"all_reduce", {"reduce_op", "ranks"}},
+        {"all_gather", {"ranks"}},
+        {"reduce_scatter", {"reduce_op", "ranks"}},
+        {"broadcast", {"root", "ranks"}},
     };
     return table;
 }

@@ -20,6 +20,15 @@ from .module_names import ModuleNames
 from .trace_file import TraceFile
 
 # Calls that move or create data without arithmetic on it: never recorded.
+# c10d ops recorded like all_reduce (every rank's input, this rank's output), by trace op.
+_COLLECTIVES = {
+    "c10d::allgather_": "all_gather",              # dist.all_gather(list, t)
+    "c10d::_allgather_base_": "all_gather",        # dist.all_gather_into_tensor (torch >= 2.0)
+    "c10d::reduce_scatter_": "reduce_scatter",     # dist.reduce_scatter(out, list)
+    "c10d::_reduce_scatter_base_": "reduce_scatter",  # dist.reduce_scatter_tensor (torch >= 2.0)
+    "c10d::broadcast_": "broadcast",
+}
+
 _NO_ARITHMETIC = frozenset("aten::" + n for n in (
     "clone", "copy_", "_to_copy", "to", "contiguous", "_unsafe_view", "lift_fresh", "lift_fresh_copy",
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
@@ -211,8 +220,22 @@ class record:
 
                 self._patches.append((dist, "all_reduce", original))
                 dist.all_reduce = all_reduce
+                for fname in ("reduce_scatter", "reduce_scatter_tensor"):
+                    if hasattr(dist, fname):
+                        self._patch_reduce_scatter(dist, fname)
         except ImportError:
             pass
+
+    def _patch_reduce_scatter(self, dist, fname):
+        recorder = self
+        original = getattr(dist, fname)
+
+        def reduce_scatter(output, input, op=dist.ReduceOp.SUM, *args, **kwargs):
+            recorder._pending_reduce_op = _reduce_op_name(dist, op)
+            return original(output, input, op, *args, **kwargs)
+
+        self._patches.append((dist, fname, original))
+        setattr(dist, fname, reduce_scatter)
 
     def _unpatch(self):
         for owner, name, original in reversed(self._patches):
@@ -238,10 +261,14 @@ class record:
             self.skipped["after recording stopped"] += 1
             if func._schema.name == "c10d::allreduce_":
                 return self._all_reduce(func, args, kwargs, record_it=False)
+            if func._schema.name in _COLLECTIVES:
+                return self._collective(func, args, kwargs, record_it=False)
             return func(*args, **kwargs)
         schema_name = func._schema.name
         if schema_name == "c10d::allreduce_":
             return self._all_reduce(func, args, kwargs, record_it=True)
+        if schema_name in _COLLECTIVES:
+            return self._collective(func, args, kwargs, record_it=True)
         alias = _returns_alias(func)
         if alias == "view" or schema_name in _NO_ARITHMETIC or schema_name.startswith("c10d::"):
             self.skipped["views and data movement" if alias == "view" or schema_name in _NO_ARITHMETIC
@@ -389,14 +416,7 @@ class record:
         gathered = None
         world = dist.get_world_size() if dist.is_initialized() else 1
         if dist.is_initialized():
-            gathered = []
-            for t in tensors:
-                # Gathered as bytes: every backend moves them (gloo has no bfloat16 or int16
-                # all_gather), and the bits are kept.
-                mine = t.detach().contiguous().reshape(-1).view(torch.uint8).clone()
-                parts = [torch.empty_like(mine) for _ in range(world)]
-                dist.all_gather(parts, mine)
-                gathered.append([p.view(t.dtype).reshape(t.shape) for p in parts])
+            gathered = [self._gather_bytes(t, world) for t in tensors]
         result = func(*args, **kwargs)
         try:
             result[1].wait()
@@ -409,11 +429,7 @@ class record:
         if why:
             self.skipped[why] += 1
             return result
-        if "{rank}" in self._label_template:
-            labels = [self._label_template.replace("{rank}", str(r)) for r in range(world)]
-        else:
-            labels = ["rank%d" % r for r in range(world)]
-            labels[self.rank] = self.label
+        labels = self._rank_labels(world)
         for i, t in enumerate(tensors):
             ranks = gathered[i] if gathered else [t]
             if not all(is_storable(p) for p in ranks) or t.dtype not in (torch.float32, torch.bfloat16, torch.float16):
@@ -422,3 +438,101 @@ class record:
             self._write("all_reduce", ranks, {"reduce_op": reduce_op, "ranks": labels if gathered else [self.label]},
                         [t], name, func, None, self.kept)
         return result
+
+    # ---- c10d all_gather, reduce_scatter, broadcast -----------------------------------------
+
+    @staticmethod
+    def _gather_bytes(t, world):
+        """Every rank's `t` (all_gather on the default group). Gathered as bytes: every backend
+        moves them (gloo has no bfloat16 or int16 all_gather), and the bits are kept."""
+        import torch.distributed as dist
+        mine = t.detach().contiguous().reshape(-1).view(torch.uint8).clone()
+        parts = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(parts, mine)
+        return [p.view(t.dtype).reshape(t.shape) for p in parts]
+
+    def _rank_labels(self, world):
+        if "{rank}" in self._label_template:
+            return [self._label_template.replace("{rank}", str(r)) for r in range(world)]
+        labels = ["rank%d" % r for r in range(world)]
+        labels[self.rank] = self.label
+        return labels
+
+    def _collective(self, func, args, kwargs, record_it):
+        """c10d all_gather / reduce_scatter / broadcast on the default group: every rank's
+        input (gathered before the call), then this rank's output, in trace v1's conventions
+        (docs/formats.md): all_gather's output is the gathered blocks concatenated along dim 0,
+        reduce_scatter's input of a rank is its input list concatenated along dim 0."""
+        import torch.distributed as dist
+        schema = func._schema.name
+        op = _COLLECTIVES[schema]
+        reduce_op = self._pending_reduce_op or "sum"
+        if op == "reduce_scatter":
+            self._pending_reduce_op = None
+        if schema == "c10d::allgather_":
+            mine, out_of = args[1][0], (lambda r: torch.cat(list(args[0][0]), 0) if args[0][0] else None)
+        elif schema == "c10d::_allgather_base_":
+            mine, out_of = args[1], (lambda r: args[0].reshape((-1,) + tuple(args[1].shape[1:])))
+        elif schema == "c10d::reduce_scatter_":
+            chunks = list(args[1][0])
+            mine = torch.cat(chunks, 0) if chunks and chunks[0].dim() > 0 else None
+            out_of = lambda r: args[0][0]  # noqa: E731
+        elif schema == "c10d::_reduce_scatter_base_":
+            mine, out_of = args[1], (lambda r: args[0])
+        else:  # broadcast_: (tensors, group, root_rank, root_tensor, timeout)
+            mine, out_of = args[0][0], (lambda r: args[0][0])
+        world = dist.get_world_size() if dist.is_initialized() else 1
+        name = self._current_name()
+        # What every rank decides alike: whether the inputs are gathered. The gather is a
+        # collective, so it runs even where this rank does not record (after max_bytes, or a
+        # failure), as for all_reduce; otherwise the ranks' gathers would not pair up.
+        why = None
+        if not dist.is_initialized() or not self._default_group(dist, args):
+            why = op + " outside the default process group"
+        elif mine is None or mine.dim() == 0:
+            why = op + " of a scalar"
+        elif mine.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+            why = op + " of a non-float tensor"
+        gathered = self._gather_bytes(mine, world) if why is None else None
+        if why is None and not record_it:
+            why = "after recording stopped"
+        if why is None:
+            why = self._wanted(op, name)
+        result = func(*args, **kwargs)
+        try:
+            result[1].wait()
+        except (AttributeError, IndexError, TypeError, RuntimeError):
+            pass
+        if why is not None:
+            if record_it:
+                self.skipped[why] += 1
+            return result
+        try:
+            out = out_of(self.rank)
+            params = {"ranks": self._rank_labels(world)}
+            if op == "reduce_scatter":
+                params["reduce_op"] = reduce_op
+            if op == "broadcast":
+                params["root"] = int(args[2])
+            if out is None or not is_storable(out) or not all(is_storable(p) for p in gathered):
+                self.skipped[op + " of a tensor that cannot be stored"] += 1
+                return result
+            self._write(op, gathered, params, [out.detach().contiguous()], name, func, None, self.kept)
+        except Exception as e:  # the training step must not fail because recording did
+            self.stopped = "recording failed at op %d (%s): %s: %s" % (self._next_index, op, type(e).__name__, e)
+            warnings.warn("faultline_capture: %s: %s; the trace keeps the ops before" % (self.path, self.stopped),
+                          RuntimeWarning, stacklevel=3)
+        return result
+
+    @staticmethod
+    def _default_group(dist, args):
+        """The call runs on the default (world) group: the only one whose ranks the labels
+        name."""
+        for a in args:
+            if isinstance(a, (torch.Tensor, list, tuple, int)):
+                continue
+            try:
+                return a.size() == dist.get_world_size()
+            except Exception:  # not a process group, or one that does not say its size
+                continue
+        return True

@@ -4,9 +4,11 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
+#include "core/golden/CollectiveGolden.h"
 #include "core/golden/GoldenMath.h"
 #include "core/golden/GoldenOrder.h"
 #include "test_golden_util.h"
@@ -571,6 +573,61 @@ private slots:
             for (size_t i = 0; i < mxValues.size(); ++i)  // exact in any order (f16 may overflow)
                 QCOMPARE(mxBound[i], std::isfinite(mxValues[i]) ? 0.0 : INFINITY);
         }
+    }
+
+    void dataMovementCollectives()
+    {
+        // all_gather and broadcast move bytes: a NaN's payload and -0 survive, the bound is 0.
+        HostTensor a = tensor(DType::Float32, {2, 2}, {1.0f, -0.0f, 3.0f, 4.0f});
+        setElementBits(a, 3, 0x7fc01234u);
+        const HostTensor b = tensor(DType::Float32, {2, 2}, {5.0f, 6.0f, 7.0f, 8.0f});
+        const OpParams ranks{{"ranks", std::vector<std::string>{"g0", "g1"}}};
+        const HostTensor gathered = run("all_gather", {a, b}, ranks);
+        QCOMPARE(gathered.shape, (std::vector<uint64_t>{4, 2}));
+        QVERIFY(std::memcmp(gathered.data.data(), a.data.data(), a.byteCount()) == 0);
+        QVERIFY(std::memcmp(gathered.data.data() + a.byteCount(), b.data.data(), b.byteCount()) == 0);
+        const auto gatherBound = boundOf("all_gather", {a, b}, ranks, gathered);
+        QCOMPARE(gatherBound[0], 0.0);
+        QVERIFY(std::isinf(gatherBound[3]));  // NaN: the same class is required, not a distance
+        // One ulp off in one element is beyond the bound.
+        std::vector<double> candidate = toDoubleVector(gathered), want = candidate;
+        candidate[5] = std::nextafter(float(candidate[5]), 100.0f);
+        const BoundCheck off = checkWithinBound(candidate, want, gatherBound);
+        QCOMPARE(off.violations, uint64_t(1));
+        QCOMPARE(off.firstViolation, int64_t(5));
+
+        const HostTensor root1 = run("broadcast", {a, b}, {{"root", int64_t(1)}});
+        QVERIFY(root1.data == b.data);
+        const HostTensor root0 = run("broadcast", {a, b});
+        QVERIFY(root0.data == a.data);  // root defaults to rank 0
+        for (double v : boundOf("broadcast", {a, b}, {{"root", int64_t(1)}}, root1)) QCOMPARE(v, 0.0);
+    }
+
+    void reduceScatter()
+    {
+        // The golden is all_reduce's reduction; rank r records block r along dim 0.
+        std::vector<HostTensor> in;
+        for (uint32_t r = 0; r < 3; ++r)
+            in.push_back(tensor(DType::Float32, {6, 4},
+                                representable(DType::Float32, randomValues(24, 300 + r, Data::WideRange))));
+        const OpParams p{{"ranks", std::vector<std::string>{"g0", "g1", "g2"}}};
+        const HostTensor scattered = run("reduce_scatter", in, p);
+        const HostTensor reduced = run("all_reduce", in, p);
+        QVERIFY(scattered.data == reduced.data);
+        QVERIFY(boundOf("reduce_scatter", in, p, scattered) == boundOf("all_reduce", in, p, reduced));
+        const auto rows = recordedRowsOf("reduce_scatter", p, "g2", scattered.shape);
+        QVERIFY(rows.ok() && rows->has_value());
+        QCOMPARE((*rows)->begin, uint64_t(4));
+        QCOMPARE((*rows)->count, uint64_t(2));
+        const HostTensor block = rowsOf(scattered, **rows);
+        QCOMPARE(block.shape, (std::vector<uint64_t>{2, 4}));
+        QCOMPARE(floats(block)[0], floats(scattered)[16]);
+        QCOMPARE(rowsOf(toDoubleVector(scattered), scattered.shape, **rows).size(), size_t(8));
+        // Every other op: the whole output; a device outside ranks: an error naming it.
+        QVERIFY(!recordedRowsOf("all_reduce", p, "g2", scattered.shape)->has_value());
+        const auto stranger = recordedRowsOf("reduce_scatter", p, "g9", scattered.shape);
+        QVERIFY(!stranger.ok());
+        QVERIFY(stranger.message().find("'g9'") != std::string::npos);
     }
 };
 

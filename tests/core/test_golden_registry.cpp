@@ -31,8 +31,9 @@ class TestGoldenRegistry : public QObject {
 private slots:
     void everyTraceOpIsRegistered()
     {
-        const char* ops[] = {"gemm", "layernorm", "rmsnorm", "softmax",   "gelu",
-                             "silu", "add",       "mul",     "attention", "all_reduce"};
+        const char* ops[] = {
+            "gemm", "layernorm", "rmsnorm",    "softmax",    "gelu",           "silu",     "add",
+            "mul",  "attention", "all_reduce", "all_gather", "reduce_scatter", "broadcast"};
         QCOMPARE(goldenOps().size(), std::size(ops));
         for (const char* op : ops) {
             const GoldenOp* def = findGoldenOp(op);
@@ -100,6 +101,17 @@ private slots:
         QTest::newRow("all_reduce") << "all_reduce" << std::vector<HostTensor>{f32({5}), f32({5}), f32({5})}
                                     << OpParams{{"reduce_op", std::string("max")}} << int(DType::Float32)
                                     << QList<int>{5};
+        QTest::newRow("all_gather") << "all_gather"
+                                    << std::vector<HostTensor>{zeros(DType::BFloat16, {2, 3}),
+                                                               zeros(DType::BFloat16, {2, 3}),
+                                                               zeros(DType::BFloat16, {2, 3})}
+                                    << OpParams{{"ranks", std::vector<std::string>{"g0", "g1", "g2"}}}
+                                    << int(DType::BFloat16) << QList<int>{6, 3};
+        QTest::newRow("reduce_scatter")
+            << "reduce_scatter" << std::vector<HostTensor>{f32({4, 3}), f32({4, 3})}
+            << OpParams{{"reduce_op", std::string("sum")}} << int(DType::Float32) << QList<int>{4, 3};
+        QTest::newRow("broadcast") << "broadcast" << std::vector<HostTensor>{f32({5}), f32({5})}
+                                   << OpParams{{"root", int64_t(1)}} << int(DType::Float32) << QList<int>{5};
     }
     void inference()
     {
@@ -206,6 +218,25 @@ private slots:
         QTest::newRow("all_reduce ranks")
             << "all_reduce" << V{f32({5}), f32({5})} << OpParams{{"ranks", std::vector<std::string>{"gpu0"}}}
             << "op all_reduce: parameter ranks=[\"gpu0\"] names 1 rank(s) but there are 2 inputs";
+        QTest::newRow("all_gather mismatch")
+            << "all_gather" << V{f32({2, 5}), f32({3, 5})} << OpParams{}
+            << "op all_gather: inputs[1] is float32 [3, 5] but every rank needs inputs[0]'s float32 [2, 5]";
+        QTest::newRow("all_gather scalar")
+            << "all_gather" << V{f32({}), f32({})} << OpParams{}
+            << "op all_gather: inputs[0] is a scalar but ranks are split and joined along dim 0";
+        QTest::newRow("reduce_scatter split")
+            << "reduce_scatter" << V{f32({5, 2}), f32({5, 2})} << OpParams{}
+            << "op reduce_scatter: dim 0 of [5, 2] does not split into 2 equal blocks (one per rank)";
+        QTest::newRow("reduce_scatter op")
+            << "reduce_scatter" << V{f32({2}), f32({2})} << OpParams{{"reduce_op", std::string("avg")}}
+            << "op reduce_scatter: parameter reduce_op=avg is not sum, max or min";
+        QTest::newRow("broadcast root")
+            << "broadcast" << V{f32({5}), f32({5})} << OpParams{{"root", int64_t(2)}}
+            << "op broadcast: parameter root=2 is not a rank of the 2 inputs";
+        QTest::newRow("broadcast ranks")
+            << "broadcast" << V{f32({5}), f32({5})}
+            << OpParams{{"ranks", std::vector<std::string>{"a", "b", "c"}}}
+            << "op broadcast: parameter ranks=[\"a\", \"b\", \"c\"] names 3 rank(s) but there are 2 inputs";
         QTest::newRow("output too large")
             << "gemm" << V{f32({1 << 16, 1, 1, 0}), f32({1, 1 << 16, 0, 1 << 10})} << OpParams{}
             << "op gemm: output shape [65536, 65536, 1, 1024] has more than 2^31 elements";

@@ -65,7 +65,7 @@ private slots:
     void opVocabulary()
     {
         for (const char* op : {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "mul",
-                               "attention", "all_reduce"})
+                               "attention", "all_reduce", "all_gather", "reduce_scatter", "broadcast"})
             QVERIFY2(isKnownTraceOp(op), op);
         QVERIFY(!isKnownTraceOp("fused_magic"));
         QVERIFY(!isKnownTraceOp(""));
@@ -75,6 +75,10 @@ private slots:
         QVERIFY(!isKnownTraceOpAttribute("gemm", "eps"));
         QVERIFY(isKnownTraceOpAttribute("gelu", "approximate"));
         QVERIFY(isKnownTraceOpAttribute("all_reduce", "ranks"));
+        QVERIFY(isKnownTraceOpAttribute("all_gather", "ranks"));
+        QVERIFY(isKnownTraceOpAttribute("reduce_scatter", "reduce_op"));
+        QVERIFY(isKnownTraceOpAttribute("broadcast", "root"));
+        QVERIFY(!isKnownTraceOpAttribute("all_gather", "root"));
         QVERIFY(isKnownTraceOpAttribute("attention", "causal"));
     }
 

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "core/TensorFile.h"
+#include "core/collectives/CollectiveInvariants.h"
+#include "core/golden/CollectiveGolden.h"
 #include "core/io/SnapshotWriter.h"
 #include "core/trace/Trace.h"
 #include "core/trace/TraceOps.h"
@@ -156,8 +158,9 @@ void buildFile(FuzzedDataProvider& in)
         ids.push_back(id);
         writeTensor(in, w, "tensors/" + id);
     }
-    static const char* const kOps[] = {"gemm", "layernorm", "rmsnorm",   "softmax",    "gelu",
-                                       "silu", "add",       "attention", "all_reduce", "fused_magic"};
+    static const char* const kOps[] = {
+        "gemm",      "layernorm",  "rmsnorm",    "softmax",   "gelu",           "silu",       "add",
+        "attention", "all_reduce", "all_gather", "broadcast", "reduce_scatter", "fused_magic"};
     for (size_t i = in.ConsumeIntegralInRange<size_t>(0, 5); i > 0; --i) {
         char number[16];
         std::snprintf(number, sizeof number, "%06u", in.ConsumeIntegralInRange(0u, 999999u));
@@ -227,6 +230,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                     check(t.file->find(name).has_value(), "output is not a tensor");
             (void)isKnownTraceOp(t.ops[i].op);
             for (const auto& [key, value] : t.ops[i].params) (void)attrValueToString(value);
+            // A collective's invariants read every rank's output: an answer or an error, never a crash.
+            if (golden::isCollectiveOp(t.ops[i].op)) {
+                auto invariants = checkCollectiveInvariants(t, t.ops[i]);
+                check(invariants.ok() || !invariants.message().empty(), "invariant error without a message");
+            }
         }
         readEverything(*t.file);
     } else {

@@ -196,6 +196,19 @@ private slots:
                                      randomTensor(bf16, {17, 19}, 81)},
                                     {{"ranks", std::vector<std::string>{"cuda:0", "cuda:1", "cuda:2"}}}});
         add("all_reduce one rank", {"all_reduce", {randomTensor(f32, {8, 8}, 82, 1, true)}, {}});
+        add("all_gather 3 ranks", {"all_gather",
+                                   {randomTensor(f32, {7, 9}, 83, 1, true), randomTensor(f32, {7, 9}, 84),
+                                    randomTensor(f32, {7, 9}, 85)},
+                                   {}});
+        add("all_gather bf16",
+            {"all_gather", {randomTensor(bf16, {5}, 86), randomTensor(bf16, {5}, 87)}, {}});
+        add("broadcast root 1", {"broadcast",
+                                 {randomTensor(f32, {6, 11}, 88), randomTensor(f32, {6, 11}, 89, 1, true),
+                                  randomTensor(f32, {6, 11}, 90)},
+                                 {{"root", int64_t(1)}}});
+        add("reduce_scatter sum", {"reduce_scatter",
+                                   {randomTensor(f32, {8, 10}, 91, 1, true), randomTensor(f32, {8, 10}, 92)},
+                                   {}});
     }
     void goldenBitExact()
     {
