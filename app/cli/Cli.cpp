@@ -36,6 +36,7 @@ int run(int argc, char** argv)
     runners["fleet"] = addFleetCommand(app);
     runners["merge"] = addMergeCommand(app);
     runners["sweep"] = addSweepCommand(app);
+    runners["collective"] = addCollectiveCommand(app);
     runners["benchmark"] = addBenchmarkCommand(app);
     app.require_subcommand(0, 1);
 

@@ -22,6 +22,7 @@ CommandRunner addEvidenceCommand(CLI::App& app);
 CommandRunner addFleetCommand(CLI::App& app);
 CommandRunner addMergeCommand(CLI::App& app);
 CommandRunner addSweepCommand(CLI::App& app);
+CommandRunner addCollectiveCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
 
 }  // namespace faultline::cli
