@@ -37,6 +37,7 @@ int run(int argc, char** argv)
     runners["merge"] = addMergeCommand(app);
     runners["merge-traces"] = addMergeTracesCommand(app);
     runners["sweep"] = addSweepCommand(app);
+    runners["collective"] = addCollectiveCommand(app);
     runners["benchmark"] = addBenchmarkCommand(app);
     app.require_subcommand(0, 1);
 

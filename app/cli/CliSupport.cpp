@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "Cli.h"
+#include "core/io/SnapshotWriter.h"
 
 namespace faultline::cli {
 namespace {
@@ -70,6 +71,18 @@ int failWith(const Error& e)
 {
     std::cerr << "error: " << e.message << "\n";
     return exitCodeFor(e.code);
+}
+
+Status writeJsonResults(const std::string& path, const std::string& format, const nlohmann::json& report)
+{
+    auto w = SnapshotWriter::create(path, {.inMemory = true});
+    if (!w) return w.error();
+    const std::string text = report.dump();
+    Status st = w->setRootAttribute("faultline_format", format);
+    if (st) st = w->setRootAttribute("faultline_version", int64_t(1));
+    if (st) st = w->writeTensor("report_json", DType::UInt8, {text.size()}, text.data());
+    if (!st) return st;
+    return w->close();
 }
 
 }  // namespace faultline::cli

@@ -23,6 +23,7 @@ CommandRunner addFleetCommand(CLI::App& app);
 CommandRunner addMergeCommand(CLI::App& app);
 CommandRunner addMergeTracesCommand(CLI::App& app);
 CommandRunner addSweepCommand(CLI::App& app);
+CommandRunner addCollectiveCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -7,8 +7,7 @@
 
 namespace faultline {
 
-Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
-                                      std::vector<std::string>& warnings)
+Result<std::vector<size_t>> selectOpIndices(const Trace& trace, const std::string& selection)
 {
     std::set<size_t> chosen;
     std::set<size_t> indices;
@@ -44,9 +43,17 @@ Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& sel
             }
         }
     }
+    return std::vector<size_t>(chosen.begin(), chosen.end());
+}
+
+Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& selection,
+                                      std::vector<std::string>& warnings)
+{
+    auto chosen = selectOpIndices(trace, selection);
+    if (!chosen) return chosen.error();
     std::vector<size_t> out;
     std::map<std::string, uint64_t> skipped;
-    for (size_t i : chosen) {
+    for (size_t i : *chosen) {
         const TraceOp* op = nullptr;
         for (const TraceOp& o : trace.ops)
             if (o.index == i) op = &o;
