@@ -6,8 +6,8 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/collectives/LinkMatrix.h"
 #include "core/collectives/Sweep.h"
-#include "core/io/SnapshotWriter.h"
 #include "core/replay/TargetSpec.h"
 
 namespace faultline::cli {
@@ -21,19 +21,6 @@ struct SweepArgs {
     uint64_t seed = 1;
     bool allPairs = false, json = false;
 };
-
-// The sweep's JSON in an HDF5 file (faultline_format="sweep"), for the GUI and for evidence.
-Status writeSweepResults(const std::string& path, const nlohmann::json& report)
-{
-    auto w = SnapshotWriter::create(path, {.inMemory = true});
-    if (!w) return w.error();
-    const std::string text = report.dump();
-    Status st = w->setRootAttribute("faultline_format", std::string("sweep"));
-    if (st) st = w->setRootAttribute("faultline_version", int64_t(1));
-    if (st) st = w->writeTensor("report_json", DType::UInt8, {text.size()}, text.data());
-    if (!st) return st;
-    return w->close();
-}
 
 }  // namespace
 
@@ -64,11 +51,12 @@ CommandRunner addSweepCommand(CLI::App& app)
         o.reps = a->reps;
         o.seed = a->seed;
         o.allPairs = a->allPairs;
+        if (a->out.empty()) o.blockBytes = 0;  // the failing blocks are kept for the results file only
         auto report = runSweep(o);
         if (!report) return failWith(report.error());
         const nlohmann::json json = sweepJson(*report);
         if (!a->out.empty())
-            if (Status st = writeSweepResults(a->out, json); !st) return failWith(st.error());
+            if (Status st = writeSweepResults(a->out, *report); !st) return failWith(st.error());
         if (a->json)
             std::cout << json.dump(2) << "\n";
         else
