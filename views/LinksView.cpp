@@ -135,7 +135,14 @@ void LinksView::setMatrix(std::shared_ptr<const LinkMatrix> matrix)
     if (!story)
         for (const LinkCell& c : matrix->cells)
             if (c.hasBlock() && (!story || c.corruptedBytes > story->corruptedBytes)) story = &c;
-    if (story) selectCell(story->src, story->dst);
+    if (story) {
+        selectCell(story->src, story->dst);
+        return;
+    }
+    // Nothing failed with bytes to show: what the views showed before is not this sweep's.
+    m_detail->setText(
+        tr("No link stored a failing block: nothing to compare. Select a cell for its details."));
+    emit blockShown(nullptr);
 }
 
 bool LinksView::eventFilter(QObject* watched, QEvent* event)

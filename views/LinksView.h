@@ -24,7 +24,8 @@ public:
     explicit LinksView(QWidget* parent = nullptr);
 
     // Shows `matrix` (read off the GUI thread by the caller) and selects its story cell: the
-    // first faulty link, else the most corrupted cell with a block. nullptr clears.
+    // first faulty link, else the most corrupted cell with a block (without one it answers
+    // blockShown(nullptr), so that no older block stays shown). nullptr clears.
     void setMatrix(std::shared_ptr<const LinkMatrix> matrix);
     void setMetric(LinkMatrixModel::Metric metric);
     // Selects cell (src, dst) and compares its block on a worker.

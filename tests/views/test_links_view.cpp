@@ -138,6 +138,30 @@ private slots:
         QVERIFY2(legend->text().contains("GB/s"), qPrintable(legend->text()));
     }
 
+    void aHealthySweepReplacesTheShownBlock()
+    {
+        SweepOptions o;
+        o.targets.assign(4, "sim:healthy");
+        o.bytes = 4096;
+        auto r = runSweep(o);
+        QVERIFY(r && r->healthy());
+        const QString healthy = m_dir.filePath("healthy.h5");
+        QVERIFY(writeSweepResults(healthy.toStdString(), *r).ok());
+        MainWindow window;
+        QSignalSpy incident(&window, &MainWindow::incidentShown);
+        QSignalSpy links(&window, &MainWindow::linksShown);
+        window.openFiles({m_sweep});
+        QVERIFY(incident.wait(20000));
+        QVERIFY(window.incident());
+        window.openFiles({healthy});
+        QTRY_COMPARE_WITH_TIMEOUT(links.count(), 2, 20000);
+        QCOMPARE(window.linksView()->model()->rowCount(), 4);
+        QCOMPARE(window.linksView()->selectedCell(), std::make_pair(-1, -1));
+        QVERIFY(!window.incident());
+        QVERIFY(window.linksView()->detail()->text().contains("nothing to compare"));
+        QCOMPARE(window.linksView()->model()->index(0, 1).data(Qt::DisplayRole).toString(), QString("0"));
+    }
+
     void aBadSweepFileIsAnErrorNamingIt()
     {
         const QString path = m_dir.filePath("newer.h5");
