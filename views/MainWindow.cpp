@@ -30,6 +30,7 @@
 #include "IncidentBanner.h"
 #include "IncidentLoader.h"
 #include "IncidentPage.h"
+#include "LinksView.h"
 #include "RecentFiles.h"
 #include "ReplayPanel.h"
 #include "ScreenshotDriver.h"
@@ -39,6 +40,14 @@
 #include "core/replay/CampaignResultsFile.h"
 
 namespace faultline::views {
+
+struct MainWindow::OpenProbe {
+    std::shared_ptr<const nlohmann::json> fleet;
+    bool sweep = false;
+    std::shared_ptr<const LinkMatrix> links;
+    QString error;  // a sweep file that could not be read
+};
+
 namespace {
 const char* const kDarkKey = "darkTheme";
 const char* const kGeometryKey = "geometry";
@@ -157,6 +166,20 @@ void MainWindow::createDocks()
         statusBar()->showMessage(tr("%1: its node's campaign is %2").arg(target, file), 10000);
     });
     connect(m_devices, &DevicesPanel::localGpusListed, m_replay, &ReplayPanel::setLocalGpus);
+
+    // The links view of a sweep shares the left side with the tree; the block of the selected
+    // link is shown by the central page like any compared pair.
+    m_links = new LinksView;
+    m_linksDock = new QDockWidget(tr("Links"), this);
+    m_linksDock->setObjectName(QStringLiteral("linksDock"));
+    m_linksDock->setWidget(m_links);
+    addDockWidget(Qt::LeftDockWidgetArea, m_linksDock);
+    tabifyDockWidget(m_treeDock, m_linksDock);
+    m_linksDock->hide();
+    connect(m_links, &LinksView::blockShown, this, &MainWindow::onLinkBlockShownOnUi);
+    connect(m_links, &LinksView::blockFailed, this, [this](const QString& message) {
+        showError(tr("Could not compare the link's block:"), message);
+    });
     m_replayDock->raise();
 }
 
@@ -240,31 +263,48 @@ void MainWindow::openFiles(const QStringList& paths)
         loadIncidentOnWorker(paths);
         return;
     }
-    // One file may be a merged fleet campaign: looked at off the GUI thread.
+    // One file may be a merged fleet campaign or a sweep: looked at off the GUI thread.
     const std::string path = paths.front().toStdString();
-    startWorkerJob<std::shared_ptr<const nlohmann::json>>(
+    startWorkerJob<std::shared_ptr<const OpenProbe>>(
         this,
-        [path](QPromise<std::shared_ptr<const nlohmann::json>>& promise) {
+        [path](QPromise<std::shared_ptr<const OpenProbe>>& promise) {
+            auto probe = std::make_shared<OpenProbe>();
             auto doc = readCampaignResults(path);
-            promise.addResult(doc && doc->contains("fleet")
-                                  ? std::make_shared<const nlohmann::json>(std::move(*doc))
-                                  : nullptr);
+            if (doc && doc->contains("fleet"))
+                probe->fleet = std::make_shared<const nlohmann::json>(std::move(*doc));
+            auto sweep = probe->fleet ? Result<bool>(false) : isSweepResultsFile(path);
+            probe->sweep = sweep && *sweep;
+            if (probe->sweep) {
+                auto links = readSweepLinkMatrix(path);
+                if (links)
+                    probe->links = std::make_shared<const LinkMatrix>(std::move(*links));
+                else
+                    probe->error = QString::fromStdString(links.message());
+            }
+            promise.addResult(probe);
         },
         [](int, int, int, const QString&) {},
-        [this, job, paths](std::shared_ptr<const nlohmann::json> fleet) {
-            onFleetCheckedOnUi(job, paths, fleet);
+        [this, job, paths](std::shared_ptr<const OpenProbe> probe) {
+            onFleetCheckedOnUi(job, paths, probe);
         });
 }
 
 void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
-                                    std::shared_ptr<const nlohmann::json> fleet)
+                                    std::shared_ptr<const OpenProbe> probe)
 {
     if (job != m_openJob) return;  // stale: a newer open superseded it
-    if (!fleet) {
+    if (probe && probe->sweep) {
+        if (probe->links)
+            showLinksOnUi(paths.front(), probe->links);
+        else
+            onLoadFailedOnUi(job, probe->error);
+        return;
+    }
+    if (!probe || !probe->fleet) {
         loadIncidentOnWorker(paths);
         return;
     }
-    m_fleet->setReport(*fleet);
+    m_fleet->setReport(*probe->fleet);
     m_fleetDock->show();
     m_fleetDock->raise();
     statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
@@ -275,6 +315,41 @@ void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
         emit fleetShown(path);
         if (m_screenshot) m_screenshot->fleetShownOnUi();
     });
+}
+
+void MainWindow::showLinksOnUi(const QString& path, std::shared_ptr<const LinkMatrix> links)
+{
+    m_page->banner()->clearError();
+    m_linksDock->show();
+    m_linksDock->raise();
+    RecentFiles::add({path});
+    rebuildRecentMenu();
+    statusBar()->showMessage(tr("Sweep %1").arg(path), 6000);
+    // The story cell's block (if any) arrives as an incident; the screenshot waits for it.
+    m_links->setMatrix(links);
+    const auto [src, dst] = m_links->selectedCell();
+    const bool blockPending = src >= 0 && links->at(size_t(src), size_t(dst)).hasBlock();
+    QTimer::singleShot(0, this, [this, path, blockPending] {
+        // The matrix wants width; the replay panel (no trace here) gives some of it.
+        resizeDocks({m_linksDock, m_replayDock}, {width() * 2 / 5, 300}, Qt::Horizontal);
+        emit linksShown(path);
+        if (m_screenshot && !blockPending) m_screenshot->fleetShownOnUi();
+    });
+}
+
+void MainWindow::onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident)
+{
+    if (incident) {
+        onLoadedOnUi(0, incident);
+        return;
+    }
+    // A link without a block: nothing diverged there, so nothing is shown.
+    m_incident.reset();
+    m_tree->setIncident(nullptr);
+    m_page->setIncident(nullptr);
+    m_replay->setIncident(nullptr);
+    m_devices->setIncident(nullptr);
+    m_statusLabel->setText(tr("Nothing diverged on the selected link"));
 }
 
 void MainWindow::loadIncidentOnWorker(const QStringList& paths)

@@ -1,5 +1,5 @@
 #pragma once
-// The main window only wires: menus and shortcuts, docks (tensor tree, replay, devices, fleet), the
+// The main window only wires: menus and shortcuts, docks (tensor tree, replay, devices, fleet, links), the
 // incident loader, the central incident page, recent files, drag and drop, the theme setting,
 // and window/dock layout persistence. Views and models hold the logic.
 #include <QMainWindow>
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Incident.h"
+#include "core/collectives/LinkMatrix.h"
 
 class QAbstractItemModel;
 class QDockWidget;
@@ -20,6 +21,7 @@ class DevicesPanel;
 class FleetView;
 class IncidentLoader;
 class IncidentPage;
+class LinksView;
 class ReplayPanel;
 class ScreenshotDriver;
 class TensorTreePanel;
@@ -32,7 +34,8 @@ public:
 
     // Opens an incident: a trace, a suspect and a reference snapshot (in that order), or both.
     // Work happens off the GUI thread; what is open stays until the new incident is ready. A
-    // single merged fleet campaign (`faultline merge --out`) opens in the fleet table instead.
+    // single merged fleet campaign (`faultline merge --out`) opens in the fleet table instead, a
+    // sweep results file (`faultline sweep --out`) in the links view.
     void openFiles(const QStringList& paths);
     // Compares the open snapshot pair again under `tolerance` ("abs:1e-3", …), off the GUI
     // thread; every view is refreshed when it is done, and a bad tolerance is shown as an error.
@@ -53,6 +56,7 @@ public:
     ReplayPanel* replayPanel() const { return m_replay; }
     DevicesPanel* devicesPanel() const { return m_devices; }
     FleetView* fleetView() const { return m_fleet; }
+    LinksView* linksView() const { return m_links; }
     IncidentLoader* loader() const { return m_loader; }
     QString lastError() const { return m_lastError; }
 
@@ -63,6 +67,8 @@ signals:
     void loadingCancelled();
     // A merged fleet campaign is shown in the fleet table.
     void fleetShown(const QString& path);
+    // A sweep results file is shown in the links view.
+    void linksShown(const QString& path);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -81,8 +87,10 @@ private:
     void onLoadFailedOnUi(quint64 job, const QString& message);
     void onEntrySelectedOnUi(int entryId);
     void loadIncidentOnWorker(const QStringList& paths);
-    void onFleetCheckedOnUi(quint64 job, const QStringList& paths,
-                            std::shared_ptr<const nlohmann::json> fleet);
+    struct OpenProbe;  // what a single file is: a merged fleet campaign, a sweep, or neither
+    void onFleetCheckedOnUi(quint64 job, const QStringList& paths, std::shared_ptr<const OpenProbe> probe);
+    void showLinksOnUi(const QString& path, std::shared_ptr<const LinkMatrix> links);
+    void onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident);
     void exportPlotWithDialog(const QString& suffix);
     void exportTableWithDialog();
 
@@ -94,6 +102,8 @@ private:
     DevicesPanel* m_devices = nullptr;
     FleetView* m_fleet = nullptr;
     QDockWidget* m_fleetDock = nullptr;
+    LinksView* m_links = nullptr;
+    QDockWidget* m_linksDock = nullptr;
     quint64 m_openJob = 0;  // the latest openFiles: older answers are dropped
     bool m_inventoryAsked = false;
     QDockWidget* m_treeDock = nullptr;

@@ -6,6 +6,7 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/collectives/LinkMatrix.h"
 #include "core/collectives/Sweep.h"
 #include "core/replay/TargetSpec.h"
 
@@ -50,11 +51,12 @@ CommandRunner addSweepCommand(CLI::App& app)
         o.reps = a->reps;
         o.seed = a->seed;
         o.allPairs = a->allPairs;
+        if (a->out.empty()) o.blockBytes = 0;  // the failing blocks are kept for the results file only
         auto report = runSweep(o);
         if (!report) return failWith(report.error());
         const nlohmann::json json = sweepJson(*report);
         if (!a->out.empty())
-            if (Status st = writeJsonResults(a->out, "sweep", json); !st) return failWith(st.error());
+            if (Status st = writeSweepResults(a->out, *report); !st) return failWith(st.error());
         if (a->json)
             std::cout << json.dump(2) << "\n";
         else

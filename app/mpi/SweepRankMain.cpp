@@ -164,6 +164,7 @@ int main(int argc, char** argv)
     if (!code && !parsedPattern) code = fail(self, parsedPattern.message());
     if (!code) {
         o.pattern = *parsedPattern;
+        o.blockBytes = 0;  // no results file here: the failing blocks are not kept
         for (const TargetSpec& t : *list) o.targets.push_back(t.text);
         if (Status st = checkSweepOptions(o); !st)
             code = fail(self, st.message());

@@ -50,6 +50,25 @@ std::string signatureOf(const HostTensor& got, const HostTensor& expected)
     return std::string(signatureKindName(d->signature.kind));
 }
 
+// The block kept for the links view: whole rows within `limit` bytes (at least one row).
+std::shared_ptr<const SweepBlock> keptBlock(const HostTensor& got, const HostTensor& expected, uint32_t rep,
+                                            uint64_t limit)
+{
+    auto block = std::make_shared<SweepBlock>();
+    block->rep = rep;
+    block->totalBytes = got.data.size();
+    block->shape = got.shape;
+    const uint64_t rowBytes = got.shape.size() == 2 ? got.shape[1] * 4 : 4;
+    const uint64_t rows = std::max<uint64_t>(1, std::min<uint64_t>(got.data.size(), limit) / rowBytes);
+    block->shape.front() = std::min<uint64_t>(block->shape.front(), rows);
+    const size_t keep = size_t(block->shape.front() * (got.shape.size() == 2 ? got.shape[1] : 1) * 4);
+    const auto* g = reinterpret_cast<const unsigned char*>(got.data.data());
+    const auto* e = reinterpret_cast<const unsigned char*>(expected.data.data());
+    block->received.assign(g, g + keep);
+    block->expected.assign(e, e + keep);
+    return block;
+}
+
 std::vector<std::pair<size_t, size_t>> allPairs(size_t n)
 {
     std::vector<std::pair<size_t, size_t>> pairs;
@@ -186,7 +205,10 @@ SweepOutcome SweepRank::receive(size_t src, uint32_t rep, SweepWire wire)
     }
     for (size_t i = 0; i < got.data.size(); ++i) out.corruptedBytes += got.data[i] != expected.data[i];
     out.ok = out.corruptedBytes == 0;
-    if (!out.ok) out.signature = signatureOf(got, expected);
+    if (!out.ok) {
+        out.signature = signatureOf(got, expected);
+        if (d.options.blockBytes > 0) out.block = keptBlock(got, expected, rep, d.options.blockBytes);
+    }
     return out;
 }
 
@@ -290,6 +312,7 @@ Result<SweepReport> runSweep(const SweepOptions& options)
                         t, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                         options.bytes);
                     if (!o.ok) ++signatures[o.signature];
+                    if (o.block && !t.block) t.block = o.block;
                 }
                 finishSweepTransfer(t, signatures);
                 round.transfers.push_back(t);

@@ -39,6 +39,20 @@ struct SweepOptions {
     uint32_t reps = 3;
     uint64_t seed = 1;
     bool allPairs = false;
+    // Per failing direction, the expected and received bytes of its first failing repetition are
+    // kept (SweepTransfer::block), cut to whole rows within this many bytes (0: none kept).
+    uint64_t blockBytes = uint64_t(4) << 20;
+};
+
+// The block of a failing direction's first failing repetition, as the receiver saw it: float32
+// elements, row-major in `shape` (the payload's, cut to whole rows when it held more than
+// SweepOptions::blockBytes). For allreduce both are the receiver's sums (golden and observed).
+struct SweepBlock {
+    uint32_t rep = 0;
+    uint64_t totalBytes = 0;  // the block's full size before any cut
+    std::vector<uint64_t> shape;
+    std::vector<unsigned char> expected, received;
+    bool truncated() const { return expected.size() < totalBytes; }
 };
 
 // One direction of one pair in one round.
@@ -50,6 +64,9 @@ struct SweepTransfer {
     std::string signature;        // the most frequent signature kind among failures ("" none)
     double gbps = 0;
     double seconds = 0;  // summed over repetitions (gbps from it)
+    // The first failing repetition's bytes (null when it passed, when the GPU did not answer or
+    // when blocks are not kept, e.g. over MPI).
+    std::shared_ptr<const SweepBlock> block;
     size_t src() const { return aToB ? a : b; }
     size_t dst() const { return aToB ? b : a; }
 };
@@ -103,6 +120,7 @@ struct SweepOutcome {
     bool ok = true;
     uint64_t corruptedBytes = 0;
     std::string signature;
+    std::shared_ptr<const SweepBlock> block;  // when it failed with bytes to show (blockBytes > 0)
 };
 
 // One rank of a sweep: its GPU's fault model (what passes through it is corrupted) and its

@@ -63,6 +63,10 @@ private slots:
         auto inspect = runProcess(QStringLiteral(FAULTLINE_EXE), {"inspect", out}, 60000);
         QCOMPARE(inspect.exitCode, 0);
         QVERIFY2(inspect.out.contains("faultline_format = sweep"), inspect.out.constData());
+        // ... and the failing link's first failing block, both sides; the passing way stores none.
+        QVERIFY2(inspect.out.contains("links/5-4/expected") && inspect.out.contains("links/5-4/received"),
+                 inspect.out.constData());
+        QVERIFY2(!inspect.out.contains("links/4-5/"), inspect.out.constData());
         // Text: the faulty parts in words.
         auto text = sweepRun({"--targets", group(planted), "--bytes", "16384"});
         QCOMPARE(text.exitCode, 1);
