@@ -73,7 +73,7 @@ LinksView::LinksView(QWidget* parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("linksView"));
     m_model = new LinkMatrixModel(this);
-    m_summary = new QLabel(tr("No sweep open"));
+    m_summary = new QLabel(tr("No sweep or collective replay open"));
     m_summary->setObjectName(QStringLiteral("linksSummary"));
     m_summary->setWordWrap(true);
     m_metricBox = new QComboBox;
@@ -245,7 +245,7 @@ void LinksView::compareOnWorker(size_t src, size_t dst)
 void LinksView::updateSummary()
 {
     if (!m_matrix) {
-        m_summary->setText(tr("No sweep open"));
+        m_summary->setText(tr("No sweep or collective replay open"));
         m_legend->clear();
         return;
     }

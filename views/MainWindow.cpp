@@ -263,7 +263,8 @@ void MainWindow::openFiles(const QStringList& paths)
         loadIncidentOnWorker(paths);
         return;
     }
-    // One file may be a merged fleet campaign or a sweep: looked at off the GUI thread.
+    // One file may be a merged fleet campaign, a sweep or a collective replay: looked at off the
+    // GUI thread.
     const std::string path = paths.front().toStdString();
     startWorkerJob<std::shared_ptr<const OpenProbe>>(
         this,
@@ -272,10 +273,10 @@ void MainWindow::openFiles(const QStringList& paths)
             auto doc = readCampaignResults(path);
             if (doc && doc->contains("fleet"))
                 probe->fleet = std::make_shared<const nlohmann::json>(std::move(*doc));
-            auto sweep = probe->fleet ? Result<bool>(false) : isSweepResultsFile(path);
+            auto sweep = probe->fleet ? Result<bool>(false) : isLinkResultsFile(path);
             probe->sweep = sweep && *sweep;
             if (probe->sweep) {
-                auto links = readSweepLinkMatrix(path);
+                auto links = readLinkMatrix(path);
                 if (links)
                     probe->links = std::make_shared<const LinkMatrix>(std::move(*links));
                 else

@@ -237,12 +237,12 @@ Result<InvariantCheck> againstGolden(const TraceOp& op, const std::vector<HostTe
 
 }  // namespace
 
-bool CollectiveReport::holds() const
+bool CollectiveInvariantReport::holds() const
 {
     return std::all_of(checks.begin(), checks.end(), [](const InvariantCheck& c) { return c.holds; });
 }
 
-std::string CollectiveReport::summary() const
+std::string CollectiveInvariantReport::summary() const
 {
     for (const InvariantCheck& c : checks)
         if (!c.holds)
@@ -254,9 +254,9 @@ std::string CollectiveReport::summary() const
     return op + " invariants hold (" + names + ")";
 }
 
-Result<CollectiveReport> checkCollectiveInvariants(const Trace& trace, const TraceOp& op)
+Result<CollectiveInvariantReport> checkCollectiveInvariants(const Trace& trace, const TraceOp& op)
 {
-    CollectiveReport report;
+    CollectiveInvariantReport report;
     report.index = op.index;
     report.op = op.op;
     const std::string where = (trace.file ? trace.file->path() : std::string("trace")) + ": op " +
@@ -299,7 +299,7 @@ Result<CollectiveReport> checkCollectiveInvariants(const Trace& trace, const Tra
     return report;
 }
 
-nlohmann::json collectiveJson(const CollectiveReport& report)
+nlohmann::json collectiveInvariantJson(const CollectiveInvariantReport& report)
 {
     nlohmann::json checks = nlohmann::json::array();
     for (const InvariantCheck& c : report.checks) {

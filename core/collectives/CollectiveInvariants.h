@@ -46,7 +46,7 @@ struct InvariantCheck {
     std::vector<CollectiveFailure> failures;
 };
 
-struct CollectiveReport {
+struct CollectiveInvariantReport {
     size_t index = 0;  // trace op index
     std::string op;
     std::vector<std::string> ranks;         // labels in rank order
@@ -59,11 +59,11 @@ struct CollectiveReport {
 
 // Checks the invariants of `op` (a collective: golden::isCollectiveOp). Errors: inputs or
 // outputs that cannot be read, an op the golden model refuses (named after the file and op).
-Result<CollectiveReport> checkCollectiveInvariants(const Trace& trace, const TraceOp& op);
+Result<CollectiveInvariantReport> checkCollectiveInvariants(const Trace& trace, const TraceOp& op);
 
 // {"ranks", "missing_ranks", "holds", "note", "invariants": [{"invariant", "judged", "holds", "detail",
 //  "failures": [{"source_rank", "source", "destination_rank", "destination", "elements",
 //  "differing_elements", "differing_bytes", "beyond_bound", "signature", "detail"}]}]}
-nlohmann::json collectiveJson(const CollectiveReport& report);
+nlohmann::json collectiveInvariantJson(const CollectiveInvariantReport& report);
 
 }  // namespace faultline

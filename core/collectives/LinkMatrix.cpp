@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 
@@ -103,6 +104,52 @@ void addLinkTransfers(LinkMatrix& m, size_t src, size_t dst, uint64_t transfers,
     c.bytesMoved += bytesMoved;
     c.seconds += seconds;
     if (c.signature.empty() && !signature.empty()) c.signature = signature;
+}
+
+Result<LinkMatrix> linkMatrixFromCollectiveJson(const nlohmann::json& j, const std::string& path)
+{
+    try {
+        if (!j.is_object()) return fileError(path, "the collective report is not a JSON object");
+        const auto targets = field<std::vector<std::string>>(j, "targets");
+        if (targets.size() < 2 || targets.size() > kMaxLinkMatrixRanks)
+            return fileError(path, "the collective report has " + std::to_string(targets.size()) +
+                                       " targets (2 to " + std::to_string(kMaxLinkMatrixRanks) +
+                                       " expected)");
+        LinkMatrix m = makeLinkMatrix("collective", targets);
+        m.path = path;
+        const size_t n = m.size();
+        for (const auto& g : j.at("gpus")) {
+            if (!countsAreIntegers(g, {"index"}) || g.at("index").get<uint64_t>() >= n)
+                return fileError(path, "gpus[]: an index that is not a rank of the group");
+            const auto index = field<size_t>(g, "index");
+            m.faultyGpus[index] = field<bool>(g, "faulty");
+            if (g.contains("description") && g["description"].is_string())
+                m.descriptions[index] = g["description"].get<std::string>();
+        }
+        for (const auto& l : j.at("links")) {
+            if (!countsAreIntegers(l, {"src", "dst", "transfers", "failures", "corrupted_bytes", "bytes"}))
+                return fileError(path, "links[]: a rank or count that is not a count");
+            const auto src = field<size_t>(l, "src"), dst = field<size_t>(l, "dst");
+            if (src >= n || dst >= n || src == dst)
+                return fileError(path, "links[]: link " + std::to_string(src) + "->" + std::to_string(dst) +
+                                           " is not a link of a group of " + std::to_string(n));
+            const auto transfers = field<uint64_t>(l, "transfers"), failures = field<uint64_t>(l, "failures");
+            if (failures > transfers)
+                return fileError(path, "links[]: a link failed more often than it carried");
+            const auto bytes = field<uint64_t>(l, "bytes");
+            const double gbps = l.contains("gbps") && l["gbps"].is_number() ? l["gbps"].get<double>() : 0.0;
+            const double seconds = gbps > 0 && std::isfinite(gbps) ? double(bytes) / (gbps * 1e9) : 0.0;
+            const std::string signature = l.contains("signature") && l["signature"].is_string()
+                                              ? l["signature"].get<std::string>()
+                                              : "";
+            addLinkTransfers(m, src, dst, transfers, failures, field<uint64_t>(l, "corrupted_bytes"), bytes,
+                             seconds, signature);
+            m.at(src, dst).faultyLink = field<bool>(l, "faulty");
+        }
+        return m;
+    } catch (const nlohmann::json::exception& e) {
+        return fileError(path, std::string("the collective report is malformed: ") + e.what());
+    }
 }
 
 std::string linkBlockDataset(size_t src, size_t dst, bool received)
@@ -220,13 +267,70 @@ Status writeSweepResults(const std::string& path, const SweepReport& report)
     return w->close();
 }
 
-Result<bool> isSweepResultsFile(const std::string& path)
+namespace {
+
+// The format a results file says it is ("" when it has no faultline_format).
+Result<std::string> resultsFormat(const std::string& path)
 {
     auto file = openTensorFile(path);
     if (!file) return file.error();
     const auto& attributes = (*file)->attributes();
     const auto format = attributes.find("faultline_format");
-    return format != attributes.end() && format->second == "sweep";
+    return format != attributes.end() ? format->second : std::string();
+}
+
+// The report_json of a version-1 results file of `format` (sweep, collective), parsed.
+Result<nlohmann::json> loadReportJson(const TensorFile& file, const std::string& path,
+                                      const std::string& format)
+{
+    const auto& attributes = file.attributes();
+    const auto found = attributes.find("faultline_format");
+    if (found == attributes.end() || found->second != format)
+        return fileError(path, "not a " + format + " results file (no faultline_format=\"" + format + "\")");
+    const auto version = attributes.find("faultline_version");
+    if (version == attributes.end() || version->second != std::to_string(kSweepFileVersion))
+        return fileError(path, format + " results file version " +
+                                   (version == attributes.end() ? std::string("(none)") : version->second) +
+                                   " is not supported (this build reads version " +
+                                   std::to_string(kSweepFileVersion) + ")");
+    auto index = file.find("report_json");
+    if (!index) return fileError(path, "no report_json in the " + format + " results file");
+    if (file.tensors()[*index].byteCount() > (uint64_t(64) << 20))
+        return fileError(path, "report_json is larger than 64 MiB");
+    auto bytes = loadTensor(file, "report_json");
+    if (!bytes) return bytes.error();
+    const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
+    auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
+    if (json.is_discarded()) return fileError(path, "report_json is not JSON");
+    return json;
+}
+
+}  // namespace
+
+Result<bool> isSweepResultsFile(const std::string& path)
+{
+    auto format = resultsFormat(path);
+    if (!format) return format.error();
+    return *format == "sweep";
+}
+
+Result<bool> isLinkResultsFile(const std::string& path)
+{
+    auto format = resultsFormat(path);
+    if (!format) return format.error();
+    return *format == "sweep" || *format == "collective";
+}
+
+Result<LinkMatrix> readLinkMatrix(const std::string& path)
+{
+    auto format = resultsFormat(path);
+    if (!format) return format.error();
+    if (*format != "collective") return readSweepLinkMatrix(path);
+    auto opened = openTensorFile(path);
+    if (!opened) return opened.error();
+    auto json = loadReportJson(**opened, path, "collective");
+    if (!json) return json.error();
+    return linkMatrixFromCollectiveJson(*json, path);
 }
 
 Result<LinkMatrix> readSweepLinkMatrix(const std::string& path)
@@ -234,26 +338,9 @@ Result<LinkMatrix> readSweepLinkMatrix(const std::string& path)
     auto opened = openTensorFile(path);
     if (!opened) return opened.error();
     const TensorFile& file = **opened;
-    const auto& attributes = file.attributes();
-    const auto format = attributes.find("faultline_format");
-    if (format == attributes.end() || format->second != "sweep")
-        return fileError(path, "not a sweep results file (no faultline_format=\"sweep\")");
-    const auto version = attributes.find("faultline_version");
-    if (version == attributes.end() || version->second != std::to_string(kSweepFileVersion))
-        return fileError(path, "sweep results file version " +
-                                   (version == attributes.end() ? std::string("(none)") : version->second) +
-                                   " is not supported (this build reads version " +
-                                   std::to_string(kSweepFileVersion) + ")");
-    auto index = file.find("report_json");
-    if (!index) return fileError(path, "no report_json in the sweep results file");
-    if (file.tensors()[*index].byteCount() > (uint64_t(64) << 20))
-        return fileError(path, "report_json is larger than 64 MiB");
-    auto bytes = loadTensor(file, "report_json");
-    if (!bytes) return bytes.error();
-    const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
-    const auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
-    if (json.is_discarded()) return fileError(path, "report_json is not JSON");
-    auto matrix = linkMatrixFromSweepJson(json, path);
+    auto json = loadReportJson(file, path, "sweep");
+    if (!json) return json.error();
+    auto matrix = linkMatrixFromSweepJson(*json, path);
     if (!matrix) return matrix.error();
     for (LinkCell& c : matrix->cells) {
         if (c.failures == 0) continue;

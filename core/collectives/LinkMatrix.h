@@ -86,6 +86,14 @@ Status writeSweepResults(const std::string& path, const SweepReport& report);
 // Whether `path` is a sweep results file (HDF5 with faultline_format="sweep"); Io/Format errors
 // for a file that cannot be read at all.
 Result<bool> isSweepResultsFile(const std::string& path);
+// Whether `path` holds a link matrix: a sweep or a collective replay results file
+// (`faultline collective --out`: faultline_format="collective", report_json, no blocks).
+Result<bool> isLinkResultsFile(const std::string& path);
+// The matrix of a sweep or a collective replay results file (readSweepLinkMatrix for a sweep).
+Result<LinkMatrix> readLinkMatrix(const std::string& path);
+// The matrix of a collective replay's JSON (collectiveJson: targets, gpus[], links[]); errors as
+// for the sweep's.
+Result<LinkMatrix> linkMatrixFromCollectiveJson(const nlohmann::json& report, const std::string& path);
 // Reads a sweep results file's matrix with the blocks it stores. Errors name the file: not a
 // sweep file, a newer version, a malformed report, a block of the wrong type or size.
 Result<LinkMatrix> readSweepLinkMatrix(const std::string& path);

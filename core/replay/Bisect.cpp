@@ -29,7 +29,7 @@ void judgeCollective(const Trace& trace, const TraceOp& op, BisectOp& b, std::ve
 }
 
 // The invariants under the op's line, at most kShownFailures blocks each.
-std::string collectiveText(const CollectiveReport& c)
+std::string collectiveInvariantText(const CollectiveInvariantReport& c)
 {
     constexpr size_t kShownFailures = 8;
     std::ostringstream out;
@@ -188,7 +188,7 @@ nlohmann::json bisectJson(const BisectReport& report)
             j["max_ulp"] = nullptr;
             j["signature"] = nullptr;
         }
-        j["collective"] = b.collective ? collectiveJson(*b.collective) : nlohmann::json();
+        j["collective"] = b.collective ? collectiveInvariantJson(*b.collective) : nlohmann::json();
         ops.push_back(std::move(j));
     }
     return {{"trace", report.trace},
@@ -218,7 +218,7 @@ std::string bisectText(const BisectReport& report)
                 << signatureKindName(b.divergence->signature.kind) << ")";
         if (b.verdict != BisectVerdict::Ok && !b.detail.empty()) out << " — " << b.detail;
         out << "\n";
-        if (b.collective) out << collectiveText(*b.collective);
+        if (b.collective) out << collectiveInvariantText(*b.collective);
     }
     out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s)\n";
     if (report.firstDivergentOp)

@@ -30,7 +30,7 @@ struct BisectOp {
     bool boundLoose = false;
     // Collectives: the invariants on every rank's recorded output (CollectiveInvariants.h). One
     // that fails makes the op divergent whatever the suspect's own output.
-    std::optional<CollectiveReport> collective;
+    std::optional<CollectiveInvariantReport> collective;
 };
 
 struct BisectReport {
@@ -53,7 +53,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
 // {"trace","suspect","first_divergent_op": index|null, "checked_ops": N,
 // "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
-//  bit_histogram, bound_model (null: strict), bound_loose, collective (collectiveJson, null for
+//  bit_histogram, bound_model (null: strict), bound_loose, collective (collectiveInvariantJson, null for
 //  other ops) per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);
 std::string bisectText(const BisectReport& report);

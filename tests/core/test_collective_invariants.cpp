@@ -13,11 +13,11 @@ using namespace faultline::test;
 
 namespace {
 
-std::vector<CollectiveReport> reportsOf(const QString& path)
+std::vector<CollectiveInvariantReport> reportsOf(const QString& path)
 {
     auto trace = readTrace(path.toStdString());
     if (!trace) qFatal("%s", trace.message().c_str());
-    std::vector<CollectiveReport> reports;
+    std::vector<CollectiveInvariantReport> reports;
     for (const TraceOp& op : trace->ops) {
         auto r = checkCollectiveInvariants(*trace, op);
         if (!r) qFatal("%s", r.message().c_str());
@@ -26,7 +26,7 @@ std::vector<CollectiveReport> reportsOf(const QString& path)
     return reports;
 }
 
-const InvariantCheck* find(const CollectiveReport& r, const std::string& invariant)
+const InvariantCheck* find(const CollectiveInvariantReport& r, const std::string& invariant)
 {
     for (const InvariantCheck& c : r.checks)
         if (c.invariant == invariant) return &c;
@@ -53,7 +53,7 @@ private slots:
     {
         const auto reports = reportsOf(write("clean.h5", Plant::None));
         QCOMPARE(reports.size(), size_t(4));
-        for (const CollectiveReport& r : reports) {
+        for (const CollectiveInvariantReport& r : reports) {
             QVERIFY2(r.holds(), r.summary().c_str());
             QVERIFY(!r.checks.empty());
             QVERIFY(r.missingRanks.empty());
@@ -98,7 +98,7 @@ private slots:
         QCOMPARE(f.differingElements, uint64_t(1));
         QCOMPARE(f.differingBytes, uint64_t(1));  // mask 0x00ff0000: one byte
         QVERIFY(!f.signature.empty() && f.signature != "identical");
-        const nlohmann::json j = collectiveJson(r);
+        const nlohmann::json j = collectiveInvariantJson(r);
         QCOMPARE(j["holds"], false);
         QCOMPARE(j["invariants"][0]["failures"][0]["source_rank"], 2);
         QCOMPARE(j["invariants"][0]["failures"][0]["destination_rank"], 0);
@@ -136,7 +136,7 @@ private slots:
         const auto reports = reportsOf(path);
         QCOMPARE(reports[0].op, std::string("add"));
         QVERIFY(reports[0].checks.empty());  // not a collective: nothing to judge
-        const CollectiveReport& ag = reports[2];
+        const CollectiveInvariantReport& ag = reports[2];
         QCOMPARE(ag.missingRanks, (std::vector<std::string>{"g0", "g2"}));
         QVERIFY(ag.holds());
         QVERIFY(!find(reports[1], "identical_bits"));  // one rank: nothing to compare with

@@ -6,9 +6,11 @@
 #include <QtTest>
 #include <cstring>
 
+#include "core/collectives/CollectiveReplay.h"
 #include "core/collectives/LinkMatrix.h"
 #include "core/io/SnapshotWriter.h"
 #include "core/replay/TensorLoad.h"
+#include "support/CollectiveReplayTrace.h"
 
 using namespace faultline;
 
@@ -255,6 +257,61 @@ private slots:
         QCOMPARE(m.at(0, 2).signature, std::string("random_flips"));
         QCOMPARE(m.at(0, 2).gbps(), 8000 / 4e-6 / 1e9);
         QVERIFY(!m.at(2, 0).tested());
+    }
+    // A collective replay's results file (`faultline collective --out`) opens as the same
+    // matrix: every link the rings used, the planted link marked with the bytes it corrupted,
+    // the planted GPU marked; a malformed report names the file.
+    void aCollectiveReplayFillsTheMatrix()
+    {
+        QTemporaryDir dir;
+        const std::string trace = dir.filePath("trace.h5").toStdString();
+        QCOMPARE(test::writeCollectiveTrace(trace, 8), std::string());
+        CollectiveOptions o;
+        o.tracePath = trace;
+        o.targets = group({{6, "sim:flip:rate=0.01"}, {2, "sim:healthy:link_to=3,link_rate=0.01"}});
+        o.ops = "0,1";
+        auto report = runCollectiveReplay(o);
+        QVERIFY2(report.ok(), report.ok() ? "" : report.message().c_str());
+        const nlohmann::json json = collectiveJson(*report);
+        const std::string path = dir.filePath("collective.h5").toStdString();
+        {
+            auto w = SnapshotWriter::create(path);
+            QVERIFY(w.ok());
+            const std::string text = json.dump();
+            QVERIFY(w->setRootAttribute("faultline_format", std::string("collective")).ok());
+            QVERIFY(w->setRootAttribute("faultline_version", int64_t(1)).ok());
+            QVERIFY(w->writeTensor("report_json", DType::UInt8, {text.size()}, text.data()).ok());
+            QVERIFY(w->close().ok());
+        }
+        QVERIFY(isLinkResultsFile(path).value());
+        QVERIFY(!isSweepResultsFile(path).value());
+        auto m = readLinkMatrix(path);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.message().c_str());
+        QCOMPARE(m->kind, std::string("collective"));
+        QCOMPARE(m->size(), size_t(8));
+        QCOMPARE(m->faultyLinkCount(), size_t(1));
+        QVERIFY(m->at(2, 3).faultyLink);
+        QVERIFY(m->faultyGpus[6]);
+        QCOMPARE(std::count(m->faultyGpus.begin(), m->faultyGpus.end(), true), 1);
+        size_t links = 0;
+        for (const nlohmann::json& l : json["links"]) {
+            const LinkCell& c = m->at(l["src"].get<size_t>(), l["dst"].get<size_t>());
+            QCOMPARE(c.transfers, l["transfers"].get<uint64_t>());
+            QCOMPARE(c.corruptedBytes, l["corrupted_bytes"].get<uint64_t>());
+            ++links;
+        }
+        QCOMPARE(links, size_t(16));  // the ring and its reverse
+        QVERIFY(m->at(2, 3).corruptedBytes > 0);
+        QVERIFY(!m->at(0, 4).tested());  // not neighbours on either ring
+        QVERIFY(!m->at(2, 3).hasBlock());
+
+        nlohmann::json bad = json;
+        bad["links"][0]["src"] = 99;
+        QVERIFY(!linkMatrixFromCollectiveJson(bad, "c.h5"));
+        QVERIFY(QString::fromStdString(linkMatrixFromCollectiveJson(bad, "c.h5").message()).contains("c.h5"));
+        bad = json;
+        bad["links"][0]["failures"] = bad["links"][0]["transfers"].get<uint64_t>() + 1;
+        QVERIFY(!linkMatrixFromCollectiveJson(bad, "c.h5"));
     }
 };
 
