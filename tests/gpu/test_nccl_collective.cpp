@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "core/collectives/CollectiveReplay.h"
+#include "core/replay/TargetSpec.h"
 #include "kernels/CudaRuntime.h"
 #include "kernels/NcclAllReduce.h"
 #include "support/CollectiveReplayTrace.h"
