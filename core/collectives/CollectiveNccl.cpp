@@ -249,10 +249,15 @@ public:
     }
 
     // One line from rank `r`: a fault on timeout or a closed pipe; an error reply is an Error.
-    Result<nlohmann::json> read(size_t r, RankFault& fault)
+    std::chrono::milliseconds watchdog() const
+    {
+        return std::chrono::milliseconds(int64_t(m_options.timeoutSeconds * 1000));
+    }
+
+    Result<nlohmann::json> read(size_t r, RankFault& fault) { return read(r, fault, watchdog()); }
+    Result<nlohmann::json> read(size_t r, RankFault& fault, std::chrono::milliseconds timeout)
     {
         std::string line;
-        const auto timeout = std::chrono::milliseconds(int64_t(m_options.timeoutSeconds * 1000));
         switch (m_procs[r]->readLine(line, timeout)) {
             case WorkerProcess::ReadOutcome::Line:
                 break;
@@ -277,21 +282,6 @@ public:
         if (m_procs[r]->send(request.dump())) return true;
         fault = {int64_t(r), "crash"};
         return false;
-    }
-
-    // After rank `r` timed out: a rank that crashed meanwhile (its pipe closed) is the cause, as
-    // the others wait for it inside NCCL.
-    void blameCrash(RankFault& fault, const std::vector<bool>& answered)
-    {
-        for (size_t q = 0; q < m_procs.size(); ++q) {
-            if (answered[q] || int64_t(q) == fault.rank) continue;
-            std::string line;
-            if (m_procs[q]->readLine(line, std::chrono::milliseconds(0)) ==
-                WorkerProcess::ReadOutcome::Closed) {
-                fault = {int64_t(q), "crash"};
-                return;
-            }
-        }
     }
 
 private:
@@ -346,29 +336,48 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
             // Every rank gets "run" before any reply is read: ncclCommInitRank waits for all.
             for (size_t r = 0; r < n && !fault.happened() && run.status != "error"; ++r)
                 ranks.send(r, {{"cmd", "run"}, {"problem", pi}, {"rep", rep}, {"unique_id", id}}, fault);
-            for (size_t r = 0; r < n && !fault.happened() && run.status != "error"; ++r) {
-                auto reply = ranks.read(r, fault);
-                if (!reply) {
-                    failRun(r, reply.message());
-                    break;
+            // The answers in whatever order they come: a rank that fails or dies leaves the others
+            // waiting inside NCCL, so it is found while they are still silent.
+            std::vector<HostTensor> answers(n);
+            size_t pending = (fault.happened() || run.status == "error") ? 0 : n;
+            const auto deadline = std::chrono::steady_clock::now() + ranks.watchdog();
+            while (pending > 0 && !fault.happened() && run.status != "error" &&
+                   std::chrono::steady_clock::now() < deadline)
+                for (size_t r = 0; r < n && !fault.happened() && run.status != "error"; ++r) {
+                    if (answered[r]) continue;
+                    RankFault silent;
+                    auto reply = ranks.read(r, silent, std::chrono::milliseconds(pending == 1 ? 200 : 20));
+                    if (!reply) {
+                        failRun(r, reply.message());
+                    } else if (silent.what == "crash") {
+                        fault = silent;
+                    } else if (!silent.happened()) {
+                        auto out = collectiveOutputFromJson(*reply, problem.inputs[0].dtype);
+                        if (!out || out->shape != collectiveOutputShape(problem))
+                            failRun(r, "target '" + options.targets[r] +
+                                           "' answered an output of the wrong shape");
+                        else
+                            answers[r] = std::move(*out);
+                        answered[r] = true;
+                        --pending;
+                    }
                 }
+            if (run.status != "error") {
                 if (fault.happened()) {
-                    if (fault.what == "hang") ranks.blameCrash(fault, answered);
-                    break;
+                    run.status = fault.what;
+                    run.failedRank = fault.rank;
+                } else if (pending > 0) {
+                    // Hung. One silent rank is named; when several are silent, NCCL's ranks wait
+                    // for each other and no single GPU can be blamed (failed_rank null).
+                    run.status = "hang";
+                    if (pending == 1)
+                        run.failedRank =
+                            int64_t(std::find(answered.begin(), answered.end(), false) - answered.begin());
+                } else {
+                    outputs = std::move(answers);
                 }
-                answered[r] = true;
-                auto out = collectiveOutputFromJson(*reply, problem.inputs[0].dtype);
-                if (!out || out->shape != collectiveOutputShape(problem)) {
-                    failRun(r, "target '" + options.targets[r] + "' answered an output of the wrong shape");
-                    break;
-                }
-                outputs.push_back(std::move(*out));
             }
-            if (fault.happened()) {
-                run.status = fault.what;
-                run.failedRank = fault.rank;
-            }
-            if (fault.happened() || run.status == "error") {
+            if (run.status != "ok") {
                 outputs.clear();
                 if (Status st = ranks.start(); !st) return st.error();
             }
