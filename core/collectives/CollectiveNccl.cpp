@@ -121,11 +121,15 @@ Status describeNcclRanks(const CollectiveOptions& o, std::vector<std::string>& d
     for (const std::string& text : o.targets) {
         auto spec = parseTargetSpec(text);
         if (!spec) return Error{spec.message(), ErrorCode::Usage};
-        if (spec->kind != "cuda")
-            return Error{"target '" + spec->text +
+        if (spec->kind != "cuda") {
+            const auto cudaTarget =
+                std::find_if(o.targets.begin(), o.targets.end(),
+                             [](const std::string& t) { return t.rfind("cuda:", 0) == 0; });
+            return Error{"targets '" + *cudaTarget + "' and '" + spec->text +
                              "': cuda: ranks run through NCCL, and a communicator does not mix them with " +
                              spec->kind + " ranks",
                          ErrorCode::Usage};
+        }
         auto settings = ncclSettingsOf(*spec);
         if (!settings) return settings.error();
         if (!devices.insert(spec->model).second)
