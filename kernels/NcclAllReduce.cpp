@@ -9,9 +9,7 @@
 
 #include "CudaRuntime.h"
 
-#ifdef FAULTLINE_HAVE_NCCL
-#include <nccl.h>
-#endif
+#include "NcclTypes.h"
 
 namespace faultline::cuda {
 
@@ -83,35 +81,6 @@ Result<std::vector<int>> ncclRankDevices(std::span<const std::string> labels, si
 #ifdef FAULTLINE_HAVE_NCCL
 
 namespace {
-
-Result<ncclDataType_t> ncclTypeOf(DType t)
-{
-    switch (t) {
-        case DType::Float32:
-            return ncclFloat32;
-        case DType::Float16:
-            return ncclFloat16;
-        case DType::BFloat16:
-            return ncclBfloat16;
-        default:
-            break;
-    }
-    return Error{"impl=nccl replays float32, float16 and bfloat16 all_reduces, not " +
-                 std::string(dtypeName(t))};
-}
-
-ncclRedOp_t ncclOpOf(ReduceKind k)
-{
-    switch (k) {
-        case ReduceKind::Sum:
-            return ncclSum;
-        case ReduceKind::Max:
-            return ncclMax;
-        case ReduceKind::Min:
-            return ncclMin;
-    }
-    return ncclSum;
-}
 
 // Every per-rank resource, released on every path (on the rank's own device).
 struct RankResources {

@@ -1,6 +1,7 @@
 // faultline collective TRACE --targets T0,T1,... : replays the trace's collectives on a
 // communicator of targets and names the faulty GPUs and directed links
 // (core/collectives/CollectiveReplay.h). Exit 0 all healthy, 1 something faulty, 2 error.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -72,7 +73,8 @@ CommandRunner addCollectiveCommand(CLI::App& app)
                     "trace v1 file with all_reduce/all_gather/reduce_scatter/broadcast ops")
         ->required();
     cmd->add_option("--targets", a->targets,
-                    "the communicator, one target per rank (sim:MODEL[:link_to=K,...])")
+                    "the communicator, one target per rank (sim:MODEL[:link_to=K,...], or "
+                    "cuda:N[:nccl_algo=A,nccl_proto=P,nccl_min_channels=K,nccl_max_channels=K] through NCCL)")
         ->required();
     cmd->add_option("--ops", a->ops, "ops to replay: indices, ranges, op kinds (default: every collective)");
     cmd->add_option("--reps", a->reps, "repetitions per op and ring")->check(CLI::Range(1u, 1000000u));
@@ -101,6 +103,12 @@ CommandRunner addCollectiveCommand(CLI::App& app)
             o.ring = *ring;
         }
         if (a->serveRank >= 0) return serveCollectiveRank(o, size_t(a->serveRank), stdin, stdout);
+        o.workerProgram = workerProgramPath();
+        const bool nccl = std::any_of(targets->begin(), targets->end(),
+                                      [](const TargetSpec& t) { return t.kind == "cuda"; });
+        if (nccl && a->inProcess)
+            return failWith(Error{"--in-process: cuda: ranks run through NCCL, one faultline-worker per GPU",
+                                  ErrorCode::Usage});
         if (!a->inProcess) o.rankCommand = rankCommand(*a, o);
         auto report = runCollectiveReplay(o);
         if (!report) return failWith(report.error());

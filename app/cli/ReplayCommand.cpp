@@ -34,6 +34,12 @@ int runReplay(const ReplayOptions& o)
     if (!targets) {
         return failWith(targets.error());
     }
+    for (const TargetSpec& t : *targets)
+        if (t.kind == "cuda" && !t.params.empty())
+            return failWith(Error{"--targets: target '" + t.text + "': " + t.params.begin()->first +
+                                      " is a setting of NCCL ranks in `faultline collective`; replay "
+                                      "takes plain cuda:N",
+                                  ErrorCode::Usage});
     CampaignOptions c;
     c.tracePath = o.trace;
     c.targets = *targets;

@@ -12,6 +12,7 @@
 #include "../golden/GoldenSupport.h"
 #include "../golden/OpRegistry.h"
 #include "../replay/OpSelection.h"
+#include "CollectiveNccl.h"
 #include "CollectiveTransport.h"
 
 namespace faultline {
@@ -46,17 +47,23 @@ Result<CollectiveSetup> prepareCollectiveReplay(const CollectiveOptions& o)
     if (n < 2) return Error{"a collective needs at least two targets (one per rank)", ErrorCode::Usage};
     if (o.reps == 0) return Error{"--reps must be at least 1", ErrorCode::Usage};
     CollectiveSetup setup;
-    for (size_t r = 0; r < n; ++r) {
-        auto rank = RingRank::create(o.targets, r, o.seed);
-        if (!rank) return rank.error();
-        setup.descriptions.push_back(rank->describe());
+    setup.nccl = std::any_of(o.targets.begin(), o.targets.end(),
+                             [](const std::string& t) { return t.rfind("cuda:", 0) == 0; });
+    if (setup.nccl) {
+        if (Status st = describeNcclRanks(o, setup.descriptions); !st) return st.error();
+    } else {
+        for (size_t r = 0; r < n; ++r) {
+            auto rank = RingRank::create(o.targets, r, o.seed);
+            if (!rank) return rank.error();
+            setup.descriptions.push_back(rank->describe());
+        }
+        std::vector<size_t> ring = o.ring;
+        if (ring.empty())
+            for (size_t r = 0; r < n; ++r) ring.push_back(r);
+        if (Status st = checkRingOrder(ring, n); !st) return st.error();
+        setup.rings.push_back(ring);
+        if (o.reverseRing && n > 2) setup.rings.emplace_back(ring.rbegin(), ring.rend());
     }
-    std::vector<size_t> ring = o.ring;
-    if (ring.empty())
-        for (size_t r = 0; r < n; ++r) ring.push_back(r);
-    if (Status st = checkRingOrder(ring, n); !st) return st.error();
-    setup.rings.push_back(ring);
-    if (o.reverseRing && n > 2) setup.rings.emplace_back(ring.rbegin(), ring.rend());
     auto trace = readTrace(o.tracePath);
     if (!trace) return trace.error();
     setup.trace = std::move(*trace);
@@ -271,6 +278,7 @@ Result<CollectiveReport> runCollectiveReplay(const CollectiveOptions& options)
 {
     auto setup = prepareCollectiveReplay(options);
     if (!setup) return setup.error();
+    if (setup->nccl) return runNcclCollective(options, *setup);
     std::unique_ptr<RankTransport> transport;
     if (options.rankCommand.empty()) {
         auto t = makeInProcessTransport(options, *setup);
@@ -370,6 +378,7 @@ nlohmann::json collectiveJson(const CollectiveReport& report)
                         {"ring", r.ring},
                         {"rep", r.rep},
                         {"status", r.status},
+                        {"error", r.error.empty() ? nlohmann::json() : nlohmann::json(r.error)},
                         {"failed_rank", r.failedRank >= 0 ? nlohmann::json(r.failedRank) : nlohmann::json()},
                         {"judged", r.judged},
                         {"identical", r.identical},
@@ -402,19 +411,22 @@ nlohmann::json collectiveJson(const CollectiveReport& report)
                         {"rate", g.rate.rate},
                         {"ci", {g.rate.low, g.rate.high}},
                         {"failed_partners", g.failedPartners}});
-    return {{"targets", report.options.targets},
-            {"mode", report.mode},
-            {"rings", report.rings},
-            {"reps", report.options.reps},
-            {"seed", report.options.seed},
-            {"ops", ops},
-            {"runs", runs},
-            {"links", links},
-            {"gpus", gpus},
-            {"faulty_gpus", report.faultyGpus()},
-            {"faulty_links", faultyLinks},
-            {"healthy", report.healthy()},
-            {"warnings", report.warnings}};
+    nlohmann::json out = {{"targets", report.options.targets},
+                          {"mode", report.mode},
+                          {"rings", report.rings},
+                          {"reps", report.options.reps},
+                          {"seed", report.options.seed},
+                          {"ops", ops},
+                          {"runs", runs},
+                          {"links", links},
+                          {"gpus", gpus},
+                          {"faulty_gpus", report.faultyGpus()},
+                          {"faulty_links", faultyLinks},
+                          {"healthy", report.healthy()},
+                          {"warnings", report.warnings},
+                          {"links_observable", report.linksObservable}};
+    if (!report.nccl.is_null()) out["nccl"] = report.nccl;
+    return out;
 }
 
 std::string collectiveText(const CollectiveReport& report)
@@ -423,6 +435,7 @@ std::string collectiveText(const CollectiveReport& report)
     out << "collective replay (" << report.mode << ") of " << report.ops.size() << " op(s) on "
         << report.options.targets.size() << " ranks, " << report.options.reps << " rep(s) per ring; rings:";
     for (const auto& ring : report.rings) out << " [" << ringText(ring) << "]";
+    if (!report.nccl.is_null()) out << " none (NCCL " << report.nccl.value("version", 0) << " chooses)";
     out << "\n";
     for (const std::string& w : report.warnings) out << "  warning: " << w << "\n";
     for (const CollectiveRun& r : report.runs) {
@@ -430,6 +443,7 @@ std::string collectiveText(const CollectiveReport& report)
         out << "  op " << r.opIndex << " (" << r.op << ") ring " << r.ring << " rep " << r.rep << ": "
             << r.status;
         if (r.failedRank >= 0) out << " of rank " << r.failedRank;
+        if (!r.error.empty()) out << ": " << r.error;
         if (!r.identical) out << ", ranks hold different bits";
         if (r.violations) out << ", " << r.violations << " element(s) off (" << r.judged << ")";
         if (!r.differingBlocks.empty())
@@ -439,7 +453,10 @@ std::string collectiveText(const CollectiveReport& report)
         if (r.differingBlocks.size() > 8) out << " ...";
         out << "\n";
     }
-    out << "  links (src->dst: transfers, failures, corrupted bytes, signature, GB/s):\n";
+    if (!report.linksObservable)
+        out << "  links: not observable (NCCL hides its hops; the invariants judge each rank's output)\n";
+    else
+        out << "  links (src->dst: transfers, failures, corrupted bytes, signature, GB/s):\n";
     for (const CollectiveLink& l : report.links)
         out << "    " << l.src << "->" << l.dst << ": " << l.transfers << ", " << l.failures << ", "
             << l.corruptedBytes << ", " << (l.signature.empty() ? "-" : l.signature) << ", " << l.gbps()

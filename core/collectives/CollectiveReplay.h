@@ -50,6 +50,8 @@ struct CollectiveOptions {
     // (the rank index is appended). Empty: every rank in this process.
     std::vector<std::string> rankCommand;
     double timeoutSeconds = 60;  // watchdog per reply of a rank process
+    // cuda: ranks: faultline-worker, started once per rank with --collective-rank (CollectiveNccl.h).
+    std::string workerProgram;
 };
 
 // One run: an op on one ring, one repetition.
@@ -58,7 +60,8 @@ struct CollectiveRun {
     std::string op;
     size_t ring = 0;  // index into CollectiveReport::rings
     uint32_t rep = 0;
-    std::string status = "ok";     // ok | diverged | hang | crash
+    std::string status = "ok";     // ok | diverged | hang | crash | error (cuda: ranks)
+    std::string error;             // status error: the rank's message (naming its device)
     int64_t failedRank = -1;       // the rank that hung or crashed
     std::string judged;            // identical+bitwise | identical+bound | bitwise | bound | exact
     bool identical = true;         // all_reduce: every rank holds the same bits
@@ -104,6 +107,8 @@ struct CollectiveReport {
     std::vector<CollectiveLink> links;  // every directed link used, by (src, dst)
     std::vector<CollectiveGpu> gpus;
     std::vector<std::string> warnings;
+    bool linksObservable = true;  // false for NCCL ranks: NCCL hides its hops, links stays empty
+    nlohmann::json nccl;          // NCCL ranks: version and each rank's settings (null otherwise)
     std::vector<size_t> faultyGpus() const;
     std::vector<std::pair<size_t, size_t>> faultyLinks() const;
     bool healthy() const;
@@ -117,14 +122,15 @@ struct CollectiveHop {
 };
 
 // The checked setup: the trace's selected collectives and the rings (errors exit 2: fewer than
-// two targets, a target that is not sim:, a bad --ring, no collective selected, an op whose
-// rank count differs from the targets).
+// two targets, a mix of sim: and cuda: targets, a bad cuda: parameter or a repeated device, a bad --ring, no
+// collective selected, an op whose rank count differs from the targets).
 struct CollectiveSetup {
     Trace trace;
     std::vector<CollectiveProblem> problems;
     std::vector<std::vector<size_t>> rings;
     std::vector<std::string> descriptions;
     std::vector<std::string> warnings;
+    bool nccl = false;  // every target is cuda: (NCCL ranks, no rings)
 };
 Result<CollectiveSetup> prepareCollectiveReplay(const CollectiveOptions& options);
 

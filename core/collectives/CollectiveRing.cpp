@@ -299,10 +299,10 @@ Result<RingRank> RingRank::create(const std::vector<std::string>& targets, size_
     auto spec = parseTargetSpec(targets[self]);
     if (!spec) return Error{spec.message(), ErrorCode::Usage};
     if (spec->kind != "sim")
-        return Error{
-            "target '" + spec->text +
-                "': collective replay runs sim: ranks here; NCCL ranks (cuda:N) are not built into it yet",
-            ErrorCode::Usage};
+        return Error{"target '" + spec->text +
+                         "': ring ranks are sim: targets (cuda: ranks run through NCCL, and a communicator "
+                         "does not mix them)",
+                     ErrorCode::Usage};
     auto link = takeLinkFault(*spec, self, targets.size());
     if (!link) return link.error();
     auto model = createFaultModel(*spec);

@@ -75,16 +75,14 @@ Result<CollectiveHop> collectiveHopFromJson(const nlohmann::json& j)
     }
 }
 
-namespace {
-
-nlohmann::json outputJson(const HostTensor& t)
+nlohmann::json collectiveOutputJson(const HostTensor& t)
 {
     return {{"dtype", std::string(dtypeName(t.dtype))},
             {"shape", t.shape},
             {"bytes", base64Encode(reinterpret_cast<const uint8_t*>(t.data.data()), t.data.size())}};
 }
 
-Result<HostTensor> outputFromJson(const nlohmann::json& j, DType dtype)
+Result<HostTensor> collectiveOutputFromJson(const nlohmann::json& j, DType dtype)
 {
     try {
         HostTensor t(dtype, j.at("shape").get<std::vector<uint64_t>>());
@@ -97,6 +95,33 @@ Result<HostTensor> outputFromJson(const nlohmann::json& j, DType dtype)
         return Error{std::string("a rank's output is malformed: ") + e.what(), ErrorCode::Protocol};
     }
 }
+
+bool readRankLine(std::FILE* in, std::string& line)
+{
+    line.clear();
+    int c;
+    while ((c = std::fgetc(in)) != EOF) {
+        if (c == '\n') return true;
+        line.push_back(char(c));
+    }
+    return !line.empty();
+}
+
+void replyRankLine(std::FILE* out, const nlohmann::json& j)
+{
+    const std::string text = j.dump() + "\n";
+    std::fwrite(text.data(), 1, text.size(), out);
+    std::fflush(out);
+}
+
+std::string lastLineOf(std::string text)
+{
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const size_t nl = text.rfind('\n');
+    return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+namespace {
 
 class InProcessTransport : public RankTransport {
 public:
@@ -146,7 +171,7 @@ public:
             if (!hello) return hello.error();
             if (fault.happened() || !hello->contains("hello"))
                 return Error{"rank " + std::to_string(r) + " (" + m_options.targets[r] + ") did not start: " +
-                                 m_ranks[r]->describeExit() + " " + lastLine(m_ranks[r]->stderrText()),
+                                 m_ranks[r]->describeExit() + " " + lastLineOf(m_ranks[r]->stderrText()),
                              ErrorCode::Failed};
         }
         return {};
@@ -182,7 +207,7 @@ public:
         auto reply = ask(rank, {{"cmd", "output"}}, fault);
         if (!reply) return reply.error();
         if (fault.happened()) return HostTensor{};
-        return outputFromJson(*reply, m_setup.problems.front().inputs.front().dtype);
+        return collectiveOutputFromJson(*reply, m_setup.problems.front().inputs.front().dtype);
     }
     Status restart() override
     {
@@ -191,13 +216,6 @@ public:
     }
 
 private:
-    static std::string lastLine(std::string text)
-    {
-        while (!text.empty() && text.back() == '\n') text.pop_back();
-        const size_t nl = text.rfind('\n');
-        return nl == std::string::npos ? text : text.substr(nl + 1);
-    }
-
     Result<nlohmann::json> read(size_t rank, RankFault& fault)
     {
         std::string line;
@@ -249,24 +267,6 @@ private:
     std::abort();
 }
 
-bool readLine(std::FILE* in, std::string& line)
-{
-    line.clear();
-    int c;
-    while ((c = std::fgetc(in)) != EOF) {
-        if (c == '\n') return true;
-        line.push_back(char(c));
-    }
-    return !line.empty();
-}
-
-void reply(std::FILE* out, const nlohmann::json& j)
-{
-    const std::string text = j.dump() + "\n";
-    std::fwrite(text.data(), 1, text.size(), out);
-    std::fflush(out);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<RankTransport>> makeInProcessTransport(const CollectiveOptions& options,
@@ -301,18 +301,18 @@ int serveCollectiveRank(const CollectiveOptions& options, size_t self, std::FILE
         std::fprintf(stderr, "error: %s\n", rank.message().c_str());
         return 2;
     }
-    reply(out, {{"hello", "collective-rank"}, {"rank", self}});
+    replyRankLine(out, {{"hello", "collective-rank"}, {"rank", self}});
     std::map<std::pair<size_t, size_t>, RingPlan> plans;
     const RingPlan* plan = nullptr;  // of the run begun last
     std::string line;
-    while (readLine(in, line)) {
+    while (readRankLine(in, line)) {
         const auto j = nlohmann::json::parse(line, nullptr, false);
         const std::string cmd = j.is_object() ? j.value("cmd", "") : "";
         try {
             if (cmd == "begin") {
                 const size_t p = j.at("problem").get<size_t>(), g = j.at("ring").get<size_t>();
                 if (p >= setup->problems.size() || g >= setup->rings.size()) {
-                    reply(out, {{"error", "begin names no such op or ring"}});
+                    replyRankLine(out, {{"error", "begin names no such op or ring"}});
                     continue;
                 }
                 auto it = plans.find({p, g});
@@ -321,33 +321,33 @@ int serveCollectiveRank(const CollectiveOptions& options, size_t self, std::FILE
                              .first;
                 plan = &it->second;
                 rank->begin(setup->problems[p], plan, j.at("rep").get<uint32_t>());
-                reply(out, {{"ok", true}});
+                replyRankLine(out, {{"ok", true}});
             } else if ((cmd == "send" || cmd == "receive" || cmd == "output") &&
                        (!plan ||
                         (cmd != "output" && j.at("transfer").get<size_t>() >= plan->transfers.size()))) {
-                reply(out, {{"error", cmd + " without a run begun or beyond its transfers"}});
+                replyRankLine(out, {{"error", cmd + " without a run begun or beyond its transfers"}});
             } else if (cmd == "send") {
                 RingWire wire = rank->send(j.at("transfer").get<size_t>());
                 if (!wire.answered) actOut(wire.failure, self, out);
-                reply(out, ringWireJson(wire));
+                replyRankLine(out, ringWireJson(wire));
             } else if (cmd == "receive") {
                 auto wire = ringWireFromJson(j.at("wire"));
                 if (!wire) {
-                    reply(out, {{"error", wire.message()}});
+                    replyRankLine(out, {{"error", wire.message()}});
                     continue;
                 }
                 CollectiveHop hop;
                 hop.transfer = j.at("transfer").get<size_t>();
                 hop.arrival = rank->receive(hop.transfer, std::move(*wire));
                 if (!hop.arrival.answered && hop.arrival.byReceiver) actOut(hop.arrival.failure, self, out);
-                reply(out, collectiveHopJson(hop));
+                replyRankLine(out, collectiveHopJson(hop));
             } else if (cmd == "output") {
-                reply(out, outputJson(rank->output()));
+                replyRankLine(out, collectiveOutputJson(rank->output()));
             } else {
-                reply(out, {{"error", "unknown request: " + line.substr(0, 80)}});
+                replyRankLine(out, {{"error", "unknown request: " + line.substr(0, 80)}});
             }
         } catch (const nlohmann::json::exception& e) {
-            reply(out, {{"error", std::string("malformed request: ") + e.what()}});
+            replyRankLine(out, {{"error", std::string("malformed request: ") + e.what()}});
         }
     }
     return 0;

@@ -3,6 +3,7 @@
 // rank spoken to in JSON lines over pipes with a watchdog (a rank that does not answer in time
 // hung, one whose pipe closed crashed: both are recorded outcomes of the run, and every rank
 // process is restarted for the next run). Internal to core/collectives.
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,13 @@ public:
     // After a fault: every rank fresh.
     virtual Status restart() = 0;
 };
+
+// A rank's output on the wire, and the line I/O of a rank process (also used by CollectiveNccl).
+nlohmann::json collectiveOutputJson(const HostTensor& t);
+Result<HostTensor> collectiveOutputFromJson(const nlohmann::json& j, DType dtype);
+bool readRankLine(std::FILE* in, std::string& line);
+void replyRankLine(std::FILE* out, const nlohmann::json& j);
+std::string lastLineOf(std::string text);
 
 Result<std::unique_ptr<RankTransport>> makeInProcessTransport(const CollectiveOptions& options,
                                                               const CollectiveSetup& setup);

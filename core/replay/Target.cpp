@@ -132,6 +132,10 @@ Result<std::unique_ptr<Target>> createTarget(const TargetSpec& spec)
         if (!library) return library.error();
         return std::unique_ptr<Target>(std::make_unique<SimTarget>(spec, std::move(model).value(), *library));
     }
+    if (spec.kind == "cuda" && !spec.params.empty())
+        return Error{"target '" + spec.text + "': " + spec.params.begin()->first +
+                         " is a setting of NCCL ranks in `faultline collective`; replay takes plain cuda:N",
+                     ErrorCode::Usage};
     {
         std::lock_guard lock(factoryMutex());
         const auto it = factories().find(spec.kind);

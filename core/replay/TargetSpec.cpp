@@ -14,6 +14,37 @@ bool startsWithKind(const std::string& s)
     return s == "cpu" || s.rfind("sim:", 0) == 0 || s.rfind("cuda:", 0) == 0;
 }
 
+// "k=v,k=v" (or '+'-joined) into spec.params.
+Status parseParams(const std::string& text, const std::string& params, TargetSpec& spec)
+{
+    size_t pos = 0;
+    while (pos <= params.size()) {
+        size_t next = params.find_first_of(",+", pos);
+        if (next == std::string::npos) next = params.size();
+        const std::string kv = params.substr(pos, next - pos);
+        if (!kv.empty()) {
+            const size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0)
+                return Error{"target '" + text + "': parameter '" + kv + "' is not key=value"};
+            spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+        }
+        pos = next + 1;
+    }
+    return {};
+}
+
+// The normalised text: "KIND:MODEL[:k=v+k=v]".
+std::string normalisedText(const TargetSpec& spec)
+{
+    std::string text = spec.kind + ":" + spec.model;
+    bool first = true;
+    for (const auto& [k, v] : spec.params) {
+        text += (first ? ":" : "+") + k + "=" + v;
+        first = false;
+    }
+    return text;
+}
+
 }  // namespace
 
 std::string TargetSpec::param(const std::string& key, const std::string& fallback) const
@@ -61,10 +92,15 @@ Result<TargetSpec> parseTargetSpec(const std::string& raw)
     spec.kind = text.substr(0, colon);
     std::string rest = text.substr(colon + 1);
     if (spec.kind == "cuda") {
-        if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos)
+        // cuda:N[:k=v,...]: parameters (NCCL settings) only `faultline collective` uses.
+        const size_t colon2 = rest.find(':');
+        spec.model = rest.substr(0, colon2);
+        if (spec.model.empty() || spec.model.find_first_not_of("0123456789") != std::string::npos ||
+            spec.model.size() > 6)
             return Error{"target '" + text + "': cuda needs a device index, e.g. cuda:0"};
-        spec.model = rest;
-        spec.text = text;
+        if (colon2 != std::string::npos)
+            if (Status st = parseParams(text, rest.substr(colon2 + 1), spec); !st) return st.error();
+        spec.text = normalisedText(spec);
         return spec;
     }
     if (spec.kind != "sim")
@@ -74,31 +110,9 @@ Result<TargetSpec> parseTargetSpec(const std::string& raw)
     spec.model = rest.substr(0, colon2);
     if (spec.model.empty())
         return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit"};
-    if (colon2 != std::string::npos) {
-        std::string params = rest.substr(colon2 + 1);
-        size_t pos = 0;
-        while (pos <= params.size()) {
-            size_t next = params.find_first_of(",+", pos);
-            if (next == std::string::npos) next = params.size();
-            const std::string kv = params.substr(pos, next - pos);
-            if (!kv.empty()) {
-                const size_t eq = kv.find('=');
-                if (eq == std::string::npos || eq == 0)
-                    return Error{"target '" + text + "': parameter '" + kv + "' is not key=value"};
-                spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
-            }
-            pos = next + 1;
-        }
-    }
-    spec.text = "sim:" + spec.model;
-    if (!spec.params.empty()) {
-        spec.text += ":";
-        bool first = true;
-        for (const auto& [k, v] : spec.params) {
-            spec.text += (first ? "" : "+") + k + "=" + v;
-            first = false;
-        }
-    }
+    if (colon2 != std::string::npos)
+        if (Status st = parseParams(text, rest.substr(colon2 + 1), spec); !st) return st.error();
+    spec.text = normalisedText(spec);
     return spec;
 }
 

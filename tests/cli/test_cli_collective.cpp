@@ -35,6 +35,14 @@ QJsonArray decidedLinks(QJsonArray links)
     return links;
 }
 
+// Eight cuda: ranks (the trace's rank count), each with the parameters `settings` (":k=v,...").
+QString cudaGroup(const QString& settings)
+{
+    QStringList targets;
+    for (int i = 0; i < 8; ++i) targets << QStringLiteral("cuda:%1%2").arg(i).arg(settings);
+    return targets.join(',');
+}
+
 }  // namespace
 
 class TestCliCollective : public QObject {
@@ -174,10 +182,29 @@ private slots:
             << QStringList{"--targets", group({}), "--ring", "0,1,x"} << "'x' is not a rank index";
         QTest::newRow("ring repeats") << QStringList{"--targets", group({}), "--ring", "0,1,2,3,4,5,6,6"}
                                       << "not an order of the ranks";
-        QTest::newRow("cuda target") << QStringList{"--targets",
-                                                    "cuda:0,cuda:1,sim:healthy,sim:healthy,sim:healthy,"
-                                                    "sim:healthy,sim:healthy,sim:healthy"}
-                                     << "cuda:0";
+        QTest::newRow("cuda and sim mixed")
+            << QStringList{"--targets",
+                           "cuda:0,cuda:1,sim:healthy,sim:healthy,sim:healthy,"
+                           "sim:healthy,sim:healthy,sim:healthy"}
+            << "does not mix them with sim ranks";
+        QTest::newRow("nccl_algo unknown") << QStringList{"--targets", cudaGroup(":nccl_algo=Spiral")}
+                                           << "nccl_algo=Spiral is not an NCCL algorithm";
+        QTest::newRow("nccl_proto unknown") << QStringList{"--targets", cudaGroup(":nccl_proto=LL256")}
+                                            << "nccl_proto=LL256 is not an NCCL protocol";
+        QTest::newRow("channels out of range") << QStringList{"--targets", cudaGroup(":nccl_max_channels=65")}
+                                               << "nccl_max_channels must be an integer";
+        QTest::newRow("min channels above max")
+            << QStringList{"--targets", cudaGroup(":nccl_min_channels=8,nccl_max_channels=4")}
+            << "nccl_min_channels 8 exceeds nccl_max_channels 4";
+        QTest::newRow("unknown cuda parameter")
+            << QStringList{"--targets", cudaGroup(":algo=Ring")} << "unknown parameter algo";
+        QTest::newRow("device twice") << QStringList{"--targets", cudaGroup("").replace("cuda:7", "cuda:0")}
+                                      << "cuda:0 holds two ranks";
+        QTest::newRow("ring with cuda")
+            << QStringList{"--targets", cudaGroup(""), "--ring", "0,1,2,3,4,5,6,7"}
+            << "--ring applies to sim:";
+        QTest::newRow("in-process with cuda")
+            << QStringList{"--targets", cudaGroup(""), "--in-process"} << "--in-process: cuda: ranks";
     }
     void badSetupsExitTwo()
     {
@@ -187,6 +214,31 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
         QCOMPARE(r.err.count('\n'), 1);
+    }
+
+    // NCCL ranks need a driver: without one the command names the target and why, and gives no
+    // verdict. With pinned NCCL settings too (they are valid, so the device is the problem).
+    void cudaRanksWithoutADriverExitTwo_data()
+    {
+        QTest::addColumn<QString>("settings");
+        QTest::newRow("plain") << QString();
+        QTest::newRow("pinned") << QString(
+            ":nccl_algo=ring,nccl_proto=Simple,nccl_min_channels=2,nccl_max_channels=4");
+    }
+    void cudaRanksWithoutADriverExitTwo()
+    {
+        QFETCH(QString, settings);
+        if (QFile::exists("/dev/nvidiactl"))
+            QSKIP(
+                "this machine may have a usable CUDA driver: the NCCL ranks could start (tests/gpu covers "
+                "them)");
+        auto r = collective({"--targets", cudaGroup(settings), "--json"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.out.isEmpty(), r.out.constData());  // no report, no verdict
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY2(r.err.contains("target 'cuda:0"), r.err.constData());
+        QVERIFY2(r.err.contains("no usable CUDA device") || r.err.contains("built without the CUDA target"),
+                 r.err.constData());
     }
 
     void missingTraceNamesTheFile()

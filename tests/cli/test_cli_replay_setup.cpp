@@ -88,6 +88,9 @@ private slots:
         QTest::newRow("unknown fault model") << QStringList{"--targets", "cpu,sim:flpi"} << "sim:flpi";
         QTest::newRow("unknown parameter") << QStringList{"--targets", "sim:stuck-bit:bti=3"} << "bti";
         QTest::newRow("cuda without a usable driver") << QStringList{"--targets", "cpu,cuda:0"} << "cuda:0";
+        QTest::newRow("cuda with an NCCL setting (collective only)")
+            << QStringList{"--targets", "cpu,cuda:0:nccl_algo=Ring"}
+            << "nccl_algo is a setting of NCCL ranks";
         QTest::newRow("timeout nan") << QStringList{"--targets", "cpu", "--timeout", "nan"} << "--timeout";
         QTest::newRow("timeout 1e300")
             << QStringList{"--targets", "cpu", "--timeout", "1e300"} << "--timeout";
