@@ -260,6 +260,11 @@ private:
         Hot h = loadHot();
         uint64_t nonFinite = 0;
         uint64_t j = 0;
+        if constexpr (kVector) {
+            m_blockBitsCounted = m_ctx.vectorMath && len >= kBlock;
+            if (m_blockBitsCounted)
+                countSegmentBits(kVectorKind, sp, rp, len / kBlock, m_acc.flips.data(), m_acc.toOne.data());
+        }
         for (; j + kBlock <= len; j += kBlock) {
             if constexpr (Tr::kFloat) {
                 unsigned nf = 0;
@@ -280,6 +285,7 @@ private:
             }
             block(h, off + j, col0 + j, sp + j, rp + j, mask);
         }
+        m_blockBitsCounted = false;
         for (; j < len; ++j) {
             if constexpr (Tr::kFloat) nonFinite += Tr::nonFinite(sp[j]) ? 1u : 0u;
             if (sp[j] != rp[j]) {
@@ -409,8 +415,10 @@ private:
         for (unsigned i = 0; i < m; ++i) {
             const Bits a = bt.a[i], b = bt.b[i];
             const uint64_t x = uint64_t(Bits(a ^ b));
-            m_flips.add(x);
-            m_toOne.add(x & uint64_t(a));
+            if (!m_blockBitsCounted) {
+                m_flips.add(x);
+                m_toOne.add(x & uint64_t(a));
+            }
             const uint64_t ulp = Tr::ulp(a, b);
             const double rv = Tr::toDouble(b);
             const double absErr = std::fabs(Tr::toDouble(a) - rv);
@@ -462,8 +470,6 @@ private:
             const unsigned k = unsigned(std::countr_zero(mm));
             const Bits a = sp[k], b = rp[k];
             const uint64_t x = uint64_t(Bits(a ^ b));
-            m_flips.add(x);
-            m_toOne.add(x & uint64_t(a));
             h.sumAbs += e.absErr[k];
             h.sumAbs2 += e.absSq[k];
             h.sumRel += e.relAdd[k];  // +0 where the relative error is infinite: the sum is unchanged
@@ -538,8 +544,10 @@ private:
         if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
             acc.firstMismatch = index;
         const uint64_t x = uint64_t(Bits(a ^ b));
-        m_flips.add(x);
-        m_toOne.add(x & uint64_t(a));
+        if (!m_blockBitsCounted) {
+            m_flips.add(x);
+            m_toOne.add(x & uint64_t(a));
+        }
         const size_t tile = size_t(m_tileRowBase + tileCol(col));
         ++acc.tileMismatches[tile];
 
@@ -690,6 +698,7 @@ private:
     };
     Batch m_batch;
     BlockErrors m_errs;                // the vector path's figures of the current block
+    bool m_blockBitsCounted = false;   // flips/toOne of the segment's full blocks counted already
     uint64_t m_vectorRelInfinite = 0;  // infinite relative errors the vector path put in relSlots
     std::array<Lane, kLanes> m_lanes{};
     const DecadeSlots& m_slots = DecadeSlots::table();

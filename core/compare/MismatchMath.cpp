@@ -109,6 +109,106 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErr
     return true;
 }
 
+// Carry-save adder: h:l = a + b + c, bit by bit.
+template <class V>
+HWY_INLINE void csa(V& h, V& l, V a, V b, V c)
+{
+    const V u = hn::Xor(a, b);
+    h = hn::Or(hn::And(a, b), hn::And(u, c));
+    l = hn::Xor(u, c);
+}
+
+// Adds weight x (number of lanes with bit q set) to out[q] for every bit position q.
+template <class D, class V>
+HWY_INLINE void addPositional(D d, V v, uint64_t weight, uint64_t* out)
+{
+    if (hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) return;
+    for (unsigned q = 0; q < 32; ++q)
+        out[q] += weight * uint64_t(hn::CountTrue(d, hn::TestBit(v, hn::Set(d, uint32_t(1) << q))));
+}
+
+template <MismatchFloat Kind>
+HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t blocks, uint64_t* flipsOut,
+                            uint64_t* toOneOut)
+{
+    using D = hn::ScalableTag<uint32_t>;
+    using V = hn::Vec<D>;
+    const D d;
+    const size_t n = hn::Lanes(d);
+    const size_t count = blocks * BlockErrors::kBlock;  // a multiple of n
+    // The flips (x) and toOne (y) words of the n pairs at element i.
+    const auto load = [&](size_t i, V& x, V& y) {
+        V a, b;
+        if constexpr (Kind == MismatchFloat::Float32) {
+            a = hn::LoadU(d, static_cast<const uint32_t*>(suspect) + i);
+            b = hn::LoadU(d, static_cast<const uint32_t*>(reference) + i);
+        } else {
+            const hn::Rebind<uint16_t, D> d16;
+            a = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + i));
+            b = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(reference) + i));
+        }
+        x = hn::Xor(a, b);
+        y = hn::And(x, a);
+    };
+    // Two vectors into the ones; their carry out (weight 2).
+    const auto pair = [&](size_t i, V& onesX, V& onesY, V& twosX, V& twosY) {
+        V x0, y0, x1, y1;
+        load(i, x0, y0);
+        load(i + n, x1, y1);
+        csa(twosX, onesX, onesX, x0, x1);
+        csa(twosY, onesY, onesY, y0, y1);
+    };
+    V onesX = hn::Zero(d), twosX = onesX, foursX = onesX, eightsX = onesX;
+    V onesY = onesX, twosY = onesX, foursY = onesX, eightsY = onesX;
+    // Eight vectors into ones/twos/fours; their carry out (weight 8).
+    const auto eight = [&](size_t i, V& eX, V& eY) {
+        V tAX, tAY, tBX, tBY, fAX, fAY, fBX, fBY;
+        pair(i, onesX, onesY, tAX, tAY);
+        pair(i + 2 * n, onesX, onesY, tBX, tBY);
+        csa(fAX, twosX, twosX, tAX, tBX);
+        csa(fAY, twosY, twosY, tAY, tBY);
+        pair(i + 4 * n, onesX, onesY, tAX, tAY);
+        pair(i + 6 * n, onesX, onesY, tBX, tBY);
+        csa(fBX, twosX, twosX, tAX, tBX);
+        csa(fBY, twosY, twosY, tAY, tBY);
+        csa(eX, foursX, foursX, fAX, fBX);
+        csa(eY, foursY, foursY, fAY, fBY);
+    };
+    size_t i = 0;
+    for (; i + 16 * n <= count; i += 16 * n) {
+        V eAX, eAY, eBX, eBY, sX, sY;
+        eight(i, eAX, eAY);
+        eight(i + 8 * n, eBX, eBY);
+        csa(sX, eightsX, eightsX, eAX, eBX);
+        csa(sY, eightsY, eightsY, eAY, eBY);
+        addPositional(d, sX, 16, flipsOut);
+        addPositional(d, sY, 16, toOneOut);
+    }
+    for (; i < count; i += n) {
+        V x, y;
+        load(i, x, y);
+        addPositional(d, x, 1, flipsOut);
+        addPositional(d, y, 1, toOneOut);
+    }
+    addPositional(d, onesX, 1, flipsOut);
+    addPositional(d, twosX, 2, flipsOut);
+    addPositional(d, foursX, 4, flipsOut);
+    addPositional(d, eightsX, 8, flipsOut);
+    addPositional(d, onesY, 1, toOneOut);
+    addPositional(d, twosY, 2, toOneOut);
+    addPositional(d, foursY, 4, toOneOut);
+    addPositional(d, eightsY, 8, toOneOut);
+}
+
+void SegmentBitsF32(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne)
+{
+    segmentBits<MismatchFloat::Float32>(s, r, blocks, flips, toOne);
+}
+void SegmentBitsU16(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne)
+{
+    segmentBits<MismatchFloat::BFloat16>(s, r, blocks, flips, toOne);
+}
+
 bool BlockErrorsF32(const void* s, const void* r, BlockErrors& out)
 {
     return blockErrors<MismatchFloat::Float32>(s, r, out);
@@ -137,6 +237,17 @@ HWY_EXPORT(BlockErrorsF32);
 HWY_EXPORT(BlockErrorsBF16);
 HWY_EXPORT(BlockErrorsF16);
 HWY_EXPORT(ActiveTarget);
+HWY_EXPORT(SegmentBitsF32);
+HWY_EXPORT(SegmentBitsU16);
+
+void countSegmentBits(MismatchFloat kind, const void* suspect, const void* reference, size_t blocks,
+                      uint64_t* flips, uint64_t* toOne)
+{
+    if (kind == MismatchFloat::Float32)
+        HWY_DYNAMIC_DISPATCH(SegmentBitsF32)(suspect, reference, blocks, flips, toOne);
+    else
+        HWY_DYNAMIC_DISPATCH(SegmentBitsU16)(suspect, reference, blocks, flips, toOne);
+}
 
 bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference, BlockErrors& out)
 {

@@ -6,6 +6,7 @@
 // (ChunkScanner's per-element code), lane by lane, so the comparison results do not depend on
 // the instruction set; tests/core/test_compare_dispatch.cpp checks it on every target.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ struct BlockErrors {
     uint64_t maxUlp = 0;
     uint64_t relInfinite = 0;
 };
+
+// Adds the bit-position counts of the differing bits of `blocks` x 64 pairs (flips: s ^ r) and
+// of those that are 1 in the suspect (toOne: (s ^ r) & s) to flips[0, 32) and toOne[0, 32):
+// carry-save adders over the vectors (Harley-Seal), so a mismatch costs a few vector operations
+// instead of table adds. Equal pairs add nothing; NaN/Inf pairs count like any other bits.
+void countSegmentBits(MismatchFloat kind, const void* suspect, const void* reference, size_t blocks,
+                      uint64_t* flips, uint64_t* toOne);
 
 // Fills `out` for the 64 pairs at suspect[0, 64) and reference[0, 64) (packed little-endian
 // elements of `kind`, any alignment). Returns false, with `out` unspecified, when any of the 128
