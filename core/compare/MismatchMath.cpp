@@ -127,6 +127,59 @@ HWY_INLINE void addPositional(D d, V v, uint64_t weight, uint64_t* out)
         out[q] += weight * uint64_t(hn::CountTrue(d, hn::TestBit(v, hn::Set(d, uint32_t(1) << q))));
 }
 
+// The flips (x) and toOne (y) words of the pairs at element i.
+template <MismatchFloat Kind, class D, class V>
+HWY_INLINE void loadBits(D d, const void* suspect, const void* reference, size_t i, V& x, V& y)
+{
+    V a, b;
+    if constexpr (Kind == MismatchFloat::Float32) {
+        a = hn::LoadU(d, static_cast<const uint32_t*>(suspect) + i);
+        b = hn::LoadU(d, static_cast<const uint32_t*>(reference) + i);
+    } else {
+        const hn::Rebind<uint16_t, D> d16;
+        a = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + i));
+        b = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(reference) + i));
+    }
+    x = hn::Xor(a, b);
+    y = hn::And(x, a);
+}
+
+// Bit-sliced partial counts (Harley-Seal state) of the flips (X) and toOne (Y) words.
+template <class V>
+struct SlicedCounts {
+    V onesX, twosX, foursX, eightsX, onesY, twosY, foursY, eightsY;
+};
+
+// Eight vectors from element i into ones/twos/fours; their carry out (weight 8) in eX, eY.
+template <MismatchFloat Kind, class D, class V>
+HWY_INLINE void addEight(D d, const void* s, const void* r, size_t i, SlicedCounts<V>& c, V& eX, V& eY)
+{
+    const size_t n = hn::Lanes(d);
+    V x0, y0, x1, y1, tAX, tAY, tBX, tBY, fAX, fAY, fBX, fBY;
+    loadBits<Kind>(d, s, r, i, x0, y0);
+    loadBits<Kind>(d, s, r, i + n, x1, y1);
+    csa(tAX, c.onesX, c.onesX, x0, x1);
+    csa(tAY, c.onesY, c.onesY, y0, y1);
+    loadBits<Kind>(d, s, r, i + 2 * n, x0, y0);
+    loadBits<Kind>(d, s, r, i + 3 * n, x1, y1);
+    csa(tBX, c.onesX, c.onesX, x0, x1);
+    csa(tBY, c.onesY, c.onesY, y0, y1);
+    csa(fAX, c.twosX, c.twosX, tAX, tBX);
+    csa(fAY, c.twosY, c.twosY, tAY, tBY);
+    loadBits<Kind>(d, s, r, i + 4 * n, x0, y0);
+    loadBits<Kind>(d, s, r, i + 5 * n, x1, y1);
+    csa(tAX, c.onesX, c.onesX, x0, x1);
+    csa(tAY, c.onesY, c.onesY, y0, y1);
+    loadBits<Kind>(d, s, r, i + 6 * n, x0, y0);
+    loadBits<Kind>(d, s, r, i + 7 * n, x1, y1);
+    csa(tBX, c.onesX, c.onesX, x0, x1);
+    csa(tBY, c.onesY, c.onesY, y0, y1);
+    csa(fBX, c.twosX, c.twosX, tAX, tBX);
+    csa(fBY, c.twosY, c.twosY, tAY, tBY);
+    csa(eX, c.foursX, c.foursX, fAX, fBX);
+    csa(eY, c.foursY, c.foursY, fAY, fBY);
+}
+
 template <MismatchFloat Kind>
 HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t blocks, uint64_t* flipsOut,
                             uint64_t* toOneOut)
@@ -136,68 +189,32 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
     const D d;
     const size_t n = hn::Lanes(d);
     const size_t count = blocks * BlockErrors::kBlock;  // a multiple of n
-    // The flips (x) and toOne (y) words of the n pairs at element i.
-    const auto load = [&](size_t i, V& x, V& y) {
-        V a, b;
-        if constexpr (Kind == MismatchFloat::Float32) {
-            a = hn::LoadU(d, static_cast<const uint32_t*>(suspect) + i);
-            b = hn::LoadU(d, static_cast<const uint32_t*>(reference) + i);
-        } else {
-            const hn::Rebind<uint16_t, D> d16;
-            a = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + i));
-            b = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(reference) + i));
-        }
-        x = hn::Xor(a, b);
-        y = hn::And(x, a);
-    };
-    // Two vectors into the ones; their carry out (weight 2).
-    const auto pair = [&](size_t i, V& onesX, V& onesY, V& twosX, V& twosY) {
-        V x0, y0, x1, y1;
-        load(i, x0, y0);
-        load(i + n, x1, y1);
-        csa(twosX, onesX, onesX, x0, x1);
-        csa(twosY, onesY, onesY, y0, y1);
-    };
-    V onesX = hn::Zero(d), twosX = onesX, foursX = onesX, eightsX = onesX;
-    V onesY = onesX, twosY = onesX, foursY = onesX, eightsY = onesX;
-    // Eight vectors into ones/twos/fours; their carry out (weight 8).
-    const auto eight = [&](size_t i, V& eX, V& eY) {
-        V tAX, tAY, tBX, tBY, fAX, fAY, fBX, fBY;
-        pair(i, onesX, onesY, tAX, tAY);
-        pair(i + 2 * n, onesX, onesY, tBX, tBY);
-        csa(fAX, twosX, twosX, tAX, tBX);
-        csa(fAY, twosY, twosY, tAY, tBY);
-        pair(i + 4 * n, onesX, onesY, tAX, tAY);
-        pair(i + 6 * n, onesX, onesY, tBX, tBY);
-        csa(fBX, twosX, twosX, tAX, tBX);
-        csa(fBY, twosY, twosY, tAY, tBY);
-        csa(eX, foursX, foursX, fAX, fBX);
-        csa(eY, foursY, foursY, fAY, fBY);
-    };
+    const V zero = hn::Zero(d);
+    SlicedCounts<V> c{zero, zero, zero, zero, zero, zero, zero, zero};
     size_t i = 0;
     for (; i + 16 * n <= count; i += 16 * n) {
         V eAX, eAY, eBX, eBY, sX, sY;
-        eight(i, eAX, eAY);
-        eight(i + 8 * n, eBX, eBY);
-        csa(sX, eightsX, eightsX, eAX, eBX);
-        csa(sY, eightsY, eightsY, eAY, eBY);
+        addEight<Kind>(d, suspect, reference, i, c, eAX, eAY);
+        addEight<Kind>(d, suspect, reference, i + 8 * n, c, eBX, eBY);
+        csa(sX, c.eightsX, c.eightsX, eAX, eBX);
+        csa(sY, c.eightsY, c.eightsY, eAY, eBY);
         addPositional(d, sX, 16, flipsOut);
         addPositional(d, sY, 16, toOneOut);
     }
     for (; i < count; i += n) {
         V x, y;
-        load(i, x, y);
+        loadBits<Kind>(d, suspect, reference, i, x, y);
         addPositional(d, x, 1, flipsOut);
         addPositional(d, y, 1, toOneOut);
     }
-    addPositional(d, onesX, 1, flipsOut);
-    addPositional(d, twosX, 2, flipsOut);
-    addPositional(d, foursX, 4, flipsOut);
-    addPositional(d, eightsX, 8, flipsOut);
-    addPositional(d, onesY, 1, toOneOut);
-    addPositional(d, twosY, 2, toOneOut);
-    addPositional(d, foursY, 4, toOneOut);
-    addPositional(d, eightsY, 8, toOneOut);
+    addPositional(d, c.onesX, 1, flipsOut);
+    addPositional(d, c.twosX, 2, flipsOut);
+    addPositional(d, c.foursX, 4, flipsOut);
+    addPositional(d, c.eightsX, 8, flipsOut);
+    addPositional(d, c.onesY, 1, toOneOut);
+    addPositional(d, c.twosY, 2, toOneOut);
+    addPositional(d, c.foursY, 4, toOneOut);
+    addPositional(d, c.eightsY, 8, toOneOut);
 }
 
 void SegmentBitsF32(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne)
