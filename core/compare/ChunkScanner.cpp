@@ -480,7 +480,7 @@ private:
             ++lane.relSlots[m_slots.of(e.relErr[k])];  // +inf: taken out again at the end of run()
             judge(h, bar, local0 + k, col0 + k, a, b, x, e.ulp[k], e.absErr[k], e.relErr[k]);
         }
-        addBlockTiles(col0, mask, m, e.absErr);
+        addBlockTiles(col0, mask, m, e.absErr, e.maxAbs);
     }
 
     // The beyond-tolerance figures, anomaly and top-K offer of one finite mismatch whose errors
@@ -510,8 +510,9 @@ private:
     }
 
     // The tiles of a block: its columns split at tile boundaries; one update per part that has a
-    // mismatch (the maximum of `dense`, |error| by block position, 0 where equal, over the part).
-    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense)
+    // mismatch (the maximum of `dense`, |error| by block position, 0 where equal, over the part;
+    // `blockMax`, when not negative, is that maximum over the whole block).
+    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense, double blockMax = -1.0)
     {
         ChunkAccumulator& acc = m_acc;
         unsigned pos = 0;
@@ -525,7 +526,22 @@ private:
                 const size_t tile = size_t(m_tileRowBase + tc);
                 acc.tileMismatches[tile] += n;
                 double mx = acc.tileMaxAbs[tile];
-                for (uint64_t i = k; i < end; ++i) mx = std::max(mx, dense[i]);
+                if (k == 0 && end == kBlock && blockMax >= 0) {
+                    mx = std::max(mx, blockMax);
+                } else {
+                    // Four independent maxima (every value is >= 0 and none is NaN here, so the
+                    // order does not change the result) instead of one dependent chain.
+                    double m1 = 0, m2 = 0, m3 = 0;
+                    uint64_t i = k;
+                    for (; i + 4 <= end; i += 4) {
+                        mx = std::max(mx, dense[i]);
+                        m1 = std::max(m1, dense[i + 1]);
+                        m2 = std::max(m2, dense[i + 2]);
+                        m3 = std::max(m3, dense[i + 3]);
+                    }
+                    for (; i < end; ++i) mx = std::max(mx, dense[i]);
+                    mx = std::max(std::max(mx, m1), std::max(m2, m3));
+                }
                 acc.tileMaxAbs[tile] = mx;
                 pos += n;
             }
