@@ -1,5 +1,6 @@
 // bench_compare_memory: the compare engine's scan on in-memory tensors (no file reading), beside
-// a plain loop that only counts differing words, on one thread and on all cores.
+// a plain loop that only counts differing words: the scalar path on one thread, the vector path
+// (Highway, the target dispatched on this CPU) on one thread and on all cores.
 // Usage: bench_compare_memory [float32|bfloat16] [SIZE] [FRACTION] [REPS]
 // Prints ns per element and the ratio, and a digest of the result (counts, means, histograms)
 // so that a change to the engine can be checked to leave the analysis unchanged.
