@@ -4,8 +4,8 @@
 
 #include <limits>
 
-// Every attainable target, the emulated 128-bit one included, so that tests can run the vector
-// code on each instruction set the CPU has and on the emulation.
+// Every attainable target, the portable one (EMU128, or SCALAR with GCC 12) included, so that
+// tests can run the vector code on each instruction set the CPU has and on the portable one.
 #ifndef HWY_COMPILE_ALL_ATTAINABLE
 #define HWY_COMPILE_ALL_ATTAINABLE
 #endif

@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the compare engine: the error arithmetic of one 64-element block of float32,
 // bfloat16 or float16 pairs, vectorised with Highway and dispatched at run time to the best
-// instruction set of the CPU (SSE4, AVX2, AVX-512; an emulated 128-bit target is compiled in
+// instruction set of the CPU (SSE4, AVX2, AVX-512; the portable scalar target is compiled in
 // as well). Every figure is the IEEE result of the same operations as the scalar path
 // (ChunkScanner's per-element code), lane by lane, so the comparison results do not depend on
 // the instruction set; tests/core/test_compare_dispatch.cpp checks it on every target.

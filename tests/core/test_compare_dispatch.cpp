@@ -1,8 +1,8 @@
 // The vector path of the compare engine (core/compare/MismatchMath.h, Highway with run-time
 // dispatch) against the scalar path: the full comparison results (every statistic, the whole
 // JSON with tiles and spatial profiles) must be identical on every instruction set this CPU has,
-// on the emulated 128-bit target, and for 1, 2 and 3 threads, on planted float32, bfloat16 and
-// float16 data with NaN/Inf, zeros, subnormals, random bit flips and odd shapes. The block
+// on the portable scalar target (EMU128/SCALAR), and for 1, 2 and 3 threads, on planted float32,
+// bfloat16 and float16 data with NaN/Inf, zeros, subnormals, random bit flips and odd shapes. The block
 // arithmetic itself is also checked lane by lane against a naive computation.
 #include <QtTest>
 
