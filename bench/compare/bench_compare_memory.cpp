@@ -1,5 +1,6 @@
 // bench_compare_memory: the compare engine's scan on in-memory tensors (no file reading), beside
-// a plain loop that only counts differing words, on one thread and on all cores.
+// a plain loop that only counts differing words: the scalar path on one thread, the vector path
+// (Highway, the target dispatched on this CPU) on one thread and on all cores.
 // Usage: bench_compare_memory [float32|bfloat16] [SIZE] [FRACTION] [REPS]
 // Prints ns per element and the ratio, and a digest of the result (counts, means, histograms)
 // so that a change to the engine can be checked to leave the analysis unchanged.
@@ -16,6 +17,7 @@
 
 #include "core/FloatFormats.h"
 #include "core/compare/CompareJson.h"
+#include "core/compare/MismatchMath.h"
 #include "core/compare/TensorComparer.h"
 
 using namespace faultline;
@@ -95,9 +97,19 @@ int main(int argc, char** argv)
                 plain * 1e9 / double(n), plainCpu * 1e9 / double(n), (unsigned long long)plainCount);
 
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned threads : {1u, cores}) {
+    // The scalar path (CompareOptions::vectorMath = false, the reference the vector path is
+    // tested against) on one thread, then the vector path on one thread and on all cores.
+    struct Config {
+        unsigned threads;
+        bool vectorMath;
+    };
+    std::printf("vector path: Highway target %s\n",
+                mismatchMathTargetName(mismatchMathActiveTarget()).c_str());
+    for (const Config cfg : {Config{1, false}, Config{1, true}, Config{cores, true}}) {
+        const unsigned threads = cfg.threads;
         CompareOptions opt;
         opt.threads = threads;
+        opt.vectorMath = cfg.vectorMath;
         TensorComparer comparer(opt);
         double best = 1e30, bestCpu = 1e30;
         Divergence d;
@@ -114,11 +126,11 @@ int main(int argc, char** argv)
             d = std::move(*res);
         }
         std::printf(
-            "faultline full analysis (%u thr)  %7.2f ns/element  %.1fx the plain loop; CPU %.2f ns/element, "
+            "faultline %s (%u thr)  %7.2f ns/element  %.1fx the plain loop; CPU %.2f ns/element, "
             "%.2f ns/mismatch\n",
-            threads, best * 1e9 / double(n), best / plain, bestCpu * 1e9 / double(n),
-            bestCpu * 1e9 / double(std::max<uint64_t>(1, d.mismatches)));
-        if (threads == 1) {
+            cfg.vectorMath ? "vector" : "scalar", threads, best * 1e9 / double(n), best / plain,
+            bestCpu * 1e9 / double(n), bestCpu * 1e9 / double(std::max<uint64_t>(1, d.mismatches)));
+        if (threads == 1) {  // the same digest for both paths: the vector path changes no figure
             const std::string digest = divergenceToJson(d).dump();
             std::printf(
                 "digest: mismatches %llu, mean abs %.17g, rms abs %.17g, mean rel %.17g, json %zu bytes, "

@@ -25,6 +25,7 @@ struct ScanContext {
     uint64_t rowBuckets = 0, colBuckets = 0;
     size_t topK = 16;
     size_t sampleSize = SpatialProfile::kSampleSize;
+    bool vectorMath = true;  // CompareOptions::vectorMath
 };
 
 // The ranking of ElementDiff::top: NaN/Inf first (earliest index first among them), then larger

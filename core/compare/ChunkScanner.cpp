@@ -12,6 +12,8 @@
 #endif
 
 #include "../FloatFormats.h"
+#include "BitCounts.h"
+#include "MismatchMath.h"
 
 namespace faultline {
 
@@ -104,60 +106,6 @@ using BF16 = FloatTraits<uint16_t, 8, 7, false, bf16ToDouble>;
 using E4M3 = FloatTraits<uint8_t, 4, 3, true, e4m3ToDouble>;
 using E5M2 = FloatTraits<uint8_t, 5, 2, false, e5m2ToDouble>;
 
-inline void addBits(uint64_t x, uint64_t s, uint64_t* flips, uint64_t* toOne)
-{
-    while (x != 0) {
-        const unsigned b = unsigned(std::countr_zero(x));
-        ++flips[b];
-        toOne[b] += (s >> b) & 1u;
-        x &= x - 1;
-    }
-}
-
-// Per-bit counts of a stream of words without a branch per set bit: each byte of a word is
-// spread into eight byte-wide counters by a table (bit q of the byte -> byte q of a uint64), and
-// these byte counters are added to the output every 255 words, before any can overflow.
-template <unsigned Bytes>
-class BitCounter {
-public:
-    explicit BitCounter(uint64_t* out) : m_out(out) {}
-    void add(uint64_t x)
-    {
-        for (unsigned p = 0; p < Bytes; ++p) m_bytes[p] += kSpread[(x >> (8 * p)) & 0xFF];
-        if (++m_pending == 255) [[unlikely]]
-            flush();
-    }
-    void flush()
-    {
-        for (unsigned p = 0; p < Bytes; ++p) {
-            for (unsigned q = 0; q < 8; ++q) m_out[8 * p + q] += (m_bytes[p] >> (8 * q)) & 0xFF;
-            m_bytes[p] = 0;
-        }
-        m_pending = 0;
-    }
-
-private:
-    static constexpr std::array<uint64_t, 256> kSpread = [] {
-        std::array<uint64_t, 256> t{};
-        for (unsigned v = 0; v < 256; ++v)
-            for (unsigned q = 0; q < 8; ++q) t[v] |= uint64_t((v >> q) & 1u) << (8 * q);
-        return t;
-    }();
-    uint64_t* m_out;
-    uint64_t m_bytes[Bytes] = {};
-    unsigned m_pending = 0;
-};
-
-// Portable population count (the baseline x86-64 target has no popcnt instruction, and the
-// library call it would otherwise become is slower than these few operations).
-inline unsigned popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-    return unsigned((x * 0x0101010101010101ull) >> 56);
-}
-
 // Decade histogram bins as one index: 0 zero, 1 + decade, kDecades + 1 infinite.
 constexpr size_t kDecadeSlots = DecadeHistogram::kDecades + 2;
 
@@ -245,6 +193,12 @@ class Scanner {
 public:
     using Bits = typename Tr::Bits;
     static constexpr unsigned kBlock = 64;
+    // float32, bfloat16 and float16 blocks without NaN/Inf take the vector path (MismatchMath.h).
+    static constexpr bool kVector =
+        std::is_same_v<Tr, F32> || std::is_same_v<Tr, BF16> || std::is_same_v<Tr, F16>;
+    static constexpr MismatchFloat kVectorKind = std::is_same_v<Tr, F32>    ? MismatchFloat::Float32
+                                                 : std::is_same_v<Tr, BF16> ? MismatchFloat::BFloat16
+                                                                            : MismatchFloat::Float16;
 
     Scanner(const ScanContext& ctx, const Bits* s, const Bits* r, const double* bounds, ChunkAccumulator& acc)
         : m_ctx(ctx),
@@ -281,6 +235,7 @@ public:
             addSlots(m_acc.absHist, lane.absSlots);
             addSlots(m_acc.relHist, lane.relSlots);
         }
+        m_acc.relHist.infinite -= m_vectorRelInfinite;  // counted apart (relInfinite), not binned
         if constexpr (Exact) {
             // scanChunk's contract: acc is fresh from begin(), so the chunk's figures are all here.
             ChunkAccumulator& acc = m_acc;
@@ -305,6 +260,11 @@ private:
         Hot h = loadHot();
         uint64_t nonFinite = 0;
         uint64_t j = 0;
+        if constexpr (kVector) {
+            m_blockBitsCounted = m_ctx.vectorMath && len >= kBlock;
+            if (m_blockBitsCounted)
+                countSegmentBits(kVectorKind, sp, rp, len / kBlock, m_acc.flips.data(), m_acc.toOne.data());
+        }
         for (; j + kBlock <= len; j += kBlock) {
             if constexpr (Tr::kFloat) {
                 unsigned nf = 0;
@@ -317,8 +277,15 @@ private:
             m_acc.mismatchBox.add(row, col0 + j + uint64_t(std::countr_zero(mask)));
             m_acc.mismatchBox.add(row, col0 + j + 63 - uint64_t(std::countl_zero(mask)));
             m_acc.touchTiles(m_ctx);
+            if constexpr (kVector) {
+                if (m_ctx.vectorMath && computeBlockErrors(kVectorKind, sp + j, rp + j, m_errs)) {
+                    vectorBlock(h, off + j, col0 + j, sp + j, rp + j, mask);
+                    continue;
+                }
+            }
             block(h, off + j, col0 + j, sp + j, rp + j, mask);
         }
+        m_blockBitsCounted = false;
         for (; j < len; ++j) {
             if constexpr (Tr::kFloat) nonFinite += Tr::nonFinite(sp[j]) ? 1u : 0u;
             if (sp[j] != rp[j]) {
@@ -448,54 +415,18 @@ private:
         for (unsigned i = 0; i < m; ++i) {
             const Bits a = bt.a[i], b = bt.b[i];
             const uint64_t x = uint64_t(Bits(a ^ b));
-            m_flips.add(x);
-            m_toOne.add(x & uint64_t(a));
+            if (!m_blockBitsCounted) {
+                m_flips.add(x);
+                m_toOne.add(x & uint64_t(a));
+            }
             const uint64_t ulp = Tr::ulp(a, b);
             const double rv = Tr::toDouble(b);
             const double absErr = std::fabs(Tr::toDouble(a) - rv);
             bt.dense[bt.k[i]] = absErr;
             const double relErr = recordErrors(h, m_lanes[i % kLanes], ulp, absErr, rv);
-            const uint64_t local = local0 + bt.k[i];
-            const uint64_t col = col0 + bt.k[i];
-            const bool beyond = Exact || !withinTolerance(ulp, absErr, rv, local);
-            if (beyond) {
-                if constexpr (!Exact) {
-                    ++h.beyond;
-                    if (acc.firstBeyond == ChunkAccumulator::kNone) [[unlikely]]
-                        acc.firstBeyond = acc.first + local;
-                    m_beyondFlips.add(x);
-                    m_beyondToOne.add(x & uint64_t(a));
-                    acc.beyondBox.add(m_row, col);
-                    ++acc.tileBeyond[size_t(m_tileRowBase + tileCol(col))];
-                }
-                const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
-                if (!roundingSized)
-                    anomaly(acc.first + local, col, x, false, size_t(m_tileRowBase + tileCol(col)), a, b);
-            }
-            if (absErr < bar.abs || (absErr == bar.abs && ulp <= bar.ulp)) continue;  // not among the worst
-            offerTop(acc.first + local, col, a, b, false, ulp, absErr, relErr, beyond);
-            bar = topBar();
+            judge(h, bar, local0 + bt.k[i], col0 + bt.k[i], a, b, x, ulp, absErr, relErr);
         }
-
-        // Tiles: the block's columns split at tile boundaries; one update per part that has a
-        // mismatch (the maximum over all its positions: equal ones hold 0).
-        unsigned pos = 0;
-        for (uint64_t k = 0; k < kBlock && pos < m;) {
-            const uint64_t tc = tileCol(col0 + k);
-            const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
-            const uint64_t part =
-                (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
-            const unsigned n = popcount64(part);
-            if (n != 0) {
-                const size_t tile = size_t(m_tileRowBase + tc);
-                acc.tileMismatches[tile] += n;
-                double mx = acc.tileMaxAbs[tile];
-                for (uint64_t i = k; i < end; ++i) mx = std::max(mx, bt.dense[i]);
-                acc.tileMaxAbs[tile] = mx;
-                pos += n;
-            }
-            k = end;
-        }
+        addBlockTiles(col0, mask, m, bt.dense.data());
     }
 
     // What a finite mismatch must beat to enter the top-K: it is skipped when its |error| is
@@ -517,6 +448,107 @@ private:
         return {worst.absError, worst.ulp};
     }
 
+    // A block the vector path computed (m_errs, no NaN/Inf in it): the running sums in element
+    // order, the histograms, bit counts, beyond/anomaly figures and top-K, as block() does.
+    [[gnu::always_inline]] inline void vectorBlock(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp,
+                                                   const Bits* rp, uint64_t mask)
+    {
+        ChunkAccumulator& acc = m_acc;
+        const BlockErrors& e = m_errs;
+        if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
+            acc.firstMismatch = acc.first + local0 + uint64_t(std::countr_zero(mask));
+        const unsigned m = popcount64(mask);
+        h.mismatches += m;
+        h.relInfinite += e.relInfinite;
+        m_vectorRelInfinite += e.relInfinite;
+        h.maxUlp = std::max(h.maxUlp, e.maxUlp);
+        h.maxAbs = std::max(h.maxAbs, e.maxAbs);
+        h.maxRel = std::max(h.maxRel, e.maxRel);
+        TopBar bar = topBar();
+        unsigned i = 0;
+        for (uint64_t mm = mask; mm != 0; mm &= mm - 1, ++i) {
+            const unsigned k = unsigned(std::countr_zero(mm));
+            const Bits a = sp[k], b = rp[k];
+            const uint64_t x = uint64_t(Bits(a ^ b));
+            h.sumAbs += e.absErr[k];
+            h.sumAbs2 += e.absSq[k];
+            h.sumRel += e.relAdd[k];  // +0 where the relative error is infinite: the sum is unchanged
+            h.sumRel2 += e.relSq[k];
+            Lane& lane = m_lanes[i % kLanes];
+            ++lane.ulpHist[size_t(e.ulpBin[k])];
+            ++lane.absSlots[m_slots.of(e.absErr[k])];
+            ++lane.relSlots[m_slots.of(e.relErr[k])];  // +inf: taken out again at the end of run()
+            judge(h, bar, local0 + k, col0 + k, a, b, x, e.ulp[k], e.absErr[k], e.relErr[k]);
+        }
+        addBlockTiles(col0, mask, m, e.absErr, e.maxAbs);
+    }
+
+    // The beyond-tolerance figures, anomaly and top-K offer of one finite mismatch whose errors
+    // are known; `bar` is the current top-K bar (topBar()), renewed after an insertion.
+    [[gnu::always_inline]] inline void judge(Hot& h, TopBar& bar, uint64_t local, uint64_t col, Bits a,
+                                             Bits b, uint64_t x, uint64_t ulp, double absErr, double relErr)
+    {
+        ChunkAccumulator& acc = m_acc;
+        const bool beyond = Exact || !withinTolerance(ulp, absErr, Tr::toDouble(b), local);
+        if (beyond) {
+            if constexpr (!Exact) {
+                ++h.beyond;
+                if (acc.firstBeyond == ChunkAccumulator::kNone) [[unlikely]]
+                    acc.firstBeyond = acc.first + local;
+                m_beyondFlips.add(x);
+                m_beyondToOne.add(x & uint64_t(a));
+                acc.beyondBox.add(m_row, col);
+                ++acc.tileBeyond[size_t(m_tileRowBase + tileCol(col))];
+            }
+            const bool roundingSized = Tr::kFloat && ulp <= kRoundingUlps;
+            if (!roundingSized)
+                anomaly(acc.first + local, col, x, false, size_t(m_tileRowBase + tileCol(col)), a, b);
+        }
+        if (absErr < bar.abs || (absErr == bar.abs && ulp <= bar.ulp)) return;  // not among the worst
+        offerTop(acc.first + local, col, a, b, false, ulp, absErr, relErr, beyond);
+        bar = topBar();
+    }
+
+    // The tiles of a block: its columns split at tile boundaries; one update per part that has a
+    // mismatch (the maximum of `dense`, |error| by block position, 0 where equal, over the part;
+    // `blockMax`, when not negative, is that maximum over the whole block).
+    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense, double blockMax = -1.0)
+    {
+        ChunkAccumulator& acc = m_acc;
+        unsigned pos = 0;
+        for (uint64_t k = 0; k < kBlock && pos < m;) {
+            const uint64_t tc = tileCol(col0 + k);
+            const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
+            const uint64_t part =
+                (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
+            const unsigned n = popcount64(part);
+            if (n != 0) {
+                const size_t tile = size_t(m_tileRowBase + tc);
+                acc.tileMismatches[tile] += n;
+                double mx = acc.tileMaxAbs[tile];
+                if (k == 0 && end == kBlock && blockMax >= 0) {
+                    mx = std::max(mx, blockMax);
+                } else {
+                    // Four independent maxima (every value is >= 0 and none is NaN here, so the
+                    // order does not change the result) instead of one dependent chain.
+                    double m1 = 0, m2 = 0, m3 = 0;
+                    uint64_t i = k;
+                    for (; i + 4 <= end; i += 4) {
+                        mx = std::max(mx, dense[i]);
+                        m1 = std::max(m1, dense[i + 1]);
+                        m2 = std::max(m2, dense[i + 2]);
+                        m3 = std::max(m3, dense[i + 3]);
+                    }
+                    for (; i < end; ++i) mx = std::max(mx, dense[i]);
+                    mx = std::max(std::max(mx, m1), std::max(m2, m3));
+                }
+                acc.tileMaxAbs[tile] = mx;
+                pos += n;
+            }
+            k = end;
+        }
+    }
+
     // One mismatching element: chunk-local index `local`, column `col` of m_row. The caller has
     // added it to mismatchBox and touched the tiles. Finite pairs stay inline; NaN/Inf pairs,
     // anomalies and top-K insertions are out of line.
@@ -528,8 +560,10 @@ private:
         if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
             acc.firstMismatch = index;
         const uint64_t x = uint64_t(Bits(a ^ b));
-        m_flips.add(x);
-        m_toOne.add(x & uint64_t(a));
+        if (!m_blockBitsCounted) {
+            m_flips.add(x);
+            m_toOne.add(x & uint64_t(a));
+        }
         const size_t tile = size_t(m_tileRowBase + tileCol(col));
         ++acc.tileMismatches[tile];
 
@@ -679,6 +713,9 @@ private:
         std::array<double, kBlock> dense;  // |error| by block position, 0 where equal
     };
     Batch m_batch;
+    BlockErrors m_errs;                // the vector path's figures of the current block
+    bool m_blockBitsCounted = false;   // flips/toOne of the segment's full blocks counted already
+    uint64_t m_vectorRelInfinite = 0;  // infinite relative errors the vector path put in relSlots
     std::array<Lane, kLanes> m_lanes{};
     const DecadeSlots& m_slots = DecadeSlots::table();
     uint64_t m_tileRowBase = 0;

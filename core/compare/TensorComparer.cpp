@@ -173,6 +173,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     ctx.rows = ctx.cols == 0 ? 0 : *elements / ctx.cols;
     ctx.topK = m_options.topK;
     ctx.sampleSize = m_options.sampleSize;
+    ctx.vectorMath = m_options.vectorMath;
     TilePyramid pyramid = TilePyramid::forMatrix(*elements == 0 ? 0 : ctx.rows, ctx.cols, m_options.tiles);
     if (!pyramid.levels().empty()) {
         const TileLevel& l0 = pyramid.levels().front();

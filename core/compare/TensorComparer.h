@@ -24,6 +24,10 @@ struct CompareOptions {
     size_t topK = 16;
     TileOptions tiles;
     size_t sampleSize = SpatialProfile::kSampleSize;  // both anomaly samples
+    // float32/bfloat16/float16 error arithmetic through the vector path (MismatchMath.h); false
+    // takes the scalar per-element path, the reference the vector path is tested against. The
+    // results are the same either way.
+    bool vectorMath = true;
 };
 
 // Fills bounds[0, count) with the absolute error bound of elements [first, first + count) for

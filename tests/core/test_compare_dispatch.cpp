@@ -1,0 +1,221 @@
+// The vector path of the compare engine (core/compare/MismatchMath.h, Highway with run-time
+// dispatch) against the scalar path: the full comparison results (every statistic, the whole
+// JSON with tiles and spatial profiles) must be identical on every instruction set this CPU has,
+// on the portable scalar target (EMU128/SCALAR), and for 1, 2 and 3 threads, on planted float32,
+// bfloat16 and float16 data with NaN/Inf, zeros, subnormals, random bit flips and odd shapes. The block
+// arithmetic itself is also checked lane by lane against a naive computation.
+#include <QtTest>
+
+#include <bit>
+#include <cmath>
+#include <random>
+
+#include "core/compare/CompareJson.h"
+#include "core/compare/MismatchMath.h"
+#include "core/compare/Tolerance.h"
+#include "test_compare_helpers.h"
+
+using faultline::DType;
+using namespace fltest;
+
+Q_DECLARE_METATYPE(faultline::DType)
+
+namespace {
+
+// Random bits of `dtype` over the whole finite range (every exponent, subnormals, both zeros),
+// then: 30 % of elements moved by a few ulps, 2 % with one random bit flipped (sign, exponent or
+// mantissa), some reference zeros against non-zero suspects, and NaN/Inf on both sides.
+void plantedPair(DType dtype, std::vector<uint64_t> shape, uint64_t seed, Tensor& sus, Tensor& ref)
+{
+    ref.dtype = dtype;
+    ref.shape = std::move(shape);
+    uint64_t n = 1;
+    for (uint64_t d : ref.shape) n *= d;
+    ref.bits.resize(size_t(n));
+    const unsigned width = widthOf(dtype);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (auto& b : ref.bits) {
+        do {
+            b = rng() & maskOf(dtype);
+        } while (isNonFinite(dtype, b));
+        if (u(rng) < 0.02) b &= uint64_t(1) << (width - 1);  // ±0
+    }
+    sus = ref;
+    addRoundingNoise(sus, 0.3, seed + 1, 3);
+    for (size_t i = 0; i < sus.bits.size(); ++i) {
+        const double p = u(rng);
+        if (p < 0.02) {
+            sus.bits[i] ^= uint64_t(1) << (rng() % width);
+        } else if (p < 0.025) {
+            ref.bits[i] &= uint64_t(1) << (width - 1);  // reference ±0: infinite relative error
+        } else if (p < 0.0265) {
+            const uint64_t e = maskOf(dtype) >> 1 & ~(maskOf(dtype) >> (dtype == DType::Float16 ? 6 : 9));
+            // All-ones exponent: Inf (mantissa 0) or NaN, in the suspect or the reference.
+            const uint64_t special = e | ((rng() & 1) ? 1u : 0u);
+            ((rng() & 1) ? sus : ref).bits[i] = special;
+        }
+    }
+}
+
+std::string fullJson(const faultline::Divergence& d)
+{
+    faultline::CompareJsonOptions all;
+    all.tiles = true;
+    all.spatial = true;
+    return faultline::divergenceToJson(d, all).dump();
+}
+
+}  // namespace
+
+class TestCompareDispatch : public QObject {
+    Q_OBJECT
+
+private slots:
+    void cleanup() { faultline::restrictMismatchMathTargets(0); }
+    void targetsAvailable();
+    void sameResultsEverywhere_data();
+    void sameResultsEverywhere();
+    void blockArithmeticPerLane_data();
+    void blockArithmeticPerLane();
+};
+
+void TestCompareDispatch::targetsAvailable()
+{
+    const std::vector<int64_t> targets = faultline::mismatchMathTargets();
+    QVERIFY2(targets.size() >= 2, "expected the emulated target and at least one x86 vector target");
+    bool emulated = false;
+    for (int64_t t : targets) {
+        faultline::restrictMismatchMathTargets(t);
+        QCOMPARE(faultline::mismatchMathActiveTarget(), t);  // the dispatch really switches
+        qInfo("Highway target %s", faultline::mismatchMathTargetName(t).c_str());
+        const std::string name = faultline::mismatchMathTargetName(t);
+        emulated |= name == "EMU128" || name == "SCALAR";  // SCALAR where the compiler breaks EMU128 (GCC 12)
+    }
+    QVERIFY2(emulated, "the emulated Highway target (EMU128 or SCALAR) is compiled in");
+}
+
+void TestCompareDispatch::sameResultsEverywhere_data()
+{
+    QTest::addColumn<DType>("dtype");
+    QTest::addColumn<QString>("tolerance");
+    QTest::addColumn<quint64>("rows");
+    QTest::addColumn<quint64>("cols");
+    QTest::newRow("float32 exact 131x197") << DType::Float32 << "exact" << quint64(131) << quint64(197);
+    QTest::newRow("float32 ulp:2 64x256") << DType::Float32 << "ulp:2" << quint64(64) << quint64(256);
+    QTest::newRow("float32 rel 1x5003") << DType::Float32 << "rel:1e-6" << quint64(1) << quint64(5003);
+    QTest::newRow("bfloat16 exact 97x333") << DType::BFloat16 << "exact" << quint64(97) << quint64(333);
+    QTest::newRow("bfloat16 abs 128x128") << DType::BFloat16 << "abs:1e-3" << quint64(128) << quint64(128);
+    QTest::newRow("float16 exact 77x129") << DType::Float16 << "exact" << quint64(77) << quint64(129);
+    QTest::newRow("float16 ulp:1 3x4099") << DType::Float16 << "ulp:1" << quint64(3) << quint64(4099);
+}
+
+void TestCompareDispatch::sameResultsEverywhere()
+{
+    QFETCH(DType, dtype);
+    QFETCH(QString, tolerance);
+    QFETCH(quint64, rows);
+    QFETCH(quint64, cols);
+    Tensor sus, ref;
+    plantedPair(dtype, {rows, cols}, rows * 1000 + cols, sus, ref);
+    auto tol = faultline::parseTolerance(tolerance.toStdString());
+    QVERIFY2(tol.ok(), tolerance.toUtf8().constData());
+
+    faultline::CompareOptions opt;
+    opt.tolerance = *tol;
+    opt.chunkElements = 3000;  // several chunks, boundaries inside rows and blocks
+    opt.sampleSize = 50;
+    opt.threads = 1;
+    opt.vectorMath = false;
+    auto scalar = compare(sus, ref, opt);
+    QVERIFY(scalar.ok());
+    QVERIFY(scalar->mismatches > rows * cols / 5);
+    QVERIFY(scalar->nanIntroduced + scalar->nanRemoved + scalar->infIntroduced + scalar->infRemoved > 0);
+    QVERIFY(scalar->relInfinite > 0);
+    const std::string expected = fullJson(*scalar);
+
+    opt.vectorMath = true;
+    for (int64_t target : faultline::mismatchMathTargets()) {
+        faultline::restrictMismatchMathTargets(target);
+        QCOMPARE(faultline::mismatchMathActiveTarget(), target);
+        for (unsigned threads : {1u, 2u, 3u}) {
+            opt.threads = threads;
+            auto vec = compare(sus, ref, opt);
+            QVERIFY(vec.ok());
+            const QByteArray where = QByteArray::fromStdString(faultline::mismatchMathTargetName(target)) +
+                                     ", " + QByteArray::number(threads) + " threads";
+            QVERIFY2(vec->absError.mean == scalar->absError.mean, where.constData());
+            QVERIFY2(vec->relError.rms == scalar->relError.rms, where.constData());
+            QVERIFY2(fullJson(*vec) == expected, where.constData());
+        }
+    }
+}
+
+void TestCompareDispatch::blockArithmeticPerLane_data()
+{
+    QTest::addColumn<DType>("dtype");
+    QTest::newRow("float32") << DType::Float32;
+    QTest::newRow("bfloat16") << DType::BFloat16;
+    QTest::newRow("float16") << DType::Float16;
+}
+
+void TestCompareDispatch::blockArithmeticPerLane()
+{
+    QFETCH(DType, dtype);
+    const faultline::MismatchFloat kind = dtype == DType::Float32    ? faultline::MismatchFloat::Float32
+                                          : dtype == DType::BFloat16 ? faultline::MismatchFloat::BFloat16
+                                                                     : faultline::MismatchFloat::Float16;
+    const unsigned size = faultline::dtypeSize(dtype);
+    for (int64_t target : faultline::mismatchMathTargets()) {
+        faultline::restrictMismatchMathTargets(target);
+        const QByteArray name = QByteArray::fromStdString(faultline::mismatchMathTargetName(target));
+        for (uint64_t seed = 1; seed <= 40; ++seed) {
+            Tensor sus, ref;
+            plantedPair(dtype, {64}, seed, sus, ref);
+            const std::vector<std::byte> ps = pack(sus), pr = pack(ref);
+            bool finite = true;
+            for (size_t k = 0; k < 64; ++k)
+                finite &= !isNonFinite(dtype, sus.bits[k]) && !isNonFinite(dtype, ref.bits[k]);
+            faultline::BlockErrors e;
+            // Deliberately misaligned by one element: the inputs may have any alignment.
+            std::vector<std::byte> s1(ps.size() + size), r1(pr.size() + size);
+            std::memcpy(s1.data() + size, ps.data(), ps.size());
+            std::memcpy(r1.data() + size, pr.data(), pr.size());
+            const bool ok = faultline::computeBlockErrors(kind, s1.data() + size, r1.data() + size, e);
+            QVERIFY2(ok == finite, name.constData());
+            if (!ok) continue;
+            double maxAbs = 0, maxRel = 0;
+            uint64_t maxUlp = 0, relInf = 0;
+            for (size_t k = 0; k < 64; ++k) {
+                const double sv = decode(dtype, sus.bits[k]), rv = decode(dtype, ref.bits[k]);
+                const double abs = std::fabs(sv - rv);
+                const double rel = rv != 0 ? abs / std::fabs(rv) : (abs == 0 ? 0.0 : INFINITY);
+                const uint64_t ulp = naiveUlp(dtype, sus.bits[k], ref.bits[k]);
+                const QByteArray at = name + " seed " + QByteArray::number(quint64(seed)) + " lane " +
+                                      QByteArray::number(quint64(k));
+                QVERIFY2(std::bit_cast<uint64_t>(e.absErr[k]) == std::bit_cast<uint64_t>(abs),
+                         at.constData());
+                QVERIFY2(e.absSq[k] == abs * abs, at.constData());
+                QVERIFY2(std::bit_cast<uint64_t>(e.relErr[k]) == std::bit_cast<uint64_t>(rel),
+                         at.constData());
+                QVERIFY2(e.relAdd[k] == (std::isinf(rel) ? 0.0 : rel), at.constData());
+                QVERIFY2(e.relSq[k] == e.relAdd[k] * e.relAdd[k], at.constData());
+                QVERIFY2(e.ulp[k] == ulp, at.constData());
+                QVERIFY2(e.ulpBin[k] == uint64_t(std::bit_width(ulp)), at.constData());
+                maxAbs = std::max(maxAbs, abs);
+                maxUlp = std::max(maxUlp, ulp);
+                if (std::isinf(rel))
+                    ++relInf;
+                else
+                    maxRel = std::max(maxRel, rel);
+            }
+            QCOMPARE(e.maxAbs, maxAbs);
+            QCOMPARE(e.maxRel, maxRel);
+            QCOMPARE(e.maxUlp, maxUlp);
+            QCOMPARE(e.relInfinite, relInf);
+        }
+    }
+}
+
+QTEST_APPLESS_MAIN(TestCompareDispatch)
+#include "test_compare_dispatch.moc"
