@@ -186,6 +186,13 @@ inline uint64_t differingMask(const B* a, const B* b)
     return mask;
 }
 
+// The larger of two doubles that are not NaN, by value: one maxsd. (std::max returns a reference,
+// which in a loop over memory became a branch and a select of stack addresses.)
+inline double maxOfNonNaN(double a, double b)
+{
+    return b > a ? b : a;
+}
+
 // Exact: the tolerance is `exact`, so every mismatch is beyond tolerance and the beyond-* figures
 // equal the mismatch figures; they are copied once per chunk instead of counted per element.
 template <class Tr, bool Exact>
@@ -527,20 +534,20 @@ private:
                 acc.tileMismatches[tile] += n;
                 double mx = acc.tileMaxAbs[tile];
                 if (k == 0 && end == kBlock && blockMax >= 0) {
-                    mx = std::max(mx, blockMax);
+                    mx = maxOfNonNaN(mx, blockMax);
                 } else {
                     // Four independent maxima (every value is >= 0 and none is NaN here, so the
                     // order does not change the result) instead of one dependent chain.
                     double m1 = 0, m2 = 0, m3 = 0;
                     uint64_t i = k;
                     for (; i + 4 <= end; i += 4) {
-                        mx = std::max(mx, dense[i]);
-                        m1 = std::max(m1, dense[i + 1]);
-                        m2 = std::max(m2, dense[i + 2]);
-                        m3 = std::max(m3, dense[i + 3]);
+                        mx = maxOfNonNaN(mx, dense[i]);
+                        m1 = maxOfNonNaN(m1, dense[i + 1]);
+                        m2 = maxOfNonNaN(m2, dense[i + 2]);
+                        m3 = maxOfNonNaN(m3, dense[i + 3]);
                     }
-                    for (; i < end; ++i) mx = std::max(mx, dense[i]);
-                    mx = std::max(std::max(mx, m1), std::max(m2, m3));
+                    for (; i < end; ++i) mx = maxOfNonNaN(mx, dense[i]);
+                    mx = maxOfNonNaN(maxOfNonNaN(mx, m1), maxOfNonNaN(m2, m3));
                 }
                 acc.tileMaxAbs[tile] = mx;
                 pos += n;
