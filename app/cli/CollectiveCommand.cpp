@@ -25,22 +25,6 @@ struct CollectiveArgs {
     int64_t serveRank = -1;
 };
 
-Result<std::vector<size_t>> parseRing(const std::string& text)
-{
-    std::vector<size_t> ring;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t next = text.find(',', pos);
-        if (next == std::string::npos) next = text.size();
-        const std::string piece = text.substr(pos, next - pos);
-        if (piece.empty() || piece.find_first_not_of("0123456789") != std::string::npos || piece.size() > 9)
-            return Error{"--ring " + text + ": '" + piece + "' is not a rank index", ErrorCode::Usage};
-        ring.push_back(std::stoul(piece));
-        pos = next + 1;
-    }
-    return ring;
-}
-
 // The command line a rank process runs: this executable serving one rank of the same replay.
 std::vector<std::string> rankCommand(const CollectiveArgs& a, const CollectiveOptions& o)
 {
@@ -98,7 +82,7 @@ CommandRunner addCollectiveCommand(CLI::App& app)
         o.seed = a->seed;
         o.timeoutSeconds = a->timeout;
         if (!a->ring.empty()) {
-            auto ring = parseRing(a->ring);
+            auto ring = parseRingText(a->ring);
             if (!ring) return failWith(ring.error());
             o.ring = *ring;
         }

@@ -72,22 +72,6 @@ std::vector<std::string> gatherTexts(const std::string& mine, int processes)
     return out;
 }
 
-Result<std::vector<size_t>> parseRing(const std::string& text)
-{
-    std::vector<size_t> ring;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t next = text.find(',', pos);
-        if (next == std::string::npos) next = text.size();
-        const std::string piece = text.substr(pos, next - pos);
-        if (piece.empty() || piece.find_first_not_of("0123456789") != std::string::npos || piece.size() > 9)
-            return Error{"--ring " + text + ": '" + piece + "' is not a rank index", ErrorCode::Usage};
-        ring.push_back(std::stoul(piece));
-        pos = next + 1;
-    }
-    return ring;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -119,7 +103,7 @@ int main(int argc, char** argv)
     auto list = parseTargetList(targets);
     if (!list) code = fail(self, list.message());
     if (!code && !ring.empty()) {
-        auto parsed = parseRing(ring);
+        auto parsed = parseRingText(ring);
         if (!parsed)
             code = fail(self, parsed.message());
         else

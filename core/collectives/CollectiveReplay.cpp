@@ -467,13 +467,11 @@ std::string collectiveText(const CollectiveReport& report)
                 << "): " << g.failures << "/" << g.transfers << " hops failed with "
                 << g.failedPartners.size() << " partners"
                 << (g.unanswered ? ", " + std::to_string(g.unanswered) + " run(s) hung or crashed" : "")
-                << ", rate " << percentText(g.rate.rate) << " [" << percentText(g.rate.low) << ", "
-                << percentText(g.rate.high) << "]\n";
+                << ", rate " << rateText(g.rate) << "\n";
     for (const CollectiveLink& l : report.links)
         if (l.faulty)
             out << "  faulty link " << l.src << " -> " << l.dst << ": " << l.failures << "/" << l.transfers
-                << " hops corrupted (" << l.signature << "), rate " << percentText(l.rate.rate) << " ["
-                << percentText(l.rate.low) << ", " << percentText(l.rate.high) << "]\n";
+                << " hops corrupted (" << l.signature << "), rate " << rateText(l.rate) << "\n";
     if (report.healthy()) out << "  every rank, link and invariant is healthy\n";
     return out.str();
 }

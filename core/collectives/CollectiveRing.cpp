@@ -105,6 +105,22 @@ Status checkRingOrder(const std::vector<size_t>& ring, size_t ranks)
     return {};
 }
 
+Result<std::vector<size_t>> parseRingText(const std::string& text)
+{
+    std::vector<size_t> ring;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t next = text.find(',', pos);
+        if (next == std::string::npos) next = text.size();
+        const std::string piece = text.substr(pos, next - pos);
+        if (piece.empty() || piece.find_first_not_of("0123456789") != std::string::npos || piece.size() > 9)
+            return Error{"--ring " + text + ": '" + piece + "' is not a rank index", ErrorCode::Usage};
+        ring.push_back(std::stoul(piece));
+        pos = next + 1;
+    }
+    return ring;
+}
+
 std::string ringText(const std::vector<size_t>& ring)
 {
     std::string s;

@@ -66,6 +66,9 @@ struct RingTransfer {
 // A ring order is valid when it is a permutation of 0 .. ranks-1.
 Status checkRingOrder(const std::vector<size_t>& ring, size_t ranks);
 std::string ringText(const std::vector<size_t>& ring);  // "0,1,2"
+// The inverse of ringText, as --ring is given: comma-separated rank indices (a usage error naming
+// the piece that is not one; checkRingOrder judges the order itself).
+Result<std::vector<size_t>> parseRingText(const std::string& text);
 
 // The schedule of `problem` on `ring`, in step order, and what each transfer carries in a run
 // without faults (every rank computes the same plan).

@@ -475,12 +475,11 @@ std::string sweepText(const SweepReport& report)
         if (g.faulty)
             out << "  faulty GPU " << g.index << " (" << report.options.targets[g.index]
                 << "): " << g.failures << "/" << g.transfers << " transfers failed with "
-                << g.failedPartners.size() << " partners, rate " << percentText(g.rate.rate) << " ["
-                << percentText(g.rate.low) << ", " << percentText(g.rate.high) << "]\n";
+                << g.failedPartners.size() << " partners, rate " << rateText(g.rate) << "\n";
     for (const SweepLink& l : report.faultyLinks)
         out << "  faulty link " << l.src << " -> " << l.dst << ": " << l.failures << "/" << l.reps
-            << " transfers corrupted (" << l.signature << "), rate " << percentText(l.rate.rate) << " ["
-            << percentText(l.rate.low) << ", " << percentText(l.rate.high) << "]; both GPUs pass elsewhere\n";
+            << " transfers corrupted (" << l.signature << "), rate " << rateText(l.rate)
+            << "; both GPUs pass elsewhere\n";
     if (report.healthy()) out << "  all GPUs and links tested are healthy\n";
     return out.str();
 }

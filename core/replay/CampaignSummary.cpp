@@ -129,8 +129,7 @@ std::string campaignText(const CampaignReport& report)
                   "rate (95% CI)", "deterministic");
     out << line;
     for (const TargetSummary& t : report.targets) {
-        const std::string rate =
-            percentText(t.rate.rate) + " [" + percentText(t.rate.low) + ", " + percentText(t.rate.high) + "]";
+        const std::string rate = rateText(t.rate);
         std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(),
                       nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
                       static_cast<unsigned long long>(t.runs), rate.c_str(), t.deterministic ? "yes" : "no");

@@ -13,6 +13,11 @@ std::string percentText(double fraction)
     return buf;
 }
 
+std::string rateText(const RateInterval& r)
+{
+    return percentText(r.rate) + " [" + percentText(r.low) + ", " + percentText(r.high) + "]";
+}
+
 RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z)
 {
     if (runs == 0) return {0.0, 0.0, 1.0};

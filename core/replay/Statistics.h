@@ -16,4 +16,7 @@ RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z = 1.95996
 // A fraction as reports print it: 0.1234 -> "12.3%".
 std::string percentText(double fraction);
 
+// A rate with its interval as reports print it: "12.3% [4.1%, 31.0%]".
+std::string rateText(const RateInterval& r);
+
 }  // namespace faultline
