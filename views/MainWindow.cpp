@@ -325,7 +325,7 @@ void MainWindow::showLinksOnUi(const QString& path, std::shared_ptr<const LinkMa
     m_linksDock->raise();
     RecentFiles::add({path});
     rebuildRecentMenu();
-    statusBar()->showMessage(tr("Sweep %1").arg(path), 6000);
+    statusBar()->showMessage(tr("Links of %1").arg(path), 6000);
     // The story cell's block (if any) arrives as an incident; the screenshot waits for it.
     m_links->setMatrix(links);
     const auto [src, dst] = m_links->selectedCell();
@@ -344,13 +344,14 @@ void MainWindow::onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident)
         onLoadedOnUi(0, incident);
         return;
     }
-    // A link without a block: nothing diverged there, so nothing is shown.
+    // A link without a stored block (healthy, untested, or a collective replay, which keeps none):
+    // nothing to show; the links view says which.
     m_incident.reset();
     m_tree->setIncident(nullptr);
     m_page->setIncident(nullptr);
     m_replay->setIncident(nullptr);
     m_devices->setIncident(nullptr);
-    m_statusLabel->setText(tr("Nothing diverged on the selected link"));
+    m_statusLabel->setText(tr("No block to show for the selected link"));
 }
 
 void MainWindow::loadIncidentOnWorker(const QStringList& paths)
