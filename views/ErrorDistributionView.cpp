@@ -184,7 +184,10 @@ void ErrorDistributionView::refresh()
     if (d && !m_absolute && d->relInfinite) decLabel += tr(" · %1 with r = 0").arg(d->relInfinite);
     if (stats && stats->histogram.infinite) decLabel += tr(" · %1 infinite").arg(stats->histogram.infinite);
     decAxis->setLabel(decLabel);
-    for (QCPAxisRect* r : {m_ulpRect, m_decadeRect}) r->axis(QCPAxis::atLeft)->setRange(kBarBase, top * 2.5);
+    // At least one decade: a log axis over less (an empty view, or bars of a few elements) ticks
+    // within the decade, and its integer labels repeat ("2·10⁰, 2·10⁰").
+    const double axisTop = std::max(top * 2.5, 10.0);
+    for (QCPAxisRect* r : {m_ulpRect, m_decadeRect}) r->axis(QCPAxis::atLeft)->setRange(kBarBase, axisTop);
 
     if (!e)
         m_title->setText(tr("Error sizes"));

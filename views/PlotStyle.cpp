@@ -119,7 +119,12 @@ void PlotStyle::placeLegendInRow(QCustomPlot* plot, int row)
     plot->plotLayout()->insertRow(row);
     auto* holder = new QCPLayoutGrid;
     plot->plotLayout()->addElement(row, 0, holder);
-    holder->addElement(0, 0, legend);
+    // The legend between two empty cells that take the spare width: a grid's maximum width is
+    // its elements', so the legend alone (8 px when empty) would cap the whole column, and with
+    // it the axis rect below.
+    holder->addElement(0, 1, legend);
+    holder->expandTo(1, 3);
+    holder->setColumnStretchFactors({1.0, 0.001, 1.0});
     holder->setMargins(QMargins(0, 0, 0, 0));
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     legend->setBorderPen(Qt::NoPen);

@@ -246,6 +246,23 @@ private slots:
         QCOMPARE(drawn, double(total));
     }
 
+    // With no entry the legend is empty; the plot must still span the view (an empty legend
+    // once capped the layout's column, leaving a 50 px axis rect with its labels on each other).
+    void emptyBitHistogramKeepsItsWidth()
+    {
+        BitHistogramView view;
+        view.resize(300, 260);
+        view.show();
+        view.setEntry(nullptr, -1);
+        QCoreApplication::processEvents();
+        view.plot()->replot();
+        const int plotWidth = view.plot()->width();
+        QVERIFY2(view.plot()->axisRect()->rect().width() > plotWidth / 2,
+                 qPrintable(QString("axis rect %1 px of a %2 px plot")
+                                .arg(view.plot()->axisRect()->rect().width())
+                                .arg(plotWidth)));
+    }
+
     void treeColumnsHoldTheDivergence()
     {
         TensorTreePanel* panel = m_window->treePanel();
