@@ -270,13 +270,18 @@ Status writeSweepResults(const std::string& path, const SweepReport& report)
 namespace {
 
 // The format a results file says it is ("" when it has no faultline_format).
+std::string formatOf(const TensorFile& file)
+{
+    const auto& attributes = file.attributes();
+    const auto format = attributes.find("faultline_format");
+    return format != attributes.end() ? format->second : std::string();
+}
+
 Result<std::string> resultsFormat(const std::string& path)
 {
     auto file = openTensorFile(path);
     if (!file) return file.error();
-    const auto& attributes = (*file)->attributes();
-    const auto format = attributes.find("faultline_format");
-    return format != attributes.end() ? format->second : std::string();
+    return formatOf(**file);
 }
 
 // The report_json of a version-1 results file of `format` (sweep, collective), parsed.
@@ -321,13 +326,18 @@ Result<bool> isLinkResultsFile(const std::string& path)
     return *format == "sweep" || *format == "collective";
 }
 
+namespace {
+
+// The matrix of an opened sweep results file, with the blocks it stores.
+Result<LinkMatrix> readSweepMatrix(const TensorFile& file, const std::string& path);
+
+}  // namespace
+
 Result<LinkMatrix> readLinkMatrix(const std::string& path)
 {
-    auto format = resultsFormat(path);
-    if (!format) return format.error();
-    if (*format != "collective") return readSweepLinkMatrix(path);
     auto opened = openTensorFile(path);
     if (!opened) return opened.error();
+    if (formatOf(**opened) != "collective") return readSweepMatrix(**opened, path);
     auto json = loadReportJson(**opened, path, "collective");
     if (!json) return json.error();
     return linkMatrixFromCollectiveJson(*json, path);
@@ -337,7 +347,13 @@ Result<LinkMatrix> readSweepLinkMatrix(const std::string& path)
 {
     auto opened = openTensorFile(path);
     if (!opened) return opened.error();
-    const TensorFile& file = **opened;
+    return readSweepMatrix(**opened, path);
+}
+
+namespace {
+
+Result<LinkMatrix> readSweepMatrix(const TensorFile& file, const std::string& path)
+{
     auto json = loadReportJson(file, path, "sweep");
     if (!json) return json.error();
     auto matrix = linkMatrixFromSweepJson(*json, path);
@@ -363,6 +379,8 @@ Result<LinkMatrix> readSweepLinkMatrix(const std::string& path)
     }
     return matrix;
 }
+
+}  // namespace
 
 Result<LinkBlockComparison> compareLinkBlock(const LinkMatrix& matrix, size_t src, size_t dst,
                                              const std::atomic<bool>* cancel)
