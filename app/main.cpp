@@ -1,4 +1,5 @@
 // faultline: with a subcommand it is the CLI (no display needed); without one, the GUI.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -6,6 +7,9 @@
 
 int main(int argc, char** argv)
 {
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and is reported, naming the
+    // file, instead of the process dying of SIGXFSZ without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
     const int rc = faultline::cli::run(argc, argv);
     // A report that did not reach its reader (a full disk, a closed pipe) is not a success.
     std::cout.flush();

@@ -1,5 +1,8 @@
 #include "CliSupport.h"
 
+#include <cmath>
+#include <sstream>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -83,6 +86,41 @@ Status writeJsonResults(const std::string& path, const std::string& format, cons
     if (st) st = w->writeTensor("report_json", DType::UInt8, {text.size()}, text.data());
     if (!st) return st;
     return w->close();
+}
+
+CLI::Validator secondsInRange(double min, double max)
+{
+    auto text = [](double v) {
+        std::ostringstream s;
+        s << v;
+        return s.str();
+    };
+    const std::string range = text(min) + " to " + text(max);
+    return CLI::Validator(
+        [min, max, range](std::string& value) -> std::string {
+            double v = 0;
+            size_t used = 0;
+            try {
+                v = std::stod(value, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != value.size() || !std::isfinite(v) || v < min || v > max)
+                return "'" + value + "' is not a number of seconds from " + range;
+            return {};
+        },
+        "SECONDS in " + range);
+}
+
+Status checkNewOutput(const std::string& out, const std::vector<std::string>& inputs)
+{
+    std::error_code ec;
+    for (const std::string& in : inputs)
+        if (std::filesystem::equivalent(in, out, ec))
+            return fileError(out, "is one of the inputs (--out must be a new path)", ErrorCode::Usage);
+    if (std::filesystem::symlink_status(out, ec).type() != std::filesystem::file_type::not_found && !ec)
+        return fileError(out, "exists already (not overwritten)", ErrorCode::Usage);
+    return {};
 }
 
 }  // namespace faultline::cli

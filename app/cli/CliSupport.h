@@ -1,9 +1,11 @@
 #pragma once
 // Small pieces the subcommands share: Ctrl-C as a cancel flag, where faultline-worker lives,
 // progress lines on stderr.
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/Result.h"
 
@@ -11,6 +13,15 @@ namespace faultline::cli {
 
 // Installs a SIGINT/SIGTERM handler that sets the returned flag (the second signal kills).
 const std::atomic<bool>* installInterruptFlag();
+
+// Accepts a finite number of seconds in [min, max] (CLI::Range lets NaN through: every
+// comparison with NaN is false). For --timeout options.
+CLI::Validator secondsInRange(double min, double max);
+
+// An --out that a command writes new: refused when something exists there already (a results
+// file is never overwritten by a second run) or when it is one of `inputs`. Checked before the
+// work starts.
+Status checkNewOutput(const std::string& out, const std::vector<std::string>& inputs = {});
 
 // The faultline-worker next to this executable (or $FAULTLINE_WORKER).
 std::string workerProgramPath();

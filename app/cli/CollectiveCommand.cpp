@@ -65,7 +65,7 @@ CommandRunner addCollectiveCommand(CLI::App& app)
     cmd->add_option("--ring", a->ring, "ring order of the ranks, e.g. 0,2,1,3 (default: the target order)");
     cmd->add_option("--seed", a->seed, "seed of the simulated faults");
     cmd->add_option("--timeout", a->timeout, "watchdog: seconds a rank process may take to answer")
-        ->check(CLI::Range(0.1, 86400.0));
+        ->check(secondsInRange(0.1, 86400.0));
     cmd->add_flag("--in-process", a->inProcess,
                   "run every rank in this process (default: one process per rank)");
     cmd->add_option("--out", a->out, "write the result (HDF5, faultline_format=collective)");
@@ -87,6 +87,8 @@ CommandRunner addCollectiveCommand(CLI::App& app)
             o.ring = *ring;
         }
         if (a->serveRank >= 0) return serveCollectiveRank(o, size_t(a->serveRank), stdin, stdout);
+        if (!a->out.empty())
+            if (Status st = checkNewOutput(a->out, {a->trace}); !st) return failWith(st.error());
         o.workerProgram = workerProgramPath();
         const bool nccl = std::any_of(targets->begin(), targets->end(),
                                       [](const TargetSpec& t) { return t.kind == "cuda"; });

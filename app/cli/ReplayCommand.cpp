@@ -110,7 +110,7 @@ CommandRunner addReplayCommand(CLI::App& app)
     cmd->add_option("--out", o->out, "results file (HDF5); runs are journaled beside it as they finish");
     cmd->add_flag("--resume", o->resume, "continue the campaign journaled beside --out");
     cmd->add_option("--timeout", o->timeoutSeconds, "seconds before a run counts as a hang")
-        ->check(CLI::PositiveNumber);
+        ->check(secondsInRange(0.001, 86400.0));
     cmd->add_option("--seed", o->seed, "seed for simulated faults");
     cmd->add_option("--reference", o->reference,
                     "a target known healthy: peers of it (same GPU model, SM count and libraries) must "

@@ -52,6 +52,8 @@ CommandRunner addSweepCommand(CLI::App& app)
         o.seed = a->seed;
         o.allPairs = a->allPairs;
         if (a->out.empty()) o.blockBytes = 0;  // the failing blocks are kept for the results file only
+        if (!a->out.empty())
+            if (Status st = checkNewOutput(a->out); !st) return failWith(st.error());
         auto report = runSweep(o);
         if (!report) return failWith(report.error());
         const nlohmann::json json = sweepJson(*report);

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -76,6 +77,9 @@ std::vector<std::string> gatherTexts(const std::string& mine, int processes)
 
 int main(int argc, char** argv)
 {
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and is reported, naming the
+    // file, instead of the process dying of SIGXFSZ without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
     MPI_Init(&argc, &argv);
     int self = 0, processes = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &self);
@@ -212,7 +216,7 @@ int main(int argc, char** argv)
                 for (const CollectiveHop& hop : runHops) noteCollectiveHop(run, plan, hop);
                 judgeCollectiveRun(problem, rankOutputs, run);
                 addCollectiveHops(links, plan, runHops);
-                report.runs.push_back(std::move(run));
+                report.addRun(std::move(run));
             }
         }
     if (self == 0) {

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <string>
@@ -134,6 +135,9 @@ std::vector<SweepTransfer> runRound(SweepRank& me, int self,
 
 int main(int argc, char** argv)
 {
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and is reported, naming the
+    // file, instead of the process dying of SIGXFSZ without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
     MPI_Init(&argc, &argv);
     int self = 0, ranks = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &self);

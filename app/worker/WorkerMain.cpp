@@ -2,6 +2,7 @@
 // (core/replay/WorkerProtocol.h). Started by the campaign orchestrator, one process per target,
 // so a hang, crash or poisoned device context takes down only this process.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -67,6 +68,9 @@ int serveCollectiveRank(const std::string& tracePath, const std::string& targets
 
 int main(int argc, char** argv)
 {
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and is reported, naming the
+    // file, instead of the process dying of SIGXFSZ without a word.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::ios::sync_with_stdio(false);
     CLI::App app{"faultline-worker: replays trace ops on one target for the faultline orchestrator"};
     std::string targetText, tracePath;

@@ -386,7 +386,7 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
                 if (Status st = ranks.start(); !st) return st.error();
             }
             judgeCollectiveRun(problem, outputs, run);
-            report.runs.push_back(std::move(run));
+            report.addRun(std::move(run));
         }
     }
     ranks.kill();

@@ -14,6 +14,7 @@
 #include "../replay/OpSelection.h"
 #include "CollectiveNccl.h"
 #include "CollectiveTransport.h"
+#include "LinkMatrix.h"
 
 namespace faultline {
 
@@ -45,6 +46,10 @@ Result<CollectiveSetup> prepareCollectiveReplay(const CollectiveOptions& o)
 {
     const size_t n = o.targets.size();
     if (n < 2) return Error{"a collective needs at least two targets (one per rank)", ErrorCode::Usage};
+    if (n > kMaxLinkMatrixRanks)
+        return Error{"a collective takes at most " + std::to_string(kMaxLinkMatrixRanks) + " targets, not " +
+                         std::to_string(n),
+                     ErrorCode::Usage};
     if (o.reps == 0) return Error{"--reps must be at least 1", ErrorCode::Usage};
     CollectiveSetup setup;
     setup.nccl = std::any_of(o.targets.begin(), o.targets.end(),
@@ -216,6 +221,23 @@ void addCollectiveHops(std::map<std::pair<size_t, size_t>, CollectiveLink>& link
     }
 }
 
+void CollectiveReport::addRun(CollectiveRun run)
+{
+    ++runsTotal;
+    ++runStatusCounts[run.status];
+    if (run.failedRank >= 0) {
+        if (unansweredByRank.size() <= size_t(run.failedRank))
+            unansweredByRank.resize(size_t(run.failedRank) + 1);
+        ++unansweredByRank[size_t(run.failedRank)];
+    }
+    const bool notable = run.status != "ok";
+    const size_t listedNotable = runs.size() > kListedRuns ? runs.size() - kListedRuns : 0;
+    if (runs.size() < kListedRuns || (notable && listedNotable < kListedRuns))
+        runs.push_back(std::move(run));
+    else
+        ++runsNotListed;
+}
+
 void judgeCollectiveReport(CollectiveReport& report,
                            std::map<std::pair<size_t, size_t>, CollectiveLink> links)
 {
@@ -223,8 +245,8 @@ void judgeCollectiveReport(CollectiveReport& report,
     report.gpus.assign(n, {});
     std::vector<std::set<size_t>> partners(n);
     for (size_t g = 0; g < n; ++g) report.gpus[g].index = g;
-    for (const CollectiveRun& r : report.runs)
-        if (r.failedRank >= 0 && size_t(r.failedRank) < n) ++report.gpus[size_t(r.failedRank)].unanswered;
+    for (size_t g = 0; g < n && g < report.unansweredByRank.size(); ++g)
+        report.gpus[g].unanswered = report.unansweredByRank[g];
     for (const auto& [key, l] : links)
         for (size_t g : {l.src, l.dst}) {
             report.gpus[g].transfers += l.transfers;
@@ -350,7 +372,7 @@ Result<CollectiveReport> runCollectiveReplay(const CollectiveOptions& options)
                     if (Status restart = transport->restart(); !restart) return restart.error();
                 judgeCollectiveRun(problem, outputs, run);
                 addCollectiveHops(links, plan, hops);
-                report.runs.push_back(std::move(run));
+                report.addRun(std::move(run));
             }
         }
     }
@@ -418,6 +440,9 @@ nlohmann::json collectiveJson(const CollectiveReport& report)
                           {"seed", report.options.seed},
                           {"ops", ops},
                           {"runs", runs},
+                          {"runs_total", report.runsTotal},
+                          {"runs_not_listed", report.runsNotListed},
+                          {"run_status_counts", report.runStatusCounts},
                           {"links", links},
                           {"gpus", gpus},
                           {"faulty_gpus", report.faultyGpus()},
@@ -453,6 +478,9 @@ std::string collectiveText(const CollectiveReport& report)
         if (r.differingBlocks.size() > 8) out << " ...";
         out << "\n";
     }
+    if (report.runsNotListed)
+        out << "  (" << report.runsNotListed << " of " << report.runsTotal
+            << " runs not listed: every run counts in the tables below)\n";
     if (!report.linksObservable)
         out << "  links: not observable (NCCL hides its hops; the invariants judge each rank's output)\n";
     else

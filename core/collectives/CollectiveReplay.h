@@ -103,7 +103,15 @@ struct CollectiveReport {
     std::vector<std::string> descriptions;
     std::vector<std::vector<size_t>> rings;
     std::vector<CollectiveOpInfo> ops;
+    // The runs listed: every run up to kListedRuns, then only runs that did not pass (up to
+    // kListedRuns more); the rest are counted. Memory is bounded by the ops and ranks, not by
+    // --reps (addRun).
     std::vector<CollectiveRun> runs;
+    uint64_t runsTotal = 0, runsNotListed = 0;
+    std::map<std::string, uint64_t> runStatusCounts;  // every run, by status
+    std::vector<uint64_t> unansweredByRank;           // runs each rank hung or crashed in
+    static constexpr size_t kListedRuns = 10000;
+    void addRun(CollectiveRun run);
     std::vector<CollectiveLink> links;  // every directed link used, by (src, dst)
     std::vector<CollectiveGpu> gpus;
     std::vector<std::string> warnings;

@@ -16,6 +16,7 @@
 #include "../compare/TensorComparer.h"
 #include "../replay/FaultModel.h"
 #include "LinkFault.h"
+#include "LinkMatrix.h"
 
 namespace faultline {
 namespace {
@@ -176,17 +177,20 @@ SweepWire SweepRank::send(size_t dst, uint32_t rep)
 
 SweepOutcome SweepRank::receive(size_t src, uint32_t rep, SweepWire wire)
 {
+    // At most three payloads live at once (what was sent, what arrived and, for allreduce, the
+    // golden sum), so a sweep's memory is about 3 x --bytes.
     Impl& d = *m_impl;
     SweepOutcome out;
     const HostTensor sent = payload(d.options, src, d.self, rep);
-    HostTensor got = sent;
-    if (wire.bytes.size() != got.data.size()) {
+    if (wire.bytes.size() != sent.data.size()) {
         out.ok = false;
         out.corruptedBytes = sent.data.size();
         out.signature = "truncated";
         return out;
     }
+    HostTensor got(sent.dtype, sent.shape);
     std::memcpy(got.data.data(), wire.bytes.data(), wire.bytes.size());
+    std::vector<unsigned char>().swap(wire.bytes);
     std::string failure = wire.failure;
     const bool answered = wire.answered && d.passThrough(got, rep, failure);
     if (!answered) {
@@ -195,19 +199,23 @@ SweepOutcome SweepRank::receive(size_t src, uint32_t rep, SweepWire wire)
         out.signature = failure;
         return out;
     }
-    HostTensor expected = sent;
+    const HostTensor* expected = &sent;
+    HostTensor sum;
     if (d.options.pattern == SweepPattern::AllReduce) {
-        const HostTensor own = payload(d.options, d.self, src, rep);
+        sum = payload(d.options, d.self, src, rep);  // this rank's own contribution, summed in place
+        float* own = sum.as<float>();
         for (uint64_t i = 0; i < got.elementCount(); ++i) {
-            got.as<float>()[i] = own.as<float>()[i] + got.as<float>()[i];
-            expected.as<float>()[i] = own.as<float>()[i] + sent.as<float>()[i];
+            const float mine = own[i];
+            got.as<float>()[i] = mine + got.as<float>()[i];
+            own[i] = mine + sent.as<float>()[i];
         }
+        expected = &sum;
     }
-    for (size_t i = 0; i < got.data.size(); ++i) out.corruptedBytes += got.data[i] != expected.data[i];
+    for (size_t i = 0; i < got.data.size(); ++i) out.corruptedBytes += got.data[i] != expected->data[i];
     out.ok = out.corruptedBytes == 0;
     if (!out.ok) {
-        out.signature = signatureOf(got, expected);
-        if (d.options.blockBytes > 0) out.block = keptBlock(got, expected, rep, d.options.blockBytes);
+        out.signature = signatureOf(got, *expected);
+        if (d.options.blockBytes > 0) out.block = keptBlock(got, *expected, rep, d.options.blockBytes);
     }
     return out;
 }
@@ -264,12 +272,22 @@ std::vector<std::pair<size_t, size_t>> sweepSecondRound(size_t n, const SweepRou
             if (std::find(first.begin(), first.end(), p) == first.end()) second.push_back(p);
         return second;
     }
+    // Each GPU of a failing pair meets a GPU of a passing pair: never itself (with an odd count
+    // rank 0 is in two first-round pairs, one passing and one failing), never its failing partner,
+    // and no pair twice.
     const std::vector<size_t> good(passingGpus.begin(), passingGpus.end());
+    std::set<std::pair<size_t, size_t>> chosen;
     size_t k = 0;
     for (const auto& [a, b] : failing)
         for (size_t gpu : {a, b}) {
-            const size_t partner = good[k++ % good.size()];
-            second.emplace_back(std::min(gpu, partner), std::max(gpu, partner));
+            for (size_t tried = 0; tried < good.size(); ++tried) {
+                const size_t partner = good[k++ % good.size()];
+                const auto pair = std::make_pair(std::min(gpu, partner), std::max(gpu, partner));
+                if (partner == gpu || pair == std::make_pair(a, b) || chosen.count(pair)) continue;
+                chosen.insert(pair);
+                second.push_back(pair);
+                break;
+            }
         }
     return second;
 }
@@ -277,8 +295,15 @@ std::vector<std::pair<size_t, size_t>> sweepSecondRound(size_t n, const SweepRou
 Status checkSweepOptions(const SweepOptions& options)
 {
     if (options.targets.size() < 2) return Error{"a sweep needs at least two targets", ErrorCode::Usage};
-    if (options.bytes == 0 || options.bytes % 4 != 0 || options.bytes > (uint64_t(1) << 32))
-        return Error{"--bytes must be a positive multiple of 4, at most 4 GiB", ErrorCode::Usage};
+    if (options.targets.size() > kMaxLinkMatrixRanks)
+        return Error{"a sweep takes at most " + std::to_string(kMaxLinkMatrixRanks) + " targets, not " +
+                         std::to_string(options.targets.size()),
+                     ErrorCode::Usage};
+    if (options.bytes == 0 || options.bytes % 4 != 0 || options.bytes > kMaxSweepBytes)
+        return Error{"--bytes must be a positive multiple of 4, at most " +
+                         std::to_string(kMaxSweepBytes >> 20) +
+                         " MiB (a sweep holds about three payloads at once)",
+                     ErrorCode::Usage};
     if (options.reps == 0) return Error{"--reps must be at least 1", ErrorCode::Usage};
     return {};
 }

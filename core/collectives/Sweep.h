@@ -32,6 +32,9 @@ enum class SweepPattern { AllGather, AllReduce, SendRecv };
 std::string sweepPatternName(SweepPattern p);
 Result<SweepPattern> parseSweepPattern(const std::string& name);
 
+// The largest payload per rank and transfer (--bytes): a sweep's memory is about three payloads.
+inline constexpr uint64_t kMaxSweepBytes = uint64_t(256) << 20;
+
 struct SweepOptions {
     std::vector<std::string> targets;  // specs; a GPU is its index here (specs may repeat)
     SweepPattern pattern = SweepPattern::AllGather;

@@ -1,5 +1,7 @@
 #include "AtomicFile.h"
 
+#include "SafeFiles.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -37,12 +39,11 @@ Status writeAll(int fd, const void* data, size_t size, const std::string& path)
 
 Status replaceFileAtomically(const std::string& path, const FileParts& parts)
 {
-    const std::string tmp = path + ".tmp";
-    int fd;
-    do {
-        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return fileError(path, "cannot create " + tmp + ": " + errnoText(errno), ErrorCode::Io);
+    if (Status st = checkReplaceableOutput(path, "the output"); !st) return st;
+    auto temp = openTempBeside(path);
+    if (!temp) return temp.error();
+    const std::string tmp = temp->path;
+    const int fd = temp->fd;
     Status status;
     for (size_t i = 0; status.ok() && i < parts.size(); ++i)
         if (parts[i].second > 0) status = writeAll(fd, parts[i].first, parts[i].second, path);

@@ -38,7 +38,8 @@ Status checkRegularInput(const std::string& path)
         return fileError(path, e == ENOENT ? "no such file" : errnoText(e),
                          e == ENOENT ? ErrorCode::Usage : ErrorCode::Io);
     }
-    if (!S_ISREG(st.st_mode)) return fileError(path, "not a regular file (" + kindName(st.st_mode) + ")", ErrorCode::Usage);
+    if (!S_ISREG(st.st_mode))
+        return fileError(path, "not a regular file (" + kindName(st.st_mode) + ")", ErrorCode::Usage);
     return {};
 }
 
@@ -49,13 +50,17 @@ Status checkReplaceableOutput(const std::string& path, const std::string& what)
         if (errno == ENOENT) return {};
         return fileError(path, what + ": " + errnoText(errno), ErrorCode::Io);
     }
-    if (S_ISREG(st.st_mode)) return {};
-    return fileError(path, what + " is " + kindName(st.st_mode) + ", not a file it may replace", ErrorCode::Usage);
+    // A regular file is replaced; so is a link (rename replaces the link itself, never what it
+    // points at).
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return {};
+    return fileError(path, what + " is " + kindName(st.st_mode) + ", not a file it may replace",
+                     ErrorCode::Usage);
 }
 
 bool sameFile(const std::string& a, const std::string& b)
 {
-    struct stat sa {}, sb {};
+    struct stat sa {
+    }, sb{};
     if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -72,7 +77,9 @@ Result<TempFile> openTempBeside(const std::string& path)
     do {
         fd = ::mkostemps(name.data(), 4, O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return fileError(path, "cannot create a temporary file beside it: " + errnoText(errno), ErrorCode::Io);
+    if (fd < 0)
+        return fileError(path, "cannot create a temporary file beside it: " + errnoText(errno),
+                         ErrorCode::Io);
     ::fchmod(fd, 0644);
     return TempFile{std::string(name.data()), fd};
 }
@@ -93,7 +100,8 @@ Result<int> openLockFile(const std::string& path)
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         const int e = errno;
-        if (e == ELOOP) return fileError(path, "is a symbolic link; a lock file never follows one", ErrorCode::Usage);
+        if (e == ELOOP)
+            return fileError(path, "is a symbolic link; a lock file never follows one", ErrorCode::Usage);
         return fileError(path, "cannot open the lock file: " + errnoText(e), ErrorCode::Io);
     }
     struct stat st {};

@@ -13,9 +13,9 @@ namespace faultline {
 // the user's choice); else "PATH: not a regular file (a FIFO)" etc. Usage for a missing file.
 Status checkRegularInput(const std::string& path);
 
-// Ok when nothing exists at `path`, or a regular file does (it may be replaced); a link, a
-// directory, a FIFO or a device at an output path is refused, naming it. `what` says which
-// output ("--out").
+// Ok when nothing exists at `path`, or a regular file or a link does (a rename onto `path`
+// replaces it; a link is replaced itself, its target is never written); a directory, a FIFO or
+// a device at an output path is refused, naming it. `what` says which output ("--out").
 Status checkReplaceableOutput(const std::string& path, const std::string& what);
 
 // Whether `a` and `b` name the same existing file (same device and inode).

@@ -10,6 +10,7 @@
 #include "Hdf5Attributes.h"
 #include "Hdf5Handles.h"
 #include "Hdf5TypeConventions.h"
+#include "SafeFiles.h"
 
 namespace faultline {
 
@@ -136,8 +137,16 @@ Result<SnapshotWriter> SnapshotWriter::create(const std::string& path, const Sna
     Hdf5Lock lock;
     auto impl = std::make_unique<Impl>();
     impl->path = path;
-    impl->tmpPath = path + ".tmp";
     impl->closed = true;  // nothing to clean up until the file exists
+    if (!options.inMemory) {
+        if (Status st = checkReplaceableOutput(path, "the output"); !st) return st.error();
+        // A new temporary beside PATH (O_EXCL: a link planted at a predictable PATH.tmp would
+        // make H5Fcreate truncate whatever it points at, the trace being replayed say).
+        auto tmp = createTempBeside(path);
+        if (!tmp) return tmp.error();
+        impl->tmpPath = *tmp;
+        impl->closed = false;  // the temporary exists: remove it on failure
+    }
     PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
     // v1.8 format or newer (large attributes), nothing newer than 1.10 can read. In memory the
     // earliest format: libhdf5 1.10's image of a file with a v2 superblock has a stale checksum
@@ -152,8 +161,9 @@ Result<SnapshotWriter> SnapshotWriter::create(const std::string& path, const Sna
     if (!fcpl || (!options.reuseFreedSpace &&
                   H5Pset_file_space_strategy(fcpl.get(), H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0))
         return hdf5Error(path, "cannot set up HDF5 file creation");
-    impl->file = FileHandle(H5Fcreate(impl->tmpPath.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()));
-    if (!impl->file) return hdf5Error(path, "cannot create '" + impl->tmpPath + "'");
+    const std::string createPath = options.inMemory ? path + ".tmp" : impl->tmpPath;
+    impl->file = FileHandle(H5Fcreate(createPath.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()));
+    if (!impl->file) return hdf5Error(path, "cannot create '" + createPath + "'");
     impl->closed = false;
     impl->linkCreate = PlistHandle(H5Pcreate(H5P_LINK_CREATE));
     if (!impl->linkCreate || H5Pset_create_intermediate_group(impl->linkCreate.get(), 1) < 0)

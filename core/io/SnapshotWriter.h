@@ -1,8 +1,9 @@
 #pragma once
 // Writes HDF5 snapshots (and, through TraceWriter, traces) in the conventions of
 // docs/formats.md: bf16 as the HDF5 custom float plus dtype="bfloat16", fp8 as uint8 plus a dtype
-// attribute, bool as h5py's enum. Everything is written to PATH.tmp and renamed to PATH by
-// close(), so a crash never leaves a half-written file under the real name.
+// attribute, bool as h5py's enum. Everything is written to a new temporary PATH.XXXXXX.tmp
+// (created with O_EXCL: a link planted beside PATH is never written through) and renamed to
+// PATH by close(), so a crash never leaves a half-written file under the real name.
 //
 // Data passed in is row-major, little-endian elements of the tensor's dtype (the layout
 // TensorFile::read delivers). One writer is used from one thread at a time.
@@ -40,14 +41,14 @@ struct SnapshotWriterOptions {
 
 class SnapshotWriter {
 public:
-    // Creates PATH.tmp (replacing a stale one). Errors name PATH.
+    // Creates the temporary beside PATH. Errors name PATH; a directory or FIFO at PATH is refused.
     static Result<SnapshotWriter> create(const std::string& path, const SnapshotWriterOptions& options = {});
 
     SnapshotWriter(SnapshotWriter&&) noexcept;
     SnapshotWriter& operator=(SnapshotWriter&&) noexcept;
     SnapshotWriter(const SnapshotWriter&) = delete;
     SnapshotWriter& operator=(const SnapshotWriter&) = delete;
-    // Without a successful close(): removes PATH.tmp and leaves PATH as it was.
+    // Without a successful close(): removes the temporary and leaves PATH as it was.
     ~SnapshotWriter();
 
     // The final path (not the .tmp).
@@ -73,7 +74,7 @@ public:
     Status appendElements(const void* data, uint64_t count);  // continues after the last append
     Status endTensor();
 
-    // Flushes, closes and renames PATH.tmp to PATH. After close() the writer accepts nothing more.
+    // Flushes, closes and renames the temporary to PATH. After close() the writer accepts nothing more.
     Status close();
 
 private:

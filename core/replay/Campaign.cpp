@@ -14,50 +14,13 @@
 #include <string_view>
 #include <thread>
 
+#include "../io/ScratchDirectory.h"
 #include "CampaignJournal.h"
 #include "CampaignTally.h"
 #include "RunKeySet.h"
 #include "TargetRunner.h"
 
 namespace faultline {
-namespace {
-
-constexpr std::string_view kScratchPrefix = "faultline-replay-";
-
-// Scratch directories are named faultline-replay-<pid>-XXXXXX after the orchestrator that made
-// them. One whose orchestrator is gone (killed with -9, so it could not clean up) is removed by
-// the next campaign.
-void removeOrphanedScratchDirs(const std::filesystem::path& tmp)
-{
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind(kScratchPrefix, 0) != 0 || !entry.is_directory(ec)) continue;
-        const std::string rest = name.substr(kScratchPrefix.size());
-        const size_t dash = rest.find('-');
-        if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789") != dash) continue;
-        const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
-        if (pid <= 0 || pid == long(::getpid())) continue;
-        if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
-        std::filesystem::remove_all(entry.path(), ec);
-    }
-}
-
-std::string makeScratchDir(const std::string& wanted)
-{
-    if (!wanted.empty()) {
-        std::filesystem::create_directories(wanted);
-        return wanted;
-    }
-    const std::filesystem::path tmp = std::filesystem::temp_directory_path();
-    removeOrphanedScratchDirs(tmp);
-    std::string tmpl =
-        (tmp / (std::string(kScratchPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
-    if (!::mkdtemp(tmpl.data())) return {};
-    return tmpl;
-}
-
-}  // namespace
 
 Result<CampaignReport> Campaign::run()
 {
@@ -128,8 +91,21 @@ Result<CampaignReport> Campaign::run()
         }
     }
 
-    const std::string scratch = makeScratchDir(m_options.scratchDir);
-    if (scratch.empty()) return Error{"cannot create a scratch directory for worker outputs"};
+    // Where workers write their outputs: a private directory that goes with the campaign, also
+    // when the campaign is killed with -9 (ScratchDirectory's guardian), unless the caller
+    // named one.
+    std::optional<ScratchDirectory> ownScratch;
+    std::string scratch = m_options.scratchDir;
+    if (scratch.empty()) {
+        auto made = ScratchDirectory::create(ScratchDirectory::systemTemp(), "faultline-replay-");
+        if (!made)
+            return Error{"cannot create a scratch directory for worker outputs: " + made.error().message};
+        ownScratch = std::move(*made);
+        scratch = ownScratch->path();
+    } else {
+        std::error_code made;
+        std::filesystem::create_directories(scratch, made);
+    }
 
     uint64_t total = uint64_t(ops->size()) * m_options.reps * m_options.targets.size();
     uint64_t finished = done.size();
@@ -169,11 +145,7 @@ Result<CampaignReport> Campaign::run()
     // Every target starts before anything is journaled: one that cannot start is a setup error
     // (exit 2), never a run that counts against it.
     for (const auto& runner : runners) {
-        if (Status st = runner->start(); !st) {
-            std::error_code ec;
-            if (m_options.scratchDir.empty()) std::filesystem::remove_all(scratch, ec);
-            return st.error();
-        }
+        if (Status st = runner->start(); !st) return st.error();
     }
     if (!m_options.outPath.empty()) {
         Status st = journal.open(journalPath(m_options.outPath), header);
@@ -185,8 +157,9 @@ Result<CampaignReport> Campaign::run()
         threads.emplace_back([&runner = *runners[i], out] { runner.runAll(out); });
     }
     for (std::thread& t : threads) t.join();
+    ownScratch.reset();
+    if (Status st = journal.sync(); !st && !failure) failure = st.error();
     std::error_code ec;
-    if (m_options.scratchDir.empty()) std::filesystem::remove_all(scratch, ec);
 
     if (failure) {
         return Error{failure->message +

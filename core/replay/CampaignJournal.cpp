@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "../Text.h"
+#include "../io/SafeFiles.h"
 #include "JsonFields.h"
 #include "RunKeySet.h"
 
@@ -80,39 +82,61 @@ Status CampaignJournal::open(const std::string& path, const JournalHeader& heade
 {
     // The lock lives in PATH.lock (an open-file-description lock: it holds against other
     // processes and other opens in this one, and dies with its holder), which names the holder.
+    // Neither file is opened through a link: one planted there would have the lock truncate, or
+    // the journal append to, whatever it points at.
     const std::string lockPath = path + ".lock";
-    const int lockFd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockFd < 0)
-        return fileError(lockPath, "cannot open the journal's lock file: " + errnoText(), ErrorCode::Io);
-    struct flock lock {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    if (::fcntl(lockFd, F_OFD_SETLK, &lock) != 0) {
-        char pid[32] = {};
-        const ssize_t n = ::pread(lockFd, pid, sizeof pid - 1, 0);
+    int lockFd = -1;
+    for (int attempt = 0;; ++attempt) {
+        auto opened = openLockFile(lockPath);
+        if (!opened) return opened.error();
+        lockFd = *opened;
+        struct flock lock {};
+        lock.l_type = F_WRLCK;
+        lock.l_whence = SEEK_SET;
+        if (::fcntl(lockFd, F_OFD_SETLK, &lock) != 0) {
+            char pid[32] = {};
+            const ssize_t n = ::pread(lockFd, pid, sizeof pid - 1, 0);
+            ::close(lockFd);
+            const std::string holder =
+                n > 0 ? printableText(trimmed(std::string_view(pid, size_t(n)))) : std::string();
+            return fileError(path,
+                             "the journal is in use by another campaign" +
+                                 (holder.empty() ? std::string() : " (pid " + holder + ")") +
+                                 "; one campaign writes a results file at a time",
+                             ErrorCode::Usage);
+        }
+        // The holder removes PATH.lock when it finishes; a lock taken on a file removed meanwhile
+        // locks nothing anyone else can see, so take it again on the file now at PATH.lock.
+        struct stat held {
+        }, now{};
+        if (::fstat(lockFd, &held) == 0 && ::stat(lockPath.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino)
+            break;
         ::close(lockFd);
-        const std::string holder = n > 0 ? trimmed(std::string_view(pid, size_t(n))) : std::string();
-        return fileError(path,
-                         "the journal is in use by another campaign" +
-                             (holder.empty() ? std::string() : " (pid " + holder + ")") +
-                             "; one campaign writes a results file at a time",
-                         ErrorCode::Usage);
+        if (attempt == 100)
+            return fileError(lockPath, "the journal's lock file keeps changing", ErrorCode::Io);
     }
     const std::string me = std::to_string(::getpid()) + "\n";
     if (::ftruncate(lockFd, 0) != 0 || ::pwrite(lockFd, me.data(), me.size(), 0) != ssize_t(me.size())) {
         ::close(lockFd);
         return fileError(lockPath, "cannot write the journal's lock file: " + errnoText(), ErrorCode::Io);
     }
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0) {
+        const std::string why = errno == ELOOP ? "it is a symbolic link" : errnoText();
         ::close(lockFd);
-        return fileError(path, "cannot open journal: " + errnoText(), ErrorCode::Io);
+        return fileError(path, "cannot open journal: " + why, ErrorCode::Io);
     }
     m_lockFd = lockFd;
+    m_lockPath = lockPath;
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         ::close(fd);
         return fileError(path, "cannot read journal: " + errnoText(), ErrorCode::Io);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return fileError(path, "the journal is not a regular file", ErrorCode::Usage);
     }
     // A torn last line (the writer was killed mid-line) is cut off, so the next run starts a line.
     const off_t complete = completeLength(fd, st.st_size);
@@ -126,14 +150,27 @@ Status CampaignJournal::open(const std::string& path, const JournalHeader& heade
     }
     m_fd = fd;
     m_path = path;
-    if (complete == 0) return writeLine(header.toJson().dump() + "\n");
+    m_synced = complete;
+    m_lastSync = std::chrono::steady_clock::now();
+    if (complete == 0) {
+        if (Status wrote = writeLine(header.toJson().dump() + "\n"); !wrote) return wrote;
+        return syncLocked();
+    }
     return {};
 }
 
 CampaignJournal::~CampaignJournal()
 {
-    if (m_fd >= 0) ::close(m_fd);
-    if (m_lockFd >= 0) ::close(m_lockFd);  // releases the lock
+    if (m_fd >= 0) {
+        (void)syncLocked();
+        ::close(m_fd);
+    }
+    if (m_lockFd >= 0) {
+        // Removed while held, so no stale lock file is left; a campaign that opened it meanwhile
+        // sees the removal and takes the lock on a new one (open()).
+        ::unlink(m_lockPath.c_str());
+        ::close(m_lockFd);  // releases the lock
+    }
 }
 
 Status CampaignJournal::writeLine(const std::string& line)
@@ -151,12 +188,33 @@ Status CampaignJournal::writeLine(const std::string& line)
         }
         written += size_t(n);
     }
+    // A written line survives the process being killed (it is in the page cache); only a crash of
+    // the machine needs fdatasync, done at most every kSyncInterval and when the campaign ends, so
+    // a campaign of many short runs is not bound by the disk's flush latency.
+    if (std::chrono::steady_clock::now() - m_lastSync >= kSyncInterval) return syncLocked();
+    return {};
+}
+
+Status CampaignJournal::syncLocked()
+{
+    if (m_fd < 0) return {};
+    const off_t end = ::lseek(m_fd, 0, SEEK_END);
+    if (end == m_synced) return {};
     if (::fdatasync(m_fd) != 0) {
         const std::string why = errnoText();
-        if (before >= 0 && ::ftruncate(m_fd, before) == 0) ::lseek(m_fd, before, SEEK_SET);
+        // What was not flushed may not be on disk: the journal goes back to what was.
+        if (::ftruncate(m_fd, m_synced) == 0) ::lseek(m_fd, m_synced, SEEK_SET);
         return fileError(m_path, "cannot flush journal to disk: " + why, ErrorCode::Io);
     }
+    m_synced = end;
+    m_lastSync = std::chrono::steady_clock::now();
     return {};
+}
+
+Status CampaignJournal::sync()
+{
+    std::lock_guard lock(m_mutex);
+    return syncLocked();
 }
 
 Status CampaignJournal::append(const RunRecord& r)
@@ -169,6 +227,12 @@ Status CampaignJournal::append(const RunRecord& r)
 Status readCampaignJournal(const std::string& path, std::vector<std::string>& warnings,
                            const JournalVisitor& visit)
 {
+    // A FIFO or device at the journal's path would block or never end: only a regular file (or
+    // none) is read.
+    std::error_code ec;
+    const auto kind = std::filesystem::symlink_status(path, ec).type();
+    if (!ec && kind != std::filesystem::file_type::regular && kind != std::filesystem::file_type::not_found)
+        return fileError(path, "the journal is not a regular file", ErrorCode::Usage);
     std::ifstream in(path);
     std::string line;
     uint64_t bad = 0, repeated = 0;

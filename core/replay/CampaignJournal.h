@@ -8,8 +8,11 @@
 // is refused with that pid. A torn last
 // line (a killed writer) is cut off before anything is appended. A write that fails (a full
 // disk) is undone, so the journal stays intact up to the last complete run, and reported.
+#include <sys/types.h>
 #include <cstdint>
 #include <functional>
+
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,15 +48,23 @@ public:
     // Opens `path` for appending (created if missing), takes its lock, cuts a torn last line and
     // writes `header` when the file is empty. Errors name the file (a held lock names the pid).
     Status open(const std::string& path, const JournalHeader& header);
-    // Appends one record and flushes it; without an open file it does nothing. Thread-safe.
+    // Appends one record; without an open file it does nothing. Thread-safe. The record reaches
+    // the file at once (a killed campaign keeps it) and the disk within kSyncInterval.
     Status append(const RunRecord& r);
+    // Flushes what was appended to the disk (also done when the journal is destroyed).
+    Status sync();
+
+    static constexpr std::chrono::milliseconds kSyncInterval{1000};
 
 private:
     Status writeLine(const std::string& line);
+    Status syncLocked();
 
     int m_fd = -1;
-    int m_lockFd = -1;  // PATH.lock, write-locked while open
-    std::string m_path;
+    int m_lockFd = -1;  // PATH.lock, write-locked while open; removed when the journal closes
+    std::string m_path, m_lockPath;
+    off_t m_synced = 0;  // the length known to be on disk
+    std::chrono::steady_clock::time_point m_lastSync;
     std::mutex m_mutex;
 };
 

@@ -36,7 +36,9 @@ Outcome runLimited(const QStringList& args, rlim_t maxFileBytes)
     p.setProcessEnvironment(env);
     if (maxFileBytes > 0)
         p.setChildProcessModifier([maxFileBytes] {
-            ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+            // SIGXFSZ is left at its default: faultline itself must ignore it so that a write
+            // past the limit fails with EFBIG and is reported, rather than killing it silently.
+            ::signal(SIGXFSZ, SIG_DFL);
             struct rlimit limit {
                 maxFileBytes, maxFileBytes
             };
@@ -96,7 +98,7 @@ private slots:
                  full.err.constData());
         QVERIFY2(!full.err.contains("Segmentation"), full.err.constData());
         QVERIFY(!QFile::exists(out));
-        QVERIFY(!QFile::exists(out + ".tmp"));
+        QVERIFY(faultline::test::tempFilesBeside(out).isEmpty());
         QCOMPARE(contents(out + ".journal.jsonl"), journal);
 
         // Room again: the resume runs nothing and writes the results.
@@ -122,7 +124,7 @@ private slots:
         QCOMPARE(full.exitCode, 2);
         QVERIFY2(errorLine(full.err).contains(out.toUtf8()), full.err.constData());
         QVERIFY(!QFile::exists(out));
-        QVERIFY(!QFile::exists(out + ".tmp"));
+        QVERIFY(faultline::test::tempFilesBeside(out).isEmpty());
     }
 };
 

@@ -166,7 +166,7 @@ private slots:
         QVERIFY2(oneLineNaming(r, op[1]), r.err.constData());
         QVERIFY2(r.err.contains("reduce_op") && r.err.contains("collective #1"), r.err.constData());
         QVERIFY(!QFile::exists(m_dir.filePath("op.h5")));
-        QVERIFY(!QFile::exists(m_dir.filePath("op.h5.tmp")));
+        QVERIFY(tempFilesBeside(m_dir.filePath("op.h5")).isEmpty());
         // Rank 2 stopped before the broadcast.
         const QStringList count = writeRanks("count", Plant::None, 2);
         const ProcessResult c =

@@ -326,7 +326,7 @@ private slots:
         QVERIFY(!QFile::exists(QString::fromStdString(path)));  // nothing on disk before close()
         Status closed = w->close();
         QVERIFY2(closed.ok(), closed.ok() ? "" : closed.message().c_str());
-        QVERIFY(!QFile::exists(QString::fromStdString(path + ".tmp")));
+        QVERIFY(faultline::test::tempFilesBeside(QString::fromStdString(path)).isEmpty());
         auto file = openTensorFile(path);
         QVERIFY2(file.ok(), file.ok() ? "" : file.message().c_str());
         QCOMPARE((*file)->attributes().at("faultline_format"), std::string("campaign"));
@@ -607,17 +607,17 @@ private slots:
             QVERIFY(writer.ok());
             QVERIFY(writer->writeTensor("x", DType::UInt8, {2}, "ab").ok());
             QVERIFY(!fs::exists(path));
-            QVERIFY(fs::exists(path + ".tmp"));
+            QCOMPARE(faultline::test::tempFilesBeside(QString::fromStdString(path)).size(), 1);
         }  // abandoned: no close()
         QVERIFY(!fs::exists(path));
-        QVERIFY(!fs::exists(path + ".tmp"));
+        QVERIFY(faultline::test::tempFilesBeside(QString::fromStdString(path)).isEmpty());
 
         auto writer = SnapshotWriter::create(path);
         QVERIFY(writer.ok());
         QVERIFY(writer->writeTensor("x", DType::UInt8, {2}, "ab").ok());
         QVERIFY(writer->close().ok());
         QVERIFY(fs::exists(path));
-        QVERIFY(!fs::exists(path + ".tmp"));
+        QVERIFY(faultline::test::tempFilesBeside(QString::fromStdString(path)).isEmpty());
         QVERIFY(!writer->writeTensor("y", DType::UInt8, {1}, "c").ok());  // closed
 
         // Abandoning a second writer leaves the finished file as it was.

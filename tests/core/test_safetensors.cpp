@@ -433,7 +433,7 @@ private slots:
         const std::string path = str(scratch("roundtrip.safetensors"));
         const Status w = writeSafetensors(path, entries, metadata);
         QVERIFY2(w.ok(), w.message().c_str());
-        QVERIFY(!QFile::exists(QString::fromStdString(path + ".tmp")));
+        QVERIFY(faultline::test::tempFilesBeside(QString::fromStdString(path)).isEmpty());
 
         const QByteArray bytes = fileBytes(QString::fromStdString(path));
         uint64_t n = 0;
@@ -518,7 +518,7 @@ private slots:
         QVERIFY2(s.message().starts_with(path + ": "), s.message().c_str());
         QVERIFY2(QString::fromStdString(s.message()).contains(phrase), s.message().c_str());
         QCOMPARE(fileBytes(qpath), before);
-        QVERIFY(!QFile::exists(qpath + ".tmp"));
+        QVERIFY(faultline::test::tempFilesBeside(qpath).isEmpty());
     }
 
     void writerUnwritableDirectory()

@@ -2,6 +2,7 @@
 // healthy group, in the two-round and the all-pairs modes. Exactly the planted parts are named.
 #include <QtTest>
 #include <algorithm>
+#include <set>
 
 #include "core/collectives/LinkFault.h"
 #include "core/collectives/Sweep.h"
@@ -118,6 +119,40 @@ private slots:
         }
         // A healthy group needs one round.
         QCOMPARE(sweep(group(8, {})).rounds.size(), size_t(1));
+    }
+
+    // With an odd count rank 0 is in two first-round pairs; when one passes and the other fails,
+    // round two must not pair rank 0 with itself, repeat a pair, or retry the failing pair.
+    void secondRoundNeverPairsAGpuWithItself()
+    {
+        SweepRound first;
+        auto direction = [](size_t a, size_t b, uint32_t failures) {
+            SweepTransfer t;
+            t.a = a;
+            t.b = b;
+            t.reps = 3;
+            t.failures = failures;
+            return t;
+        };
+        first.transfers = {direction(0, 1, 0), direction(0, 1, 0), direction(2, 3, 0),
+                           direction(2, 3, 0), direction(0, 4, 2), direction(0, 4, 0)};
+        const auto second = sweepSecondRound(5, first);
+        QVERIFY(!second.empty());
+        std::set<std::pair<size_t, size_t>> seen;
+        for (const auto& [a, b] : second) {
+            QVERIFY2(a != b, qPrintable(QStringLiteral("GPU %1 paired with itself").arg(a)));
+            QVERIFY(!(a == 0 && b == 4));
+            QVERIFY(seen.insert({a, b}).second);
+            QVERIFY(a == 0 || a == 4 || b == 0 || b == 4);
+        }
+        // Every GPU of the failing pair meets someone.
+        bool met4 = false;
+        for (const auto& [a, b] : second) met4 = met4 || a == 4 || b == 4;
+        QVERIFY(met4);
+        // Through the whole sweep: five GPUs, GPU 4 faulty.
+        const SweepReport r = sweep(group(5, {{4, "sim:flip:rate=0.05"}}));
+        for (const SweepRound& round : r.rounds)
+            for (const SweepTransfer& t : round.transfers) QVERIFY(t.a != t.b);
     }
 
     void sameSeedSameResult()

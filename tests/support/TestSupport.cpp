@@ -89,4 +89,14 @@ Trace oneOpTrace()
     return t;
 }
 
+QStringList tempFilesBeside(const QString& path)
+{
+    const QFileInfo info(path);
+    const QString name = info.fileName();
+    QStringList found;
+    for (const QString& entry : info.dir().entryList(QDir::Files | QDir::Hidden | QDir::System))
+        if (entry.startsWith(name + ".") && entry.endsWith(".tmp")) found << info.dir().filePath(entry);
+    return found;
+}
+
 }  // namespace faultline::test

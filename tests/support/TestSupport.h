@@ -44,6 +44,9 @@ HostTensor randomNormalTensor(std::vector<uint64_t> shape, uint64_t seed);
 // worker protocol, whose test targets ignore inputs.
 Trace oneOpTrace();
 
+// The temporaries a writer left beside `path` (PATH.tmp or PATH.XXXXXX.tmp): empty when none.
+QStringList tempFilesBeside(const QString& path);
+
 }  // namespace faultline::test
 
 // Writes a fixture with tests/fixtures/<script>, failing the current test with the script's
