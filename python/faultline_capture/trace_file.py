@@ -7,6 +7,7 @@ file to ``PATH``. Each op is flushed as it is added, so a process killed mid-run
 import ctypes
 import ctypes.util
 import os
+import stat
 
 import h5py
 import numpy as np
@@ -61,12 +62,28 @@ def set_attrs(obj, attrs):
         obj.attrs[key] = _attr_value(value)
 
 
+def _claim_temporary(path):
+    """Creates (or empties) PATH.tmp without following a link: a link planted there by another
+    user would otherwise have h5py truncate what it points at. A stale PATH.tmp of an earlier,
+    killed recording (a regular file) is replaced."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise ValueError("%s exists and is not a regular file (a link or a special file): "
+                         "remove it or record to another path" % path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    os.close(fd)
+
+
 class TraceFile:
     def __init__(self, path):
         self.path = path
         self.tmp_path = path + ".tmp"
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
+        _claim_temporary(self.tmp_path)
         self._file = h5py.File(self.tmp_path, "w")
         self._file.attrs["faultline_format"] = "trace"
         self._file.attrs["faultline_version"] = np.int64(1)

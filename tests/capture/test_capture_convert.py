@@ -66,6 +66,24 @@ info = json.dumps(json.loads(so))
 cs.check('"bfloat16"' in info and '"optimizer"' in info, "inspect does not see bf16 or kinds")
 print("convert: %d tensors round-trip bit-exactly" % len(expected))
 
+# Shapes this package's own reader must rebuild as torch.load does: tied tensors (one storage,
+# two names), a strided view into a larger storage, a Parameter, empty and 0-d tensors.
+base = torch.randn(4, 6)
+tied = torch.nn.Parameter(torch.randn(3, 2))
+shapes = {"tied_a": tied, "tied_b": tied, "view": base[1:, ::2], "column": base[:, 5],
+          "empty": torch.empty(0, 3), "scalar": torch.tensor(2.5, dtype=torch.float64),
+          "mask": torch.tensor([True, False, True]), "i8": torch.tensor([-128, 127], dtype=torch.int8)}
+views = os.path.join(work, "views.pt")
+torch.save(shapes, views)
+rc, so, se = convert(views, os.path.join(work, "views.h5"))
+cs.check(rc == 0, "views: rc %d %s" % (rc, se))
+with h5py.File(os.path.join(work, "views.h5"), "r") as f:
+    for name, tensor in shapes.items():
+        back = read_dataset(f[name])
+        cs.check(back.dtype == tensor.dtype and back.shape == tensor.shape and back.equal(tensor.detach()),
+                 "%s: %s %s differs after the round trip" % (name, back.dtype, tuple(back.shape)))
+print("convert: tied, strided, empty and 0-d tensors round-trip")
+
 # Refusal: a class that weights_only loading does not allow.
 evil = os.path.join(work, "evil.pt")
 torch.save({"w": torch.ones(2), "module": torch.nn.Linear(2, 2)}, evil)  # a whole module object

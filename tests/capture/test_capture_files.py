@@ -172,4 +172,25 @@ try:
     cs.fail("rerun under an existing label was accepted")
 except TraceError as e:
     cs.check(trace in str(e), "error does not name the file: %s" % e)
+# A link planted at PATH.tmp (another user's trap in a shared folder) is refused, and what it
+# points at keeps its bytes; a stale regular PATH.tmp of a killed recording is replaced.
+victim = os.path.join(work, "victim.txt")
+with open(victim, "w") as fh:
+    fh.write("precious")
+trapped = os.path.join(work, "trapped.h5")
+os.symlink(victim, trapped + ".tmp")
+try:
+    with faultline_capture.record(trapped, "gpu0", model=model):
+        cs.step(model, x)
+    cs.fail("recording through a planted link at PATH.tmp was accepted")
+except ValueError as e:
+    cs.check(trapped + ".tmp" in str(e), "error does not name the link: %s" % e)
+with open(victim) as fh:
+    cs.check(fh.read() == "precious", "the link's target was written")
+stale = os.path.join(work, "stale.h5")
+with open(stale + ".tmp", "w") as fh:
+    fh.write("left by a killed recording")
+with faultline_capture.record(stale, "gpu0", model=model):
+    cs.step(model, x)
+cs.check(os.path.exists(stale) and not os.path.exists(stale + ".tmp"), "stale PATH.tmp not replaced")
 print("ok")
