@@ -199,6 +199,10 @@ int runSubmit(FleetOptions& o)
                                   ErrorCode::Failed});
         const std::string line = firstLine(r.out);
         const std::string id = line.substr(0, line.find(';'));  // "JOBID[;CLUSTER]"
+        if (id.empty() || id.size() > 20 || id.find_first_not_of("0123456789") != std::string::npos)
+            return failWith(Error{"sbatch " + scriptPath + " answered '" + printableText(line) +
+                                      "', not a job id (the job may be queued: see squeue)",
+                                  ErrorCode::Failed});
         manifest.jobIds.push_back(id);
         if (Status s = writeFleetManifest(dir.string(), manifest); !s) return failWith(s.error());
     }

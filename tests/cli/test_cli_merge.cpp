@@ -268,7 +268,8 @@ private slots:
         QVERIFY2(sh.exitCode == 0, sh.err.constData());
         QString quoted = odd + "/fleet";
         quoted.replace("\"", "\\\"");
-        QVERIFY2(r.out.contains("#SBATCH --output=\"" + quoted.toUtf8() + "/logs/%a.out\"\n"), r.out.constData());
+        QVERIFY2(r.out.contains("#SBATCH --output=\"" + quoted.toUtf8() + "/logs/%a.out\"\n"),
+                 r.out.constData());
     }
 
     // `merge a.h5 a.h5` is one node; copies of a faulty node once outvoted the healthy one.
