@@ -1,5 +1,7 @@
 #include "TraceGroups.h"
 
+#include "../Text.h"
+
 namespace faultline {
 
 std::string traceText(const TraceGroup& g)
@@ -43,7 +45,7 @@ Result<TraceGroups::Choice> TraceGroups::choose(const std::optional<NamedTrace>&
             for (size_t i = 0; i < m_groups.size() && i < 4; ++i)
                 replayed += (i ? "; " : "") + traceText(m_groups[i]);
             if (m_groups.size() > 4) replayed += "; …";
-            return Error{"--trace " + named->path + " (digest " + named->digest +
+            return Error{"--trace " + printableText(named->path) + " (digest " + named->digest +
                              "): no node replayed this trace; they replayed " + replayed,
                          ErrorCode::Usage};
         }
