@@ -6,15 +6,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "Cli.h"
 #include "Commands.h"
+#include "core/Text.h"
 #include "core/evidence/MinimalReproducer.h"
 #include "core/fleet/FleetJob.h"
 #include "core/fleet/FleetStatus.h"
@@ -73,6 +78,31 @@ CommandOutput runCommand(const std::vector<std::string>& args)
     return r;
 }
 
+// Writes `text` to `path` as a new file: never over an existing file, never through a planted
+// link (O_EXCL|O_NOFOLLOW); a failed write leaves nothing.
+Status writeNewFile(const std::string& path, const std::string& text)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno == EEXIST
+                   ? fileError(path, "exists already (not overwritten)", ErrorCode::Usage)
+                   : fileError(path, std::string("cannot create: ") + std::strerror(errno), ErrorCode::Io);
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += size_t(n);
+    }
+    const bool ok = done == text.size() && ::close(fd) == 0;
+    if (!ok) {
+        if (done != text.size()) ::close(fd);
+        ::unlink(path.c_str());
+        return fileError(path, "cannot write (disk full?)", ErrorCode::Io);
+    }
+    return {};
+}
+
 std::string firstLine(const std::string& s)
 {
     return s.substr(0, s.find('\n'));
@@ -84,11 +114,13 @@ Status prepareJob(FleetOptions& o)
     FleetJob& job = o.job;
     for (const std::string& t : o.taskTargets) {
         const size_t eq = t.find('=');
-        if (eq == std::string::npos || eq == 0 ||
-            t.substr(0, eq).find_first_not_of("0123456789") != std::string::npos)
-            return Error{"--task-targets '" + t + "': expected TASK=TARGETS (e.g. 2=sim:stuck-bit,cpu)",
+        uint32_t task = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + (eq == std::string::npos ? 0 : eq), task);
+        if (eq == std::string::npos || eq == 0 || ec != std::errc() || end != t.data() + eq)
+            return Error{"--task-targets '" + printableText(t) +
+                             "': expected TASK=TARGETS with TASK a task number (e.g. 2=sim:stuck-bit,cpu)",
                          ErrorCode::Usage};
-        job.taskTargets[uint32_t(std::stoul(t.substr(0, eq)))] = t.substr(eq + 1);
+        job.taskTargets[task] = t.substr(eq + 1);
     }
     if (!o.nodelist.empty()) {
         size_t start = 0;
@@ -96,7 +128,8 @@ Status prepareJob(FleetOptions& o)
             const size_t end = o.nodelist.find(',', start);
             const std::string node = o.nodelist.substr(start, end == std::string::npos ? end : end - start);
             if (node.empty())
-                return Error{"--nodelist '" + o.nodelist + "': an empty node name", ErrorCode::Usage};
+                return Error{"--nodelist '" + printableText(o.nodelist) + "': an empty node name",
+                             ErrorCode::Usage};
             job.nodelist.push_back(node);
             if (end == std::string::npos) break;
             start = end + 1;
@@ -139,11 +172,7 @@ int runSubmit(FleetOptions& o)
     if (!ec) fs::create_directories(dir / "logs", ec);
     if (ec) return failWith(fileError(dir.string(), "cannot create: " + ec.message(), ErrorCode::Io));
     const std::string scriptPath = (dir / "job.sbatch").string();
-    {
-        std::ofstream out(scriptPath);
-        out << script;
-        if (!out) return failWith(fileError(scriptPath, "cannot write", ErrorCode::Io));
-    }
+    if (Status s = writeNewFile(scriptPath, script); !s) return failWith(s.error());
     FleetManifest manifest;
     manifest.scheduler = "slurm";
     manifest.tasks = o.job.tasks;
@@ -170,6 +199,10 @@ int runSubmit(FleetOptions& o)
                                   ErrorCode::Failed});
         const std::string line = firstLine(r.out);
         const std::string id = line.substr(0, line.find(';'));  // "JOBID[;CLUSTER]"
+        if (id.empty() || id.size() > 20 || id.find_first_not_of("0123456789") != std::string::npos)
+            return failWith(Error{"sbatch " + scriptPath + " answered '" + printableText(line) +
+                                      "', not a job id (the job may be queued: see squeue)",
+                                  ErrorCode::Failed});
         manifest.jobIds.push_back(id);
         if (Status s = writeFleetManifest(dir.string(), manifest); !s) return failWith(s.error());
     }
@@ -192,13 +225,9 @@ int runK8s(FleetOptions& o)
         std::cout << manifest;
         return kExitOk;
     }
-    std::error_code ec;
-    if (fs::exists(o.manifest, ec))
-        return failWith(fileError(o.manifest, "exists already (not overwritten)", ErrorCode::Usage));
-    std::ofstream out(o.manifest);
-    out << manifest;
-    if (!out) return failWith(fileError(o.manifest, "cannot write", ErrorCode::Io));
-    std::cout << "wrote " << o.manifest << ": kubectl apply -f " << o.manifest << "\n";
+    if (Status s = writeNewFile(o.manifest, manifest); !s) return failWith(s.error());
+    std::cout << "wrote " << printableText(o.manifest) << ": kubectl apply -f "
+              << printableText(shellQuote(o.manifest)) << "\n";
     return kExitOk;
 }
 
@@ -251,20 +280,20 @@ CommandRunner addFleetCommand(CLI::App& app)
         cmd->add_option("--out", o->out, "the fleet directory: results/<task>.h5, logs/, job files")
             ->required();
         cmd->add_option("--nodes", o->nodes, "number of nodes (one task each)")
-            ->check(CLI::Range(1u, 100000u));
+            ->check(CLI::Range(1u, kMaxFleetTasks));
         cmd->add_option("--gpus-per-node", o->job.gpusPerNode, "GPUs per node: targets cuda:0..G-1")
-            ->check(CLI::Range(0u, 1024u));
+            ->check(CLI::Range(0u, kMaxGpusPerNode));
         cmd->add_option("--reps", o->job.reps, "repetitions per op and target")
-            ->check(CLI::Range(1u, 1000000u));
+            ->check(CLI::Range(1u, kMaxFleetReps));
         cmd->add_option("--ops", o->job.ops, "op selection, as for replay");
         cmd->add_option("--targets", o->job.targets, "every task's targets instead of cuda:0..G-1");
         cmd->add_option("--task-targets", o->taskTargets,
                         "TASK=TARGETS: the targets of one task (repeatable), e.g. 2=sim:stuck-bit,cpu");
+        // Checked with the job (validateSlurmJob): NaN and infinities parse as numbers.
         cmd->add_option("--timeout", o->job.timeoutSeconds,
-                        "replay --timeout: seconds before a run is a hang")
-            ->check(CLI::PositiveNumber);
+                        "replay --timeout: seconds before a run is a hang (0.001 to 604800)");
         cmd->add_option("--time", o->job.timeLimitMinutes, "the scheduler's limit for one task, minutes")
-            ->check(CLI::Range(1u, 100000u));
+            ->check(CLI::Range(1u, kMaxTimeLimitMinutes));
         cmd->add_option("--name", o->job.name, "job name");
         cmd->add_option(
             "--faultline", o->job.faultline,

@@ -1,4 +1,4 @@
-// faultline merge RESULTS.h5... --out FLEET.h5 [--fleet DIR] [--tasks N] [--json]
+// faultline merge RESULTS.h5... --out FLEET.h5 [--fleet DIR] [--tasks N] [--trace TRACE] [--json]
 // Merges the campaigns of many nodes into one fleet campaign and names the outlier GPUs
 // (core/fleet/FleetMerge.h).
 #include <algorithm>
@@ -9,8 +9,12 @@
 
 #include "Cli.h"
 #include "Commands.h"
+#include "core/Text.h"
+#include "core/fleet/FleetJob.h"
 #include "core/fleet/FleetMerge.h"
 #include "core/fleet/FleetStatus.h"
+#include "core/io/SafeFiles.h"
+#include "core/replay/CampaignJournal.h"  // traceContentDigest
 
 namespace faultline::cli {
 namespace {
@@ -19,34 +23,38 @@ namespace fs = std::filesystem;
 
 struct MergeOptions {
     std::vector<std::string> inputs;
-    std::string out, fleetDir;
+    std::string out, fleetDir, trace;
     uint32_t tasks = 0;
     bool json = false;
 };
 
+// Every string of the summary came from a node file or the command line: printed through
+// printableText, so no control character reaches the terminal.
 std::string mergeText(const nlohmann::json& summary)
 {
+    const auto text = [](const nlohmann::json& j) { return printableText(j.get<std::string>()); };
     std::ostringstream out;
     out << "fleet of " << summary["node_count"].get<size_t>() << " node(s), "
         << summary["gpu_count"].get<size_t>() << " GPU(s)\n";
     for (const nlohmann::json& m : summary["missing_tasks"])
-        out << "  MISSING task " << m["task"].get<uint32_t>() << ": " << m["reason"].get<std::string>()
-            << "\n";
+        out << "  MISSING task " << m["task"].get<uint32_t>() << ": " << text(m["reason"]) << "\n";
     for (const nlohmann::json& g : summary["unhealthy"]) {
-        out << "  " << g["gpu"].get<std::string>() << ": " << g["verdict"].get<std::string>() << ", "
-            << g["failures"].get<uint64_t>() << "/" << g["runs"].get<uint64_t>() << " runs failed";
-        if (!g["uuid"].get<std::string>().empty()) out << " (" << g["uuid"].get<std::string>() << ")";
+        out << "  " << text(g["gpu"]) << ": " << text(g["verdict"]) << ", " << g["failures"].get<uint64_t>()
+            << "/" << g["runs"].get<uint64_t>() << " runs failed";
+        if (!g["uuid"].get<std::string>().empty()) out << " (" << text(g["uuid"]) << ")";
         out << "\n";
     }
     for (const nlohmann::json& o : summary["outliers"]) {
-        out << "  OUTLIER " << o["gpu"].get<std::string>() << ":";
+        out << "  OUTLIER " << text(o["gpu"]) << ":";
         for (const nlohmann::json& op : o["ops"])
             out << " op " << op["op"].get<uint32_t>() << " (" << op["agreeing"].get<uint32_t>() << " of "
                 << op["peers"].get<uint32_t>() << " peers agree on other bits)";
         out << "\n";
     }
     if (summary["outliers"].empty()) out << "  no outlier among fleet peers\n";
-    for (const nlohmann::json& w : summary["warnings"]) out << "warning: " << w.get<std::string>() << "\n";
+    for (const nlohmann::json& n : summary["other_trace_nodes"])
+        out << "  NOT MERGED " << text(n["file"]) << " (" << text(n["host"]) << "): another trace\n";
+    for (const nlohmann::json& w : summary["warnings"]) out << "warning: " << text(w) << "\n";
     return out.str();
 }
 
@@ -84,7 +92,14 @@ int runMerge(MergeOptions& o)
                                                        "faultline fleet status)",
                                                        ErrorCode::Usage));
     if (o.tasks) merger.expectTasks(o.tasks);
-    if (fs::exists(o.out, ec))
+    if (!o.trace.empty()) {
+        if (Status regular = checkRegularInput(o.trace); !regular) return failWith(regular.error());
+        auto digest = traceContentDigest(o.trace);
+        if (!digest) return failWith(digest.error());
+        merger.nameTrace({o.trace, *digest});
+    }
+    // Anything there, a dangling link included, is not overwritten.
+    if (fs::exists(fs::symlink_status(o.out, ec)))
         return failWith(fileError(o.out, "exists already (not overwritten)", ErrorCode::Usage));
     for (const std::string& in : o.inputs) {
         if (fs::weakly_canonical(in, ec) == fs::weakly_canonical(o.out, ec))
@@ -100,8 +115,9 @@ int runMerge(MergeOptions& o)
         std::cout << mergeText(*summary);
     std::cout.flush();
     if (!std::cout) return failWith(Error{"cannot write the report to standard output", ErrorCode::Io});
+    // Nodes of another trace were not judged with the campaign: a finding like a missing task.
     const bool found = !(*summary)["missing_tasks"].empty() || !(*summary)["outliers"].empty() ||
-                       !(*summary)["unhealthy"].empty();
+                       !(*summary)["unhealthy"].empty() || !(*summary)["other_trace_nodes"].empty();
     return found ? kExitDiverged : kExitOk;
 }
 
@@ -120,7 +136,10 @@ CommandRunner addMergeCommand(CLI::App& app)
                     "a fleet directory (fleet submit --out): its task count, failed tasks and, without "
                     "RESULTS, its results files");
     cmd->add_option("--tasks", o->tasks, "tasks the fleet job had: the missing ones are named")
-        ->check(CLI::Range(1u, 1000000u));
+        ->check(CLI::Range(1u, kMaxFleetTasks));
+    cmd->add_option("--trace", o->trace,
+                    "the trace the campaign is of (default: the one most nodes replayed); nodes that "
+                    "replayed another are listed, not merged");
     cmd->add_flag("--json", o->json, "one JSON document (the merged report)");
     return [o] { return runMerge(*o); };
 }

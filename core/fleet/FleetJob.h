@@ -13,6 +13,14 @@
 
 namespace faultline {
 
+// The ranges a fleet job's numbers must lie in (fleet submit's options, fleet.json, merge --tasks).
+inline constexpr uint32_t kMaxFleetTasks = 100000;
+inline constexpr uint32_t kMaxGpusPerNode = 1024;
+inline constexpr uint32_t kMaxFleetReps = 1000000;
+inline constexpr uint32_t kMaxTimeLimitMinutes = 100000;
+// replay --timeout's range: a run longer than this is a hang.
+inline constexpr double kMinRunTimeoutSeconds = 0.001, kMaxRunTimeoutSeconds = 7 * 24 * 3600.0;
+
 struct FleetJob {
     std::string trace;         // absolute path of the trace, readable on every node
     std::string outDir;        // absolute path of DIR (results/, logs/), shared by every node
@@ -42,7 +50,15 @@ bool asksForGpus(const FleetJob& job);
 
 // Checks what a generated job would get wrong: no tasks, a targets override of a task that does
 // not exist, a nodelist whose length is not the task count, a target list that does not parse,
-// relative paths; Kubernetes needs an image and a claim, and paths under the mount.
+// relative paths, numbers out of their ranges; Kubernetes needs an image and a claim, and paths
+// under the mount. Every value that reaches the job's text is checked before any text is made
+// (ErrorCode::Usage, naming the option): paths, targets and --ops are printable text (no newline
+// or other control character: the shell lines quote them); what goes into an `#SBATCH` line,
+// which no shell quoting protects, keeps to Slurm's own characters: the partition and the
+// --nodelist entries letters, digits, '.', '_' and '-', the job name those and '+', ':', '@', ',',
+// '='; the directory in --output no backslash (Slurm stops expanding %a). On Kubernetes the job
+// name is a DNS label (it is also a label value and the pods' host names), the claim a DNS
+// subdomain, the image one word and the mount path without ':'.
 Status validateSlurmJob(const FleetJob& job);
 Status validateKubernetesJob(const FleetJob& job);
 

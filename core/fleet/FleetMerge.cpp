@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "../Text.h"
 #include "../replay/CampaignResultsFile.h"
 
 namespace faultline {
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxWarnings = 64;  // past that, one line says how many more there were
 constexpr size_t kMaxOpenOpFiles = 64;
-
-uint64_t hashOf(const std::string& s)
-{
-    return std::hash<std::string>{}(s);
-}
 
 std::string joinOps(const std::vector<uint32_t>& ops)
 {
@@ -124,19 +120,30 @@ Status FleetMerger::add(const std::string& path, const nlohmann::json& campaign)
 {
     auto node = parseFleetNode(path, campaign);
     if (!node) return node.error();
+    if (auto repeat = m_repeated.check(*node, campaignContentDigest(campaign))) {
+        warn(printableText(repeat->file) + " repeats " + printableText(repeat->sameAs) + " (" +
+             repeat->reason + "): counted once");
+        return {};
+    }
+    node->file = printableText(node->file);  // from here on only reported
     if (!m_spool) {
         auto dir = ScratchDir::create(m_scratchParent.empty() ? fs::temp_directory_path()
                                                               : fs::path(m_scratchParent));
         if (!dir) return dir.error();
         m_spool = std::make_unique<Spool>(std::move(*dir));
     }
+    if (const size_t again = m_repeated.markGpusVotedBefore(*node))
+        warn(printableText(path) + ": " + std::to_string(again) +
+             " GPU(s) whose UUID an earlier node listed already: judged, but they do not vote again");
     const std::vector<std::uint8_t> record = nlohmann::json::to_cbor(nlohmann::json(*node));
     const uint64_t size = record.size();
     m_spool->out.write(reinterpret_cast<const char*>(&size), sizeof size);
     m_spool->out.write(reinterpret_cast<const char*>(record.data()), std::streamsize(size));
     m_spool->out.flush();
     if (!m_spool->out) return fileError(m_spool->path, "cannot write (disk full?)", ErrorCode::Io);
-    tally(*node);
+    const uint32_t group = m_groups.add(*node);
+    m_nodeGroups.push_back(group);
+    tally(*node, group);
     return {};
 }
 
@@ -148,30 +155,28 @@ void FleetMerger::warn(std::string warning)
         ++m_warningsLeftOut;
 }
 
-void FleetMerger::tally(const FleetNode& node)
+void FleetMerger::tally(const FleetNode& node, uint32_t group)
 {
-    const std::string& path = node.file;
+    const std::string& path = node.file;  // printable already (add)
     if (!node.named) warn(path + ": no node identity (not written by a fleet job): named by its file");
-    if (node.cancelled) warn(path + ": the campaign on " + node.host + " was cancelled");
-    if (m_nodeCount == 0) {
-        m_trace = node.trace;
-        m_reps = node.reps;
-        m_seed = node.seed;
-    } else if (node.trace != m_trace) {
-        warn(path + ": replayed " + node.trace + ", not " + m_trace);
+    if (!node.escaped.empty()) {
+        std::string kinds;
+        for (const std::string& k : node.escaped) kinds += (kinds.empty() ? "" : ", ") + k;
+        warn(path + ": control characters or bytes that are not UTF-8 in " + kinds +
+             ": shown escaped (\\xHH)");
     }
+    if (node.cancelled) warn(path + ": the campaign on " + node.host + " was cancelled");
     if (node.unvoted)
         warn(path + ": " + std::to_string(node.unvoted) +
              " op result(s) of GPUs with peers carry no first_digest (written by an older Faultline): they "
              "do not vote");
-    m_cancelled = m_cancelled || node.cancelled;
-    for (const FleetOpInfo& op : node.ops) m_ops.try_emplace(op.index, OpInfo{op.op, op.name});
-    for (const FleetGpu& gpu : node.gpus)
+    for (const FleetGpu& gpu : node.gpus) {
+        if (gpu.votedBefore) continue;
         for (const FleetOpCell& cell : gpu.ops) {
             if (!cell.votes(gpu.peerKey)) continue;
-            auto [v, inserted] =
-                m_voteIndex.emplace(std::make_pair(cell.opIndex, gpu.peerKey), uint32_t(m_votes.size()));
-            if (inserted) m_votes.push_back(Vote{cell.opIndex, gpu.peerKey, {}, {}});
+            auto [v, inserted] = m_voteIndex.emplace(std::make_tuple(group, cell.opIndex, gpu.peerKey),
+                                                     uint32_t(m_votes.size()));
+            if (inserted) m_votes.push_back(Vote{group, cell.opIndex, gpu.peerKey, {}, {}});
             Vote& vote = m_votes[v->second];
             const auto d = std::find(vote.digests.begin(), vote.digests.end(), cell.digest);
             if (d == vote.digests.end()) {
@@ -181,85 +186,123 @@ void FleetMerger::tally(const FleetNode& node)
                 ++vote.counts[size_t(d - vote.digests.begin())];
             }
         }
-    ++m_hostUses[hashOf(node.host)];
-    if (!node.task.empty()) {
-        const uint32_t uses = ++m_taskUses[hashOf(node.task)];
-        if (uses > 1) m_repeatedTasks[node.task] = uses;
     }
-    m_gpuCount += node.gpus.size();
+    ++m_hostUses[node.host];
+    if (!node.task.empty()) {
+        std::vector<uint32_t>& groups = m_taskGroups[node.task];
+        groups.push_back(group);
+        if (groups.size() > 1) m_repeatedTasks[node.task] = uint32_t(groups.size());
+    }
     ++m_nodeCount;
 }
 
-std::vector<FleetMerger::Decision> FleetMerger::decide() const
+std::pair<nlohmann::json, std::vector<std::string>> FleetMerger::missingTasks(
+    const TraceGroups::Choice& choice) const
 {
-    std::vector<Decision> decisions(m_votes.size());
-    for (size_t i = 0; i < m_votes.size(); ++i) {
-        const Vote& vote = m_votes[i];
-        Decision& d = decisions[i];
-        uint32_t best = 0;
-        for (size_t k = 0; k < vote.counts.size(); ++k) {
-            d.total += vote.counts[k];
-            if (vote.counts[k] > best) {
-                best = vote.counts[k];
-                d.majority = int64_t(k);
-            }
-        }
-        // A strict majority of at least two GPUs decides; anything else names nobody.
-        if (d.total < 2 || 2 * best <= d.total) d.majority = -1;
-        d.agreeing = d.majority >= 0 ? best : 0;
-    }
-    return decisions;
-}
-
-std::pair<nlohmann::json, std::vector<std::string>> FleetMerger::missingTasks() const
-{
-    std::vector<std::string> warnings = m_warnings;
+    std::vector<std::string> warnings = choice.warnings;
+    warnings.insert(warnings.end(), m_warnings.begin(), m_warnings.end());
     if (m_warningsLeftOut)
         warnings.push_back("… and " + std::to_string(m_warningsLeftOut) +
                            " more warnings of the kinds above");
     for (const auto& [task, count] : m_repeatedTasks)
         warnings.push_back("task " + task + " has " + std::to_string(count) + " results files");
-    const auto seen = [&](const std::string& task) { return m_taskUses.count(hashOf(task)) > 0; };
+    // A task is merged when a node of the campaign's trace came from it.
+    const auto merged = [&](const std::string& task) {
+        const auto t = m_taskGroups.find(task);
+        if (t == m_taskGroups.end()) return false;
+        for (uint32_t g : t->second)
+            if (choice.merged[g]) return true;
+        return false;
+    };
     nlohmann::json missing = nlohmann::json::array();
     if (m_expectedTasks)
         for (uint32_t t = 0; t < *m_expectedTasks; ++t) {
             const std::string task = std::to_string(t);
-            if (seen(task)) continue;
-            const auto f = m_failedTasks.find(task);
-            const std::string reason = f != m_failedTasks.end() ? f->second : std::string("no results file");
+            if (merged(task)) continue;
+            std::string reason = "no results file";
+            if (const auto f = m_failedTasks.find(task); f != m_failedTasks.end())
+                reason = f->second;
+            else if (const auto other = m_taskGroups.find(task); other != m_taskGroups.end())
+                reason = "replayed another trace: " + traceText(m_groups.groups()[other->second.front()]);
             missing.push_back({{"task", t}, {"reason", reason}});
             warnings.push_back("task " + task + ": no results (" + reason + ")");
         }
     for (const auto& [task, reason] : m_failedTasks)
-        if (seen(task)) warnings.push_back("task " + task + ": " + reason);
+        if (merged(task)) warnings.push_back("task " + task + ": " + reason);
     return {missing, warnings};
 }
 
-nlohmann::json FleetMerger::header() const
+nlohmann::json FleetMerger::header(const TraceGroups::Choice& choice) const
 {
-    std::vector<uint64_t> opsSelected;
-    for (const auto& [index, info] : m_ops) opsSelected.push_back(index);
-    return {{"trace", m_trace},         {"reps", m_reps}, {"seed", m_seed}, {"ops_selected", opsSelected},
-            {"cancelled", m_cancelled}, {"fleet", true}};
+    std::set<uint64_t> opsSelected;
+    bool cancelled = false;
+    for (size_t g = 0; g < m_groups.groups().size(); ++g)
+        if (choice.merged[g]) {
+            for (const auto& [index, info] : m_groups.groups()[g].ops) opsSelected.insert(index);
+            cancelled = cancelled || m_groups.groups()[g].cancelled;
+        }
+    const TraceGroup empty;
+    const TraceGroup& c = m_groups.groups().empty() ? empty : m_groups.groups()[choice.campaign];
+    nlohmann::json h = {{"trace", c.trace},
+                        {"reps", c.reps},
+                        {"seed", c.seed},
+                        {"ops_selected", std::vector<uint64_t>(opsSelected.begin(), opsSelected.end())},
+                        {"cancelled", cancelled},
+                        {"fleet", true}};
+    if (!c.digest.empty()) h["trace_digest"] = c.digest;
+    return h;
 }
 
 // The second pass: every node read again, its GPUs judged against the decided votes and written
-// to the sections; then the sections joined into the report.
+// to the sections; then the sections joined into the report. Only the nodes of the campaign's
+// trace (TraceGroups::Choice::merged) are merged; their groups' votes are combined per op and
+// peer key, and the others' nodes listed in fleet.other_trace_nodes.
 class FleetMerger::Pass {
 public:
-    Pass(const FleetMerger& m, const ScratchDir& dir)
+    Pass(const FleetMerger& m, const ScratchDir& dir, const TraceGroups::Choice& choice)
         : m_m(m),
           m_dir(dir),
-          m_decisions(m.decide()),
+          m_choice(choice),
           m_targets(dir.file("targets")),
           m_nodes(dir.file("nodes")),
           m_gpus(dir.file("gpus")),
-          m_outliers(dir.file("outliers"))
+          m_outliers(dir.file("outliers")),
+          m_otherTrace(dir.file("other-trace"))
     {
+        for (const Vote& v : m.m_votes) {
+            if (!choice.merged[v.group]) continue;
+            auto [it, inserted] =
+                m_voteIndex.emplace(std::make_pair(v.opIndex, v.peerKey), uint32_t(m_votes.size()));
+            if (inserted) m_votes.push_back(Vote{choice.campaign, v.opIndex, v.peerKey, {}, {}});
+            Vote& combined = m_votes[it->second];
+            for (size_t k = 0; k < v.digests.size(); ++k) {
+                const auto d = std::find(combined.digests.begin(), combined.digests.end(), v.digests[k]);
+                if (d == combined.digests.end()) {
+                    combined.digests.push_back(v.digests[k]);
+                    combined.counts.push_back(v.counts[k]);
+                } else {
+                    combined.counts[size_t(d - combined.digests.begin())] += v.counts[k];
+                }
+            }
+        }
+        m_decisions = decide(m_votes);
     }
 
-    Status node(size_t index, const FleetNode& node, CampaignResultsStream* results)
+    Status node(size_t index, const FleetNode& node, uint32_t group, CampaignResultsStream* results)
     {
+        if (!m_choice.merged[group]) {
+            m_otherTrace.add(nlohmann::json{{"file", node.file},
+                                            {"host", node.host},
+                                            {"task", node.task},
+                                            {"trace", node.trace},
+                                            {"trace_digest", node.traceDigest},
+                                            {"targets", node.gpus.size()}}
+                                 .dump());
+            m_otherTraceRows.push_back({{"file", node.file}, {"host", node.host}, {"task", node.task}});
+            return {};
+        }
+        ++m_nodeCount;
+        m_gpuCount += node.gpus.size();
         m_nodes.add(nlohmann::json{{"file", node.file},
                                    {"host", node.host},
                                    {"task", node.task},
@@ -276,8 +319,7 @@ public:
                 j.votes.push_back(vote);
                 if (vote.first >= 0) {
                     const Decision& d = m_decisions[size_t(vote.first)];
-                    if (d.majority >= 0 && int64_t(vote.second) != d.majority)
-                        j.outlierOps.push_back(cell.opIndex);
+                    if (d.majority >= 0 && vote.second != d.majority) j.outlierOps.push_back(cell.opIndex);
                 }
             }
             const nlohmann::json target = targetJson(node, gpu, j);
@@ -302,21 +344,30 @@ public:
     Status join(const std::string& path)
     {
         if (Status st = closeOpFiles(); !st) return st;
-        for (Section* s : {&m_targets, &m_nodes, &m_gpus, &m_outliers})
+        for (Section* s : {&m_targets, &m_nodes, &m_gpus, &m_outliers, &m_otherTrace})
             if (Status st = s->close(); !st) return st;
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        const nlohmann::json h = m_m.header();
-        auto [missing, warnings] = m_m.missingTasks();
+        const nlohmann::json h = m_m.header(m_choice);
+        auto [missing, warnings] = m_m.missingTasks(m_choice);
         Status st;
         const auto copy = [&](const std::string& file) {
             if (st) st = copyFile(file, out);
         };
-        out << "{\"trace\":" << h["trace"].dump() << ",\"reps\":" << m_m.m_reps << ",\"seed\":" << m_m.m_seed
+        // The ops of the merged groups, by index (the first group's name of each).
+        std::map<uint32_t, FleetOpInfo> ops;
+        for (size_t g = 0; g < m_m.m_groups.groups().size(); ++g)
+            if (m_choice.merged[g])
+                for (const auto& [index, info] : m_m.m_groups.groups()[g].ops) ops.try_emplace(index, info);
+        nlohmann::json repeated = nlohmann::json::array();
+        for (const RepeatedNode& r : m_m.m_repeated.repeats()) repeated.push_back(r.toJson());
+        out << "{\"trace\":" << h["trace"].dump();
+        if (h.contains("trace_digest")) out << ",\"trace_digest\":" << h["trace_digest"].dump();
+        out << ",\"reps\":" << h["reps"].dump() << ",\"seed\":" << h["seed"].dump()
             << ",\"ops_selected\":" << h["ops_selected"].dump() << ",\"targets\":[";
         copy(m_targets.path());
         out << "],\"ops\":[";
         bool firstOp = true;
-        for (const auto& [index, info] : m_m.m_ops) {
+        for (const auto& [index, info] : ops) {
             out << (firstOp ? "" : ",") << "{\"index\":" << index
                 << ",\"op\":" << nlohmann::json(info.op).dump()
                 << ",\"name\":" << nlohmann::json(info.name).dump() << ",\"targets\":{";
@@ -327,52 +378,87 @@ public:
         out << "],\"runs\":[],\"warnings\":" << nlohmann::json(warnings).dump()
             << ",\"cancelled\":" << h["cancelled"].dump() << ",\"reference\":null,\"fleet\":{\"nodes\":[";
         copy(m_nodes.path());
-        out << "],\"node_count\":" << m_m.m_nodeCount << ",\"gpu_count\":" << m_m.m_gpuCount
-            << ",\"expected_tasks\":"
+        out << "],\"node_count\":" << m_nodeCount << ",\"gpu_count\":" << m_gpuCount << ",\"expected_tasks\":"
             << (m_m.m_expectedTasks ? std::to_string(*m_m.m_expectedTasks) : std::string("null"))
-            << ",\"missing_tasks\":" << missing.dump() << ",\"gpus\":[";
+            << ",\"missing_tasks\":" << missing.dump() << ",\"repeated_nodes\":" << repeated.dump()
+            << ",\"other_trace_nodes\":[";
+        copy(m_otherTrace.path());
+        out << "],\"gpus\":[";
         copy(m_gpus.path());
         out << "],\"peer_votes\":[";
-        for (size_t i = 0; i < m_m.m_votes.size(); ++i) out << (i ? "," : "") << voteJson(i).dump();
+        for (size_t i = 0; i < m_votes.size(); ++i) out << (i ? "," : "") << voteJson(i).dump();
         out << "],\"outliers\":[";
         copy(m_outliers.path());
         out << "]}}";
         out.close();
         if (st && !out) st = fileError(path, "cannot write (disk full?)", ErrorCode::Io);
-        m_summary = {{"node_count", m_m.m_nodeCount}, {"gpu_count", m_m.m_gpuCount},
-                     {"missing_tasks", missing},      {"unhealthy", m_unhealthy},
-                     {"outliers", m_outlierRows},     {"warnings", warnings}};
+        m_summary = {{"node_count", m_nodeCount},
+                     {"gpu_count", m_gpuCount},
+                     {"missing_tasks", missing},
+                     {"unhealthy", m_unhealthy},
+                     {"outliers", m_outlierRows},
+                     {"repeated_nodes", repeated},
+                     {"other_trace_nodes", m_otherTraceRows},
+                     {"warnings", warnings}};
         return st;
     }
 
     nlohmann::json summary() const { return m_summary; }
 
 private:
+    struct Decision {
+        int64_t majority = -1;  // the digest index a strict majority produced, or -1
+        uint32_t total = 0, agreeing = 0;
+    };
     struct Judged {
         std::string label;
-        std::vector<std::pair<int64_t, uint32_t>> votes;  // per cell: vote index (-1 none), digest index
+        // per cell: vote index (-1 none), digest index in it (-1: not among the votes, a GPU
+        // that voted before)
+        std::vector<std::pair<int64_t, int64_t>> votes;
         std::vector<uint32_t> outlierOps;
     };
+
+    static std::vector<Decision> decide(const std::vector<Vote>& votes)
+    {
+        std::vector<Decision> decisions(votes.size());
+        for (size_t i = 0; i < votes.size(); ++i) {
+            const Vote& vote = votes[i];
+            Decision& d = decisions[i];
+            uint32_t best = 0;
+            for (size_t k = 0; k < vote.counts.size(); ++k) {
+                d.total += vote.counts[k];
+                if (vote.counts[k] > best) {
+                    best = vote.counts[k];
+                    d.majority = int64_t(k);
+                }
+            }
+            // A strict majority of at least two GPUs decides; anything else names nobody.
+            if (d.total < 2 || 2 * best <= d.total) d.majority = -1;
+            d.agreeing = d.majority >= 0 ? best : 0;
+        }
+        return decisions;
+    }
 
     // host/target; a host that ran more than one task (one machine in several array tasks) is
     // host#task/target.
     std::string label(const FleetNode& node, size_t index, const FleetGpu& gpu) const
     {
-        const auto uses = m_m.m_hostUses.find(hashOf(node.host));
+        const auto uses = m_m.m_hostUses.find(node.host);
         const bool qualify = uses != m_m.m_hostUses.end() && uses->second > 1;
         return node.host + (qualify ? "#" + (node.task.empty() ? std::to_string(index) : node.task) : "") +
                "/" + gpu.target;
     }
 
-    // The cell's vote and digest in the tally of pass one (-1: it does not vote). The spool
-    // holds exactly what was tallied, so both are found.
-    std::pair<int64_t, uint32_t> resolve(const FleetGpu& gpu, const FleetOpCell& cell) const
+    // The cell's vote and its digest's index there (-1: it does not vote). A GPU that voted
+    // before is judged against the vote its digest is not counted in.
+    std::pair<int64_t, int64_t> resolve(const FleetGpu& gpu, const FleetOpCell& cell) const
     {
-        if (!cell.votes(gpu.peerKey)) return {-1, 0};
-        const uint32_t v = m_m.m_voteIndex.at({cell.opIndex, gpu.peerKey});
-        const Vote& vote = m_m.m_votes[v];
+        if (!cell.votes(gpu.peerKey)) return {-1, -1};
+        const auto v = m_voteIndex.find({cell.opIndex, gpu.peerKey});
+        if (v == m_voteIndex.end()) return {-1, -1};
+        const Vote& vote = m_votes[v->second];
         const auto d = std::find(vote.digests.begin(), vote.digests.end(), cell.digest);
-        return {int64_t(v), uint32_t(d - vote.digests.begin())};
+        return {int64_t(v->second), d == vote.digests.end() ? -1 : int64_t(d - vote.digests.begin())};
     }
 
     std::pair<std::string, std::string> verdictOf(const FleetGpu& g, const Judged& j,
@@ -395,12 +481,12 @@ private:
             const auto [vote, digest] = j.votes[c];
             if (vote < 0) continue;
             const Decision& d = m_decisions[size_t(vote)];
-            if (d.majority < 0 || int64_t(digest) == d.majority) continue;
-            const Vote& v = m_m.m_votes[size_t(vote)];
+            if (d.majority < 0 || digest == d.majority) continue;
+            const Vote& v = m_votes[size_t(vote)];
             ops.push_back({{"op", g.ops[c].opIndex},
                            {"peers", d.total},
                            {"agreeing", d.agreeing},
-                           {"digest", v.digests[digest]},
+                           {"digest", g.ops[c].digest},
                            {"majority_digest", v.digests[size_t(d.majority)]}});
         }
         return ops;
@@ -475,7 +561,7 @@ private:
                 {"outlier_ops", j.outlierOps}};
     }
 
-    nlohmann::json cellJson(const FleetOpCell& cell, std::pair<int64_t, uint32_t> vote) const
+    nlohmann::json cellJson(const FleetOpCell& cell, std::pair<int64_t, int64_t> vote) const
     {
         nlohmann::json s = {{"runs", cell.runs},
                             {"failures", cell.failures},
@@ -491,15 +577,15 @@ private:
                             {"ci", {cell.low, cell.high}}};
         if (vote.first >= 0) {
             const Decision& d = m_decisions[size_t(vote.first)];
-            s["first_digest"] = m_m.m_votes[size_t(vote.first)].digests[vote.second];
-            if (d.majority >= 0 && int64_t(vote.second) != d.majority) s["fleet_outlier"] = true;
+            s["first_digest"] = cell.digest;
+            if (d.majority >= 0 && vote.second != d.majority) s["fleet_outlier"] = true;
         }
         return s;
     }
 
     nlohmann::json voteJson(size_t i) const
     {
-        const Vote& vote = m_m.m_votes[i];
+        const Vote& vote = m_votes[i];
         const Decision& d = m_decisions[i];
         nlohmann::json j = {{"op", vote.opIndex},
                             {"peer_key", vote.peerKey},
@@ -515,7 +601,7 @@ private:
 
     // One "label": cell entry of op `cell.opIndex`'s targets object. Each op has its own section
     // file; at most kMaxOpenOpFiles stay open (the others are reopened to append).
-    Status addCell(const std::string& label, const FleetOpCell& cell, std::pair<int64_t, uint32_t> vote)
+    Status addCell(const std::string& label, const FleetOpCell& cell, std::pair<int64_t, int64_t> vote)
     {
         auto f = m_opFiles.find(cell.opIndex);
         if (f == m_opFiles.end()) {
@@ -548,11 +634,16 @@ private:
 
     const FleetMerger& m_m;
     const ScratchDir& m_dir;
+    const TraceGroups::Choice& m_choice;
+    std::vector<Vote> m_votes;  // of the merged groups, combined per op and peer key
+    std::map<std::pair<uint32_t, std::string>, uint32_t> m_voteIndex;
     std::vector<Decision> m_decisions;
-    Section m_targets, m_nodes, m_gpus, m_outliers;
+    Section m_targets, m_nodes, m_gpus, m_outliers, m_otherTrace;
     std::map<uint32_t, std::ofstream> m_opFiles;
     std::map<uint32_t, uint64_t> m_opCells;  // cells written per op
+    size_t m_nodeCount = 0, m_gpuCount = 0;
     nlohmann::json m_unhealthy = nlohmann::json::array(), m_outlierRows = nlohmann::json::array();
+    nlohmann::json m_otherTraceRows = nlohmann::json::array();
     nlohmann::json m_summary;
 };
 
@@ -563,15 +654,17 @@ Result<nlohmann::json> FleetMerger::finish(const std::string& path, std::ostream
     const fs::path parent = m_spool                   ? fs::path(m_spool->dir.file(""))
                             : m_scratchParent.empty() ? fs::temp_directory_path()
                                                       : fs::path(m_scratchParent);
+    auto choice = m_groups.choose(m_namedTrace);
+    if (!choice) return choice.error();
     auto dir = ScratchDir::create(parent);
     if (!dir) return dir.error();
     std::optional<CampaignResultsStream> results;
     if (!path.empty()) {
-        auto stream = CampaignResultsStream::create(path, header());
+        auto stream = CampaignResultsStream::create(path, header(*choice));
         if (!stream) return stream.error();
         results.emplace(std::move(*stream));
     }
-    Pass pass(*this, *dir);
+    Pass pass(*this, *dir, *choice);
     if (m_spool) {
         std::ifstream in(m_spool->path, std::ios::binary);
         std::vector<std::uint8_t> record;
@@ -590,7 +683,8 @@ Result<nlohmann::json> FleetMerger::finish(const std::string& path, std::ostream
                 return fileError(m_spool->path, std::string("spooled rows are damaged: ") + e.what(),
                                  ErrorCode::Io);
             }
-            if (Status st = pass.node(i, node, results ? &*results : nullptr); !st) return st.error();
+            if (Status st = pass.node(i, node, m_nodeGroups[i], results ? &*results : nullptr); !st)
+                return st.error();
         }
     }
     const std::string report = dir->file("report.json");

@@ -1,6 +1,9 @@
 #include "FleetNode.h"
 
 #include <map>
+#include <set>
+
+#include "../Text.h"
 
 namespace faultline {
 namespace {
@@ -78,6 +81,49 @@ FleetOpCell parseCell(uint32_t opIndex, const nlohmann::json& s)
     return cell;
 }
 
+// Replaces text that is not printable by its escaped form; true when it did.
+bool escape(std::string& s)
+{
+    if (isPrintableText(s)) return false;
+    s = printableText(s);
+    return true;
+}
+
+// Escapes every text field of `node`, naming the kinds of field that needed it.
+void escapeNode(FleetNode& node)
+{
+    std::set<std::string> kinds;
+    const auto check = [&kinds](std::string& s, const char* kind) {
+        if (escape(s)) kinds.insert(kind);
+    };
+    check(node.host, "host");
+    check(node.task, "task");
+    check(node.jobId, "job id");
+    check(node.scheduler, "scheduler");
+    check(node.trace, "trace");
+    check(node.traceDigest, "trace digest");
+    for (FleetGpu& g : node.gpus) {
+        check(g.target, "target label");
+        check(g.description, "description");
+        check(g.verdict, "verdict");
+        check(g.explanation, "explanation");
+        check(g.peerKey, "peer key");
+        check(g.uuid, "UUID");
+        check(g.serial, "serial");
+        check(g.name, "GPU name");
+        check(g.pciBusId, "PCI bus id");
+        for (FleetOpCell& c : g.ops) {
+            check(c.signature, "signature");
+            check(c.digest, "digest");
+        }
+    }
+    for (FleetOpInfo& op : node.ops) {
+        check(op.op, "op");
+        check(op.name, "op name");
+    }
+    node.escaped.assign(kinds.begin(), kinds.end());
+}
+
 }  // namespace
 
 Result<FleetNode> parseFleetNode(const std::string& path, const nlohmann::json& c)
@@ -101,6 +147,7 @@ Result<FleetNode> parseFleetNode(const std::string& path, const nlohmann::json& 
         }
         node.cancelled = c.value("cancelled", false);
         node.trace = c.value("trace", std::string());
+        node.traceDigest = stringField(c, "trace_digest");
         node.reps = c.value("reps", uint64_t(0));
         node.seed = c.value("seed", uint64_t(0));
         std::map<int64_t, const nlohmann::json*> inventory;
@@ -131,6 +178,7 @@ Result<FleetNode> parseFleetNode(const std::string& path, const nlohmann::json& 
                 gpu.ops.push_back(std::move(cell));
             }
         }
+        escapeNode(node);
         return node;
     } catch (const nlohmann::json::exception& e) {
         return fileError(path, std::string("not a campaign report: ") + e.what());

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "../Text.h"
+#include "../io/SafeFiles.h"
+#include "FleetJob.h"  // kMaxFleetTasks
 
 namespace faultline {
 
@@ -26,39 +28,91 @@ std::string fleetManifestPath(const std::string& dir)
 Result<FleetManifest> readFleetManifest(const std::string& dir)
 {
     const std::string path = fleetManifestPath(dir);
-    std::ifstream in(path);
-    if (!in)
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
         return fileError(path, "cannot open (not a directory made by faultline fleet submit?)",
                          ErrorCode::Io);
+    if (Status regular = checkRegularInput(path); !regular) return regular.error();
+    constexpr uintmax_t kMaxManifestBytes = 16u << 20;
+    if (std::filesystem::file_size(path, ec) > kMaxManifestBytes)
+        return fileError(path, "is larger than 16 MiB: not a fleet job description");
+    std::ifstream in(path);
+    if (!in) return fileError(path, "cannot open", ErrorCode::Io);
     std::ostringstream text;
     text << in.rdbuf();
     const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("faultline_format", std::string()) != "fleet-job")
+    const auto format = j.is_object() ? j.find("faultline_format") : j.end();
+    if (j.is_discarded() || !j.is_object() || format == j.end() || *format != "fleet-job")
         return fileError(path, "not a fleet job description (faultline_format \"fleet-job\")");
+    if (const auto version = j.find("faultline_version");
+        version != j.end() && !(version->is_number_integer() && *version == 1))
+        return fileError(path, "faultline_version " + printableText(version->dump()) +
+                                   ": this Faultline reads version 1 of fleet job descriptions");
+    // Every field is checked with its range: the task count drives loops and lists, the job ids
+    // go to squeue and sacct.
+    const auto bad = [&](const std::string& field, const std::string& why) {
+        return fileError(path, "\"" + field + "\" " + why);
+    };
     FleetManifest m;
-    try {
-        m.scheduler = j.value("scheduler", std::string());
-        m.tasks = j.at("tasks").get<uint32_t>();
-        m.trace = j.value("trace", std::string());
-        m.jobIds = j.value("job_ids", std::vector<std::string>{});
-    } catch (const nlohmann::json::exception& e) {
-        return fileError(path, std::string("bad field: ") + e.what());
+    const auto tasks = j.find("tasks");
+    if (tasks == j.end())
+        return bad("tasks", "is missing (the job's task count, 1 to " + std::to_string(kMaxFleetTasks) + ")");
+    const bool inRange = tasks->is_number_unsigned()
+                             ? tasks->get<uint64_t>() >= 1 && tasks->get<uint64_t>() <= kMaxFleetTasks
+                             : tasks->is_number_integer() && tasks->get<int64_t>() >= 1 &&
+                                   tasks->get<int64_t>() <= int64_t(kMaxFleetTasks);
+    if (!inRange)
+        return bad("tasks", "is " + printableText(tasks->dump()) + ": must be an integer from 1 to " +
+                                std::to_string(kMaxFleetTasks));
+    m.tasks = tasks->get<uint32_t>();
+    const auto scheduler = j.find("scheduler");
+    if (scheduler == j.end() || !scheduler->is_string() ||
+        (*scheduler != "slurm" && *scheduler != "kubernetes"))
+        return bad("scheduler", "must be \"slurm\" or \"kubernetes\"");
+    m.scheduler = scheduler->get<std::string>();
+    if (const auto trace = j.find("trace"); trace != j.end()) {
+        if (!trace->is_string() || !isPrintableText(trace->get_ref<const std::string&>()))
+            return bad("trace", "must be a path in printable text");
+        m.trace = trace->get<std::string>();
+    }
+    if (const auto ids = j.find("job_ids"); ids != j.end()) {
+        if (!ids->is_array() || ids->size() > kMaxFleetTasks)
+            return bad("job_ids", "must be a list of Slurm job ids");
+        for (const nlohmann::json& id : *ids) {
+            const bool digits =
+                id.is_string() && !id.get_ref<const std::string&>().empty() &&
+                id.get_ref<const std::string&>().size() <= 20 &&
+                id.get_ref<const std::string&>().find_first_not_of("0123456789") == std::string::npos;
+            if (!digits)
+                return bad("job_ids", "holds " + printableText(id.dump()) + ": a Slurm job id is a number");
+            m.jobIds.push_back(id.get<std::string>());
+        }
     }
     return m;
 }
 
 Status writeFleetManifest(const std::string& dir, const FleetManifest& manifest)
 {
+    // A new temporary beside it (O_EXCL, no link followed), renamed into place.
     const std::string path = fleetManifestPath(dir);
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << manifest.toJson().dump(2) << "\n";
-        if (!out) return fileError(tmp, "cannot write", ErrorCode::Io);
-    }
+    auto tmp = createTempBeside(path);
+    if (!tmp) return tmp.error();
     std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return fileError(path, "cannot write: " + ec.message(), ErrorCode::Io);
+    {
+        std::ofstream out(*tmp, std::ios::trunc);
+        out << manifest.toJson().dump(2) << "\n";
+        out.close();
+        if (!out) {
+            std::filesystem::remove(*tmp, ec);
+            return fileError(*tmp, "cannot write", ErrorCode::Io);
+        }
+    }
+    std::filesystem::rename(*tmp, path, ec);
+    if (ec) {
+        std::error_code ignored;
+        std::filesystem::remove(*tmp, ignored);
+        return fileError(path, "cannot write: " + ec.message(), ErrorCode::Io);
+    }
     return {};
 }
 

@@ -185,6 +185,8 @@ Result<CampaignReport> Campaign::run()
     }
     CampaignReport report = tally.finish(labels, info, m_options.reference);
     report.trace = m_options.tracePath;
+    report.traceDigest =
+        header.traceDigest;  // with --out: which bytes were replayed (fleet merges vote per trace)
     report.reps = m_options.reps;
     report.seed = m_options.seed;
     report.ops = *ops;

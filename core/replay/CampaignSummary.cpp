@@ -115,6 +115,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
         {"warnings", report.warnings},
         {"cancelled", report.cancelled},
         {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    if (!report.traceDigest.empty()) doc["trace_digest"] = report.traceDigest;
     if (!report.node.is_null()) doc["node"] = report.node;
     return doc;
 }

@@ -74,6 +74,7 @@ struct TargetInfo {
 
 struct CampaignReport {
     std::string trace;
+    std::string traceDigest;  // the trace file's content digest (traceContentDigest; "" unknown)
     uint32_t reps = 0;
     uint64_t seed = 0;
     std::vector<size_t> ops;

@@ -7,7 +7,9 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
+#include "core/Text.h"
 #include "core/fleet/FleetMerge.h"
 #include "core/replay/CampaignResultsFile.h"
 
@@ -54,6 +56,45 @@ json nodeCampaign(const std::string& host, const std::string& task, const std::v
         {"warnings", json::array()},
         {"cancelled", false},
         {"node", node}};
+}
+
+// The same campaign as replayed from the trace with content digest `traceDigest`.
+json withTrace(json c, const std::string& traceDigest)
+{
+    c["trace_digest"] = traceDigest;
+    return c;
+}
+
+std::vector<std::string> outlierLabels(const json& merged)
+{
+    std::vector<std::string> labels;
+    for (const json& o : merged["fleet"]["outliers"]) labels.push_back(o["gpu"].get<std::string>());
+    std::sort(labels.begin(), labels.end());
+    return labels;
+}
+
+// Whether every string in `j` (keys and values) is printable text.
+bool allPrintable(const json& j)
+{
+    if (j.is_string()) return isPrintableText(j.get_ref<const std::string&>());
+    if (j.is_object()) {
+        for (const auto& [k, v] : j.items())
+            if (!isPrintableText(k) || !allPrintable(v)) return false;
+        return true;
+    }
+    if (j.is_array())
+        for (const json& e : j)
+            if (!allPrintable(e)) return false;
+    return true;
+}
+
+bool anyContains(const json& strings, const std::string& a, const std::string& b = {})
+{
+    for (const json& w : strings) {
+        const std::string t = w.get<std::string>();
+        if (t.find(a) != std::string::npos && t.find(b) != std::string::npos) return true;
+    }
+    return false;
 }
 
 const json* gpuRow(const json& merged, const std::string& label)
@@ -236,6 +277,151 @@ private slots:
         QCOMPARE(scratchDirs(), QStringList{});
     }
 
+    // One node, one vote: the same file twice, a copy of it and a second file of one host and
+    // task each count once, are listed with the file they repeat, and warn naming both.
+    void aRepeatedNodeCountsOnce()
+    {
+        QTemporaryDir dir;
+        const std::string a = dir.filePath("a.h5").toStdString(),
+                          copy = dir.filePath("copy.h5").toStdString(),
+                          again = dir.filePath("again.h5").toStdString();
+        QVERIFY(writeCampaignResultsJson(a, nodeCampaign("n1", "0", {"d1", "d1"})).ok());
+        QVERIFY(QFile::copy(QString::fromStdString(a), QString::fromStdString(copy)));
+        QVERIFY(writeCampaignResultsJson(again, nodeCampaign("n1", "0", {"d2", "d2"})).ok());
+        FleetMerger m;
+        for (const std::string& f : {a, a, copy, again}) QVERIFY(m.addFile(f).ok());
+        QCOMPARE(m.nodeCount(), size_t(1));
+        const json r = m.result().value();
+        QCOMPARE(r["fleet"]["node_count"].get<int>(), 1);
+        QCOMPARE(r["fleet"]["gpu_count"].get<int>(), 2);
+        const json& repeated = r["fleet"]["repeated_nodes"];
+        QCOMPARE(repeated.size(), size_t(3));
+        QCOMPARE(repeated[0]["reason"].get<std::string>(), std::string("the same file"));
+        QCOMPARE(repeated[1]["reason"].get<std::string>(), std::string("identical content"));
+        QCOMPARE(repeated[1]["file"].get<std::string>(), copy);
+        QCOMPARE(repeated[2]["reason"].get<std::string>(), std::string("the same host and task"));
+        for (const json& rep : repeated) QCOMPARE(rep["same_as"].get<std::string>(), a);
+        QVERIFY(anyContains(r["warnings"], copy + " repeats " + a, "counted once"));
+        QVERIFY(r["fleet"]["peer_votes"][0]["gpus"] == 2);
+        QVERIFY(m.summary().value()["repeated_nodes"].size() == 3);
+    }
+
+    // With one healthy node and one faulty one, copies of the faulty node once outvoted the
+    // healthy GPUs and named them; a copy counts once, so the faulty node is the outlier.
+    void copiesOfAFaultyNodeDoNotOutvoteTheHealthy()
+    {
+        FleetMerger m;
+        QVERIFY(m.add("n1.h5", nodeCampaign("n1", "0", {"d1", "d1"})).ok());
+        QVERIFY(m.add("n3.h5", nodeCampaign("n3", "2", {"d1"})).ok());
+        const json faulty = nodeCampaign("n2", "1", {"bad", "bad"});
+        QVERIFY(m.add("n2.h5", faulty).ok());
+        QVERIFY(m.add("n2-copy.h5", faulty).ok());
+        QVERIFY(m.add("n2.h5", faulty).ok());
+        const json r = m.result().value();
+        QCOMPARE(outlierLabels(r), (std::vector<std::string>{"n2/cuda:0", "n2/cuda:1"}));
+        QCOMPARE(r["fleet"]["outliers"][0]["ops"][0]["agreeing"].get<int>(), 3);
+        QCOMPARE(r["fleet"]["outliers"][0]["ops"][0]["peers"].get<int>(), 5);
+        QCOMPARE(r["fleet"]["repeated_nodes"].size(), size_t(2));
+    }
+
+    // A GPU (UUID) that two nodes list votes once: the second node's copy of it is judged but
+    // does not vote again.
+    void aGpuListedTwiceVotesOnce()
+    {
+        json first = nodeCampaign("n1", "0", {"bad"});
+        json second = nodeCampaign("n1-alias", "1", {"bad"});
+        second["node"]["inventory"] = first["node"]["inventory"];  // the same physical GPU
+        FleetMerger m;
+        QVERIFY(m.add("a.h5", first).ok());
+        QVERIFY(m.add("b.h5", second).ok());
+        QVERIFY(m.add("c.h5", nodeCampaign("n2", "2", {"d1"})).ok());
+        QVERIFY(m.add("d.h5", nodeCampaign("n3", "3", {"d1"})).ok());
+        const json r = m.result().value();
+        QCOMPARE(r["fleet"]["peer_votes"][0]["gpus"].get<int>(), 3);
+        QCOMPARE(outlierLabels(r), (std::vector<std::string>{"n1-alias/cuda:0", "n1/cuda:0"}));
+        QVERIFY(anyContains(r["warnings"], "b.h5: 1 GPU(s) whose UUID"));
+    }
+
+    // Op indices mean something within one trace only: nodes that replayed another trace are
+    // listed, never merged, never voting; the campaign's trace is the one most nodes replayed.
+    void nodesOfAnotherTraceDoNotVote()
+    {
+        FleetMerger m;
+        m.expectTasks(3);
+        QVERIFY(m.add("n1.h5", withTrace(nodeCampaign("n1", "0", {"d1", "d1"}), "T1")).ok());
+        QVERIFY(m.add("n2.h5", withTrace(nodeCampaign("n2", "1", {"d1", "x"}), "T1")).ok());
+        QVERIFY(m.add("n3.h5", withTrace(nodeCampaign("n3", "2", {"x", "x", "x"}), "T2")).ok());
+        const json r = m.result().value();
+        QCOMPARE(outlierLabels(r), std::vector<std::string>{"n2/cuda:1"});
+        QCOMPARE(r["trace_digest"].get<std::string>(), std::string("T1"));
+        QCOMPARE(r["fleet"]["node_count"].get<int>(), 2);
+        QCOMPARE(r["fleet"]["gpu_count"].get<int>(), 4);
+        QCOMPARE(r["targets"].size(), size_t(4));
+        QCOMPARE(r["fleet"]["peer_votes"][0]["gpus"].get<int>(), 4);
+        const json& other = r["fleet"]["other_trace_nodes"];
+        QCOMPARE(other.size(), size_t(1));
+        QCOMPARE(other[0]["file"].get<std::string>(), std::string("n3.h5"));
+        QCOMPARE(other[0]["trace_digest"].get<std::string>(), std::string("T2"));
+        QVERIFY(anyContains(r["warnings"], "replayed another trace", "not merged"));
+        QCOMPARE(r["fleet"]["missing_tasks"].size(), size_t(1));
+        QVERIFY(r["fleet"]["missing_tasks"][0]["reason"].get<std::string>().find("another trace") !=
+                std::string::npos);
+        QVERIFY(!r["ops"][0]["targets"].contains("n3/cuda:0"));
+
+        // Named, the other trace is the campaign's.
+        FleetMerger named;
+        for (const auto& [f, c] :
+             {std::pair{"n1.h5", withTrace(nodeCampaign("n1", "0", {"d1", "d1"}), "T1")},
+              std::pair{"n3.h5", withTrace(nodeCampaign("n3", "2", {"x", "x", "y"}), "T2")},
+              std::pair{"n4.h5", withTrace(nodeCampaign("n4", "3", {"d1"}), "T1")}})
+            QVERIFY(named.add(f, c).ok());
+        named.nameTrace({"/shared/trace-2.h5", "T2"});
+        const json r2 = named.result().value();
+        QCOMPARE(r2["fleet"]["node_count"].get<int>(), 1);
+        QCOMPARE(outlierLabels(r2), std::vector<std::string>{"n3/cuda:2"});
+        QCOMPARE(r2["fleet"]["other_trace_nodes"].size(), size_t(2));
+        // A named trace no node replayed is an error naming it.
+        named.nameTrace({"/shared/nope.h5", "T9"});
+        const auto none = named.result();
+        QVERIFY(!none.ok());
+        QVERIFY(none.message().find("/shared/nope.h5") != std::string::npos);
+    }
+
+    // Files without a digest (an older Faultline) join the campaign by the trace's path.
+    void filesWithoutATraceDigestJoinByPath()
+    {
+        FleetMerger m;
+        QVERIFY(m.add("n1.h5", withTrace(nodeCampaign("n1", "0", {"d1", "d1"}), "T1")).ok());
+        QVERIFY(m.add("n2.h5", withTrace(nodeCampaign("n2", "1", {"d1", "d1"}), "T1")).ok());
+        QVERIFY(m.add("old.h5", nodeCampaign("old", "2", {"d1", "x"})).ok());
+        const json r = m.result().value();
+        QCOMPARE(r["fleet"]["node_count"].get<int>(), 3);
+        QCOMPARE(outlierLabels(r), std::vector<std::string>{"old/cuda:1"});
+        QVERIFY(anyContains(r["warnings"], "by the trace's path alone"));
+    }
+
+    // Text read from node files is untrusted: control characters and bytes that are not UTF-8
+    // are escaped where the merge reads them, with a warning; nothing in the report holds any.
+    void controlCharactersInNodeTextAreEscaped()
+    {
+        json c = nodeCampaign("evil\n\x1b]0;owned\x07host", "0\r", {"d1", "d1"});
+        c["targets"][0]["target"] = "cuda:0\x1b[2J";
+        c["ops"][0]["targets"]["cuda:0\x1b[2J"] = c["ops"][0]["targets"]["cuda:0"];
+        c["ops"][0]["targets"].erase("cuda:0");
+        c["node"]["inventory"]["gpus"][1]["uuid"] = "GPU-\xff\xfe";
+        c["ops"][0]["name"] = "mlp\tfc1";
+        FleetMerger m;
+        QVERIFY(m.add("evil.h5", c).ok());
+        QVERIFY(m.add("n2.h5", nodeCampaign("n2", "1", {"d1"})).ok());
+        const json r = m.result().value();
+        QVERIFY2(allPrintable(r), r.dump().c_str());
+        QVERIFY(gpuRow(r, "evil\\x0a\\x1b]0;owned\\x07host/cuda:0\\x1b[2J"));
+        QVERIFY(anyContains(r["warnings"], "evil.h5: control characters", "host"));
+        QVERIFY(anyContains(r["warnings"], "target label"));
+        QVERIFY(anyContains(r["warnings"], "UUID"));
+        QVERIFY(allPrintable(m.summary().value()));
+    }
+
     // A repeated problem is reported once with a count, not once per node.
     void repeatedWarningsAreCounted()
     {
@@ -243,6 +429,7 @@ private slots:
         for (int n = 0; n < 100; ++n) {
             json c = nodeCampaign("n", "0", {"d1"});
             c.erase("node");
+            c["seed"] = n;  // 100 different nodes (identical files would count once)
             QVERIFY(m.add("node-" + std::to_string(n) + ".h5", c).ok());
         }
         const json warnings = m.result().value()["warnings"];

@@ -85,6 +85,53 @@ private slots:
         QVERIFY(!missing.ok());
         QVERIFY(missing.message().find("fleet.json") != std::string::npos);
     }
+
+    // fleet.json's fields are checked with their ranges: its task count drives loops over the
+    // tasks (-1 read as 4,294,967,295 once), its job ids go to squeue and sacct.
+    void manifestFieldsAreChecked_data()
+    {
+        QTest::addColumn<QByteArray>("fields");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("tasks -1") << QByteArray("\"tasks\":-1") << "\"tasks\"";
+        QTest::newRow("tasks 1e12") << QByteArray("\"tasks\":1000000000000") << "\"tasks\"";
+        QTest::newRow("tasks 0") << QByteArray("\"tasks\":0") << "\"tasks\"";
+        QTest::newRow("tasks 100001") << QByteArray("\"tasks\":100001") << "\"tasks\"";
+        QTest::newRow("tasks 2.5") << QByteArray("\"tasks\":2.5") << "\"tasks\"";
+        QTest::newRow("tasks text") << QByteArray("\"tasks\":\"4\"") << "\"tasks\"";
+        QTest::newRow("tasks missing") << QByteArray("\"trace\":\"/t.h5\"") << "\"tasks\"";
+        QTest::newRow("job id with options")
+            << QByteArray("\"tasks\":2,\"job_ids\":[\"17 -u root\"]") << "\"job_ids\"";
+        QTest::newRow("job id a number") << QByteArray("\"tasks\":2,\"job_ids\":[17]") << "\"job_ids\"";
+        QTest::newRow("scheduler") << QByteArray("\"tasks\":2,\"scheduler\":\"pbs\"") << "\"scheduler\"";
+        QTest::newRow("trace not text") << QByteArray("\"tasks\":2,\"trace\":7") << "\"trace\"";
+        QTest::newRow("version 2") << QByteArray("\"tasks\":2,\"faultline_version\":2")
+                                   << "faultline_version";
+        QTest::newRow("format a number") << QByteArray("\"tasks\":2,\"faultline_format\":1") << "fleet job";
+    }
+
+    void manifestFieldsAreChecked()
+    {
+        QFETCH(QByteArray, fields);
+        QFETCH(QString, named);
+        QTemporaryDir dir;
+        QFile f(dir.filePath("fleet.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        // Later keys win: the row's fields replace the defaults.
+        QByteArray text =
+            "{\"faultline_format\":\"fleet-job\",\"faultline_version\":1,\"scheduler\":\"slurm\"," + fields +
+            "}";
+        if (fields.contains("faultline_format") || fields.contains("faultline_version") ||
+            fields.contains("scheduler"))
+            text = "{" + fields +
+                   (fields.contains("faultline_format") ? "" : ",\"faultline_format\":\"fleet-job\"") +
+                   (fields.contains("scheduler") ? "" : ",\"scheduler\":\"slurm\"") + "}";
+        f.write(text);
+        f.close();
+        const auto m = readFleetManifest(dir.path().toStdString());
+        QVERIFY2(!m.ok(), text.constData());
+        QVERIFY2(m.message().find("fleet.json") != std::string::npos, m.message().c_str());
+        QVERIFY2(m.message().find(named.toStdString()) != std::string::npos, m.message().c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFleetStatus)

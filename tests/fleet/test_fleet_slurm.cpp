@@ -149,6 +149,28 @@ private slots:
         qInfo("4-task fleet job submitted, run and followed in %.1f s", ran);
     }
 
+    // A fleet directory whose path holds spaces, quotes, '#', '%', '$' and '`': sbatch reads the
+    // quoted #SBATCH --output as one path (the task's log lands in DIR/logs), the shell lines run
+    // nothing of it, and the task's results are where fleet status and merge look.
+    void aDirectoryWithSpacesAndQuotesWorks()
+    {
+        const QString fleetDir = m_dir.filePath("run 1 \"it's\" #2 %a $(touch pwned) `touch pwned2`");
+        ProcessResult r = runFaultline({"fleet", "submit", m_trace, "--nodes", "1", "--reps", "1", "--ops",
+                                        "gemm", "--targets", "cpu", "--name", "odd-dir", "--out", fleetDir});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject status = waitForTasks(fleetDir, 120);
+        QVERIFY2(status.value("done").toInt() == 1, QJsonDocument(status).toJson().constData());
+        QVERIFY2(QFile::exists(fleetDir + "/logs/0.out"), qPrintable(QDir(fleetDir).entryList().join(", ")));
+        QVERIFY(QFile::exists(fleetDir + "/results/0.h5"));
+        for (const char* f : {"pwned", "pwned2"}) {
+            QVERIFY(!QFile::exists(m_dir.filePath(f)));
+            QVERIFY(!QFile::exists(fleetDir + "/" + f));
+        }
+        r = runFaultline({"merge", "--fleet", fleetDir, "--out", m_dir.filePath("odd.h5"), "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(json(r.out).value("fleet").toObject().value("node_count").toInt(), 1);
+    }
+
     void failedAndCancelledTasksAreReportedMissing()
     {
         // Task 1's replay cannot start (exit 2); task 2 hangs until it is cancelled, like a task
