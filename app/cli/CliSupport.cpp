@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "Cli.h"
+#include "core/Text.h"
 #include "core/io/SnapshotWriter.h"
 
 namespace faultline::cli {
@@ -72,7 +73,9 @@ namespace faultline::cli {
 
 int failWith(const Error& e)
 {
-    std::cerr << "error: " << e.message << "\n";
+    // One line, whatever the message carries from a file or an option (a newline, an escape
+    // sequence): control characters are written as \xHH.
+    std::cerr << "error: " << printableText(e.message) << "\n";
     return exitCodeFor(e.code);
 }
 
