@@ -4,8 +4,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "../Text.h"
+#include "../io/SafeFiles.h"
 #include "Manifest.h"
 #include "MessageDigest.h"
 #include "MinisignKey.h"
@@ -26,9 +29,19 @@ struct BundleContents {
     std::vector<BundleProblem> problems;       // found while reading (odd entries, damage)
 };
 
+constexpr const char* kCaseName = "case.json";
+
+// Files whose bytes are kept: the manifest, the signature, the signing key, and case.json (which
+// names the signing key of a signed bundle). A kept file over its limit is a problem, except
+// case.json, which is then only not read.
 bool keepsText(const std::string& path)
 {
-    return path == kManifestName || path == kSignatureName || path == kSigningKeyName;
+    return path == kManifestName || path == kSignatureName || path == kSigningKeyName || path == kCaseName;
+}
+
+size_t keptLimit(const std::string& path)
+{
+    return path == kManifestName || path == kCaseName ? kMaxManifestBytes : kMaxSmallFileBytes;
 }
 
 Result<BundleContents> readDirectory(const std::string& dir)
@@ -54,11 +67,10 @@ Result<BundleContents> readDirectory(const std::string& dir)
             if (!h) return h.error();
             c.files[rel] = *h;
             if (keepsText(rel)) {
-                auto t =
-                    readSmallFile(p.string(), rel == kManifestName ? kMaxManifestBytes : kMaxSmallFileBytes);
+                auto t = readSmallFile(p.string(), keptLimit(rel));
                 if (t)
                     c.text[rel] = *t;
-                else
+                else if (rel != kCaseName)
                     c.problems.push_back({rel, t.message()});
             }
         } else {
@@ -116,7 +128,7 @@ Result<BundleContents> readArchive(const std::string& path)
             Sha256 h;
             std::string kept;
             const bool keep = keepsText(rel);
-            const size_t limit = rel == kManifestName ? kMaxManifestBytes : kMaxSmallFileBytes;
+            const size_t limit = keptLimit(rel);
             Status st = reader->readData([&](const char* d, size_t n) {
                 h.update(d, n);
                 if (keep && kept.size() <= limit) kept.append(d, n);
@@ -127,10 +139,10 @@ Result<BundleContents> readArchive(const std::string& path)
             }
             c.files[rel] = toHex(h.finish());
             if (keep) {
-                if (kept.size() > limit)
-                    c.problems.push_back({rel, "too big"});
-                else
+                if (kept.size() <= limit)
                     c.text[rel] = kept;
+                else if (rel != kCaseName)
+                    c.problems.push_back({rel, "too big"});
             }
         } else {
             c.problems.push_back(
@@ -147,16 +159,45 @@ bool isParentOfListed(const std::string& dir, const std::vector<ManifestEntry>& 
     return false;
 }
 
+// How the bundle says it was signed ("" when it does not): a signing key listed in its manifest
+// or present, or case.json's case.signed_by. A bundle that says so and has no signature had it
+// stripped.
+std::string namedSigningKey(const BundleContents& c, const std::vector<ManifestEntry>* entries)
+{
+    std::string named;
+    bool listed = c.files.count(kSigningKeyName) > 0;
+    if (entries)
+        for (const ManifestEntry& e : *entries) listed = listed || e.path == kSigningKeyName;
+    if (listed) named = std::string(kSigningKeyName) + " is in the bundle";
+    if (auto t = c.text.find(kCaseName); t != c.text.end()) {
+        const nlohmann::json j = nlohmann::json::parse(t->second, nullptr, false);
+        if (j.is_object() && j.contains("case") && j["case"].is_object()) {
+            const nlohmann::json& by = j["case"].value("signed_by", nlohmann::json());
+            if (by.is_string() && !by.get<std::string>().empty())
+                named += (named.empty() ? "" : "; ") + std::string(kCaseName) +
+                         " says it was signed with key " + printableText(by.get<std::string>());
+        }
+    }
+    return named;
+}
+
 void checkSignature(BundleCheck& check, const BundleContents& c, const std::string& pubkeyPath,
-                    const MinisignPublicKey* givenKey)
+                    const MinisignPublicKey* givenKey, const std::vector<ManifestEntry>* entries)
 {
     auto sigText = c.text.find(kSignatureName);
     auto manifest = c.text.find(kManifestName);
     if (sigText == c.text.end()) {
-        if (givenKey)
+        const std::string named = namedSigningKey(c, entries);
+        if (givenKey) {
             check.problems.push_back({kSignatureName, "missing: the bundle is not signed"});
-        else
-            check.notes.push_back("unsigned: the bundle has no " + std::string(kSignatureName));
+        } else if (!named.empty()) {
+            check.signature = BundleCheck::Signature::Invalid;
+            check.problems.push_back(
+                {kSignatureName, "missing: the bundle was signed (" + named + ") but its signature is gone"});
+        } else {
+            check.notes.push_back("unsigned: the bundle has no " + std::string(kSignatureName) +
+                                  " and names no signing key; only --pubkey proves a bundle was signed");
+        }
         return;
     }
     auto sig = parseMinisignSignature(sigText->second, kSignatureName);
@@ -220,9 +261,12 @@ Result<BundleCheck> verifyBundle(const std::string& dirOrTar, const std::string&
         givenKey = *k;
     }
     std::error_code ec;
-    if (!std::filesystem::exists(dirOrTar, ec)) return fileError(dirOrTar, "no such file or directory");
-    auto contents =
-        std::filesystem::is_directory(dirOrTar, ec) ? readDirectory(dirOrTar) : readArchive(dirOrTar);
+    if (!std::filesystem::exists(dirOrTar, ec))
+        return fileError(dirOrTar, "no such file or directory", ErrorCode::Usage);
+    const bool isDir = std::filesystem::is_directory(dirOrTar, ec);
+    if (!isDir)
+        if (Status st = checkRegularInput(dirOrTar); !st) return st.error();  // a FIFO would block
+    auto contents = isDir ? readDirectory(dirOrTar) : readArchive(dirOrTar);
     if (!contents) return contents.error();
     BundleContents& c = *contents;
     BundleCheck check;
@@ -231,13 +275,13 @@ Result<BundleCheck> verifyBundle(const std::string& dirOrTar, const std::string&
     auto manifestText = c.text.find(kManifestName);
     if (manifestText == c.text.end()) {
         check.problems.push_back({kManifestName, "missing"});
-        checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr);
+        checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr, nullptr);
         return check;
     }
     auto entries = parseManifest(manifestText->second, kManifestName);
     if (!entries) {
         check.problems.push_back({kManifestName, "changed: " + entries.message()});
-        checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr);
+        checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr, nullptr);
         return check;
     }
     std::set<std::string> listed;
@@ -258,7 +302,7 @@ Result<BundleCheck> verifyBundle(const std::string& dirOrTar, const std::string&
     for (const std::string& dir : c.directories)
         if (!isParentOfListed(dir, *entries))
             check.problems.push_back({dir + "/", "added: a folder with no listed file"});
-    checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr);
+    checkSignature(check, c, pubkeyPath, givenKey ? &*givenKey : nullptr, &*entries);
     return check;
 }
 

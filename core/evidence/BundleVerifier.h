@@ -3,7 +3,9 @@
 // (changed, removed, added), the manifest's and the signature's own form (the text must be
 // exactly as written, so that no byte of them can change unnoticed), and the minisign signature
 // of the manifest against a public key (--pubkey, else the bundle's own signing-key.pub, which
-// proves integrity but not who signed it).
+// proves integrity but not who signed it). A bundle that says it was signed (signing-key.pub in it
+// or in its manifest, case.json's case.signed_by) and has no signature had it stripped: a
+// problem, with or without a public key. Only directories and regular files are opened.
 #include <string>
 #include <vector>
 

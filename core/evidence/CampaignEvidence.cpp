@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "../Text.h"
 #include "../replay/Campaign.h"
 
 namespace faultline {
@@ -22,6 +23,32 @@ T field(const nlohmann::json& j, const char* name, T fallback)
     } catch (const nlohmann::json::exception&) {
         return fallback;
     }
+}
+
+// Text of an untrusted field that is shown but never parsed: kept printable.
+std::string freeText(const nlohmann::json& j, const char* name)
+{
+    return printableText(field<std::string>(j, name, ""));
+}
+
+// The error for a field that must be printable text and is not.
+Error notPrintable(const std::string& file, const std::string& where, const std::string& value)
+{
+    std::string shown = printableText(value);
+    if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+    return fileError(
+        file, where + " is not printable text (a control character or invalid UTF-8): \"" + shown + "\"",
+        ErrorCode::Format);
+}
+
+// A field that names or decides something (a target label, a verdict, a reference, an op):
+// printable text, else a Format error naming the file and the field (`where`.`name`).
+Result<std::string> printableField(const std::string& file, const nlohmann::json& j, const char* name,
+                                   const std::string& where)
+{
+    std::string v = field<std::string>(j, name, "");
+    if (!isPrintableText(v)) return notPrintable(file, where.empty() ? name : where + "." + name, v);
+    return v;
 }
 
 }  // namespace
@@ -54,15 +81,24 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
     c.trace = field<std::string>(j, "trace", "");
     c.reps = field<uint32_t>(j, "reps", 0);
     c.seed = field<uint64_t>(j, "seed", 0);
-    c.reference = field<std::string>(j, "reference", "");
+    auto reference = printableField(resultsPath, j, "reference", "");
+    if (!reference) return reference.error();
+    c.reference = *reference;
     c.cancelled = field<bool>(j, "cancelled", false);
+    c.fleet = j.contains("fleet") && j["fleet"].is_object();
     std::set<size_t> divergent;
+    size_t i = 0;
     for (const nlohmann::json& t : j["targets"]) {
+        const std::string where = "targets[" + std::to_string(i++) + "]";
         CampaignTargetEvidence e;
-        e.target = field<std::string>(t, "target", "");
-        e.description = field<std::string>(t, "description", "");
-        e.verdict = field<std::string>(t, "verdict", "");
-        e.explanation = field<std::string>(t, "explanation", "");
+        auto target = printableField(resultsPath, t, "target", where);
+        if (!target) return target.error();
+        auto verdict = printableField(resultsPath, t, "verdict", where);
+        if (!verdict) return verdict.error();
+        e.target = *target;
+        e.verdict = *verdict;
+        e.description = freeText(t, "description");
+        e.explanation = freeText(t, "explanation");
         e.runs = field<uint64_t>(t, "runs", 0);
         e.failures = field<uint64_t>(t, "failures", 0);
         if (e.target.empty() || e.verdict.empty() || e.failures > e.runs)
@@ -71,30 +107,59 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
         e.failingOps = field<std::vector<size_t>>(t, "failing_ops", {});
         if (auto d = t.find("determinism"); d != t.end() && d->is_object())
             e.deterministic = field<bool>(*d, "certified", false);
-        if (e.verdict != "healthy") divergent.insert(e.failingOps.begin(), e.failingOps.end());
+        if (auto g = t.find("fleet_gpu"); g != t.end() && g->is_object()) {
+            CampaignTargetEvidence::FleetGpu f;
+            const std::pair<const char*, std::string*> fields[] = {
+                {"host", &f.host},     {"target", &f.target},       {"uuid", &f.uuid},
+                {"serial", &f.serial}, {"pci_bus_id", &f.pciBusId}, {"node_verdict", &f.nodeVerdict}};
+            for (const auto& [name, value] : fields) {
+                auto v = printableField(resultsPath, *g, name, where + ".fleet_gpu");
+                if (!v) return v.error();
+                *value = *v;
+            }
+            f.outlierOps = field<std::vector<size_t>>(*g, "outlier_ops", {});
+            e.fleetGpu = f;
+        }
+        if (e.verdict != "healthy") {
+            divergent.insert(e.failingOps.begin(), e.failingOps.end());
+            if (e.fleetGpu) divergent.insert(e.fleetGpu->outlierOps.begin(), e.fleetGpu->outlierOps.end());
+        }
         c.targets.push_back(std::move(e));
     }
-    if (auto ops = j.find("ops"); ops != j.end() && ops->is_array())
+    if (auto ops = j.find("ops"); ops != j.end() && ops->is_array()) {
+        size_t k = 0;
         for (const nlohmann::json& o : *ops) {
+            const std::string where = "ops[" + std::to_string(k++) + "]";
+            auto op = printableField(resultsPath, o, "op", where);
+            if (!op) return op.error();
+            auto name = printableField(resultsPath, o, "name", where);
+            if (!name) return name.error();
+            const auto ts = o.find("targets");
+            const bool hasTargets = ts != o.end() && ts->is_object();
+            if (hasTargets)
+                for (auto it = ts->begin(); it != ts->end(); ++it)
+                    if (!isPrintableText(it.key()))
+                        return notPrintable(resultsPath, where + ".targets", it.key());
             const size_t index = field<size_t>(o, "index", 0);
             if (!divergent.count(index)) continue;
             CampaignOpEvidence e;
             e.index = index;
-            e.op = field<std::string>(o, "op", "");
-            e.name = field<std::string>(o, "name", "");
-            if (auto ts = o.find("targets"); ts != o.end() && ts->is_object())
+            e.op = *op;
+            e.name = *name;
+            if (hasTargets)
                 for (auto it = ts->begin(); it != ts->end(); ++it) {
                     CampaignOpEvidence::PerTarget p;
                     p.runs = field<uint64_t>(*it, "runs", 0);
                     p.failures = field<uint64_t>(*it, "failures", 0);
                     p.mismatches = field<uint64_t>(*it, "mismatches", 0);
                     p.maxUlp = field<uint64_t>(*it, "max_ulp", 0);
-                    p.signature = field<std::string>(*it, "signature", "");
+                    p.signature = freeText(*it, "signature");
                     p.rate = wilsonInterval(std::min(p.failures, p.runs), p.runs);
                     e.targets[it.key()] = p;
                 }
             c.divergentOps.push_back(std::move(e));
         }
+    }
     return c;
 }
 

@@ -2,9 +2,16 @@
 // What an evidence bundle takes from a replay campaign's results file (docs/formats.md
 // "Campaign results v1"): every target's verdict and failure rate with its Wilson interval, and
 // the ops that diverged on a target that is not healthy (what the minimal reproducer replays).
+//
+// The file is untrusted (it may come from a stranger's fleet, and a node's host name becomes
+// part of its GPUs' labels): every target label, verdict, reference, op kind and name and
+// per-op target must be printable text (core/Text.h), else the campaign is refused with a
+// Format error naming the file and the field; free text (descriptions, explanations,
+// signatures) is kept printable (control characters escaped).
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +26,13 @@ struct CampaignTargetEvidence {
     RateInterval rate;  // Wilson 95 %
     std::vector<size_t> failingOps;
     bool deterministic = false;
+    // A merged fleet campaign's GPU (targets[].fleet_gpu): who it is and the target it ran as on
+    // its own node ("cuda:3"), with the verdict its node found (without the fleet's peer vote).
+    struct FleetGpu {
+        std::string host, target, uuid, serial, pciBusId, nodeVerdict;
+        std::vector<size_t> outlierOps;  // ops where its bits differed from the fleet's peers
+    };
+    std::optional<FleetGpu> fleetGpu;
 };
 
 struct CampaignOpEvidence {
@@ -39,8 +53,10 @@ struct CampaignEvidence {
     uint64_t seed = 0;
     std::string reference;  // "" none
     bool cancelled = false;
+    bool fleet = false;  // a merged fleet campaign (`faultline merge`): labels are host/target
     std::vector<CampaignTargetEvidence> targets;
-    std::vector<CampaignOpEvidence> divergentOps;  // failed on some target that is not healthy
+    std::vector<CampaignOpEvidence> divergentOps;  // failed on (or, in a fleet, differed from its
+                                                   // peers on) some target that is not healthy
     nlohmann::json document;                       // the results file's report, as read
 
     bool reproduced() const { return !divergentOps.empty(); }
@@ -50,7 +66,8 @@ struct CampaignEvidence {
     std::string divergentOpList() const;
 };
 
-// Reads a results file with core/replay's reader; rates are recomputed from the counts.
+// Reads a results file with core/replay's reader; rates are recomputed from the counts. Text
+// that is not printable is refused (above).
 Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath);
 
 // case.json's "replay" object.

@@ -1,16 +1,21 @@
 #include "EvidenceBundle.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 
+#include "../Text.h"
 #include "../health/BusId.h"
 #include "../health/HealthReport.h"
+#include "../io/SafeFiles.h"
 #include "../replay/Bisect.h"
 #include "../trace/Trace.h"
 #include "BundleSealer.h"
@@ -83,11 +88,47 @@ private:
     bool m_armed = true;
 };
 
+// An input must be a regular file (a FIFO would block the export, a device never end it).
 Status checkInput(const std::string& path, const char* what)
 {
+    if (Status st = checkRegularInput(path); !st) return Error{st.message() + " (" + what + ")", st.code()};
+    return {};
+}
+
+// Whether anything is at `path`, a link (even a dangling one) included.
+bool occupied(const std::string& path)
+{
     std::error_code ec;
-    if (!fs::exists(path, ec)) return fileError(path, std::string(what) + ": no such file");
-    if (!fs::is_regular_file(path, ec)) return fileError(path, std::string(what) + ": not a regular file");
+    return fs::exists(fs::symlink_status(path, ec));
+}
+
+// Every input file with the option that gave it, to refuse an output that is one of them.
+std::vector<std::pair<std::string, std::string>> inputFiles(const EvidenceOptions& o)
+{
+    std::vector<std::pair<std::string, std::string>> in;
+    for (const std::string& f : o.logs) in.emplace_back("--logs", f);
+    for (const std::string& f : o.nvidiaSmi) in.emplace_back("--nvidia-smi", f);
+    for (const std::string& f : o.attachments) in.emplace_back("--attach", f);
+    if (!o.campaign.empty()) {
+        in.emplace_back("--campaign", o.campaign);
+        in.emplace_back("--campaign (its journal)", o.campaign + ".journal.jsonl");
+    }
+    if (!o.trace.empty()) in.emplace_back("--trace", o.trace);
+    if (!o.signKey.empty()) in.emplace_back("--sign", o.signKey);
+    return in;
+}
+
+// DIR and DIR.tar are new: neither an input nor anything that exists (a link included).
+Status checkOutputs(const EvidenceOptions& o, const std::string& dir, const std::string& tar)
+{
+    for (const auto& [what, input] : inputFiles(o))
+        for (const std::string& out : {dir, tar})
+            if (sameFile(out, input))
+                return fileError(out, "is the input given as " + what + " (refusing to write over an input)",
+                                 ErrorCode::Usage);
+    for (const std::string& out : {dir, tar})
+        if (occupied(out))
+            return fileError(out, "already exists (refusing to overwrite it)", ErrorCode::Usage);
     return {};
 }
 
@@ -223,9 +264,8 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     const fs::path dir = fs::path(o.outDir).lexically_normal();
     const fs::path root = dir.has_filename() ? dir : dir.parent_path();
     std::error_code ec;
-    if (fs::exists(root, ec)) return fileError(root.string(), "already exists (refusing to overwrite it)");
     const std::string tarPath = root.string() + ".tar";
-    if (fs::exists(tarPath, ec)) return fileError(tarPath, "already exists (refusing to overwrite it)");
+    if (Status st = checkOutputs(o, root.string(), tarPath); !st) return st.error();
     if (!isBundlePath(root.filename().string()))
         return fileError(root.string(), "the bundle folder's name must be made of [A-Za-z0-9._+-]");
     if (o.campaign.empty() && o.logs.empty() && o.nvidiaSmi.empty())
@@ -265,11 +305,13 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     const std::string tracePath = resolveTrace(o, campaign ? &*campaign : nullptr);
     std::optional<Trace> trace;
     if (!tracePath.empty()) {
+        if (Status st = checkInput(tracePath, o.trace.empty() ? "the campaign's trace" : "--trace"); !st)
+            return st.error();
         auto t = readTrace(tracePath);
         if (!t) return t.error();
         trace = std::move(*t);
     } else if (campaign) {
-        warnings.push_back("no reproducer: the campaign's trace '" + campaign->trace +
+        warnings.push_back("no reproducer: the campaign's trace '" + printableText(campaign->trace) +
                            "' was not found (give --trace)");
     }
     SuspectGpu suspect = findSuspect(o, health, trace ? &*trace : nullptr);
@@ -278,8 +320,18 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             "evidence: refusing to export: no serial, UUID or bus id for the suspect GPU (give --nvidia-smi "
             "or --logs that name it, a trace whose suspect device records it, or --suspect)"};
 
-    if (!fs::create_directories(root, ec) || ec)
-        return fileError(root.string(), "cannot create: " + ec.message());
+    // DIR itself is made here, new (mkdir neither follows a link nor takes an existing folder).
+    if (root.has_parent_path()) {
+        fs::create_directories(root.parent_path(), ec);
+        if (ec)
+            return fileError(root.parent_path().string(), "cannot create: " + ec.message(), ErrorCode::Io);
+    }
+    if (::mkdir(root.c_str(), 0755) != 0) {
+        const int e = errno;
+        if (e == EEXIST)
+            return fileError(root.string(), "already exists (refusing to overwrite it)", ErrorCode::Usage);
+        return fileError(root.string(), std::string("cannot create: ") + std::strerror(e), ErrorCode::Io);
+    }
     OutputGuard guard(root);
     FileCopier copier(root);
     EvidenceCase c;
@@ -334,9 +386,15 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         c.files.push_back({"replay/campaign.json", "campaign_report", ""});
         if (campaign->reproduced() && trace) {
             fs::create_directories(root / "reproducer", ec);
-            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string());
+            const ReproducerSuspect who{suspect.uuid, suspect.serial, suspect.busId};
+            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), who);
             if (!r) return r.error();
             c.reproducer = *r;
+            if (!r->replayable)
+                warnings.push_back(
+                    "reproducer: reproduce.sh cannot replay the campaign automatically (it exits "
+                    "2 saying why): " +
+                    printableText(r->notReplayable));
             c.files.push_back({"reproducer/trace.h5", "reproducer_trace", ""});
             c.files.push_back({"reproducer/reproduce.sh", "reproducer_script", ""});
             // The symptom: the first divergent op against the golden model on its own inputs.

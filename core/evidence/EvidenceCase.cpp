@@ -256,11 +256,17 @@ json evidenceCaseJson(const EvidenceCase& c)
     if (c.reproducer) {
         json verdicts = json::object();
         for (const auto& [t, v] : c.reproducer->expectedVerdicts) verdicts[t] = v;
-        reproducer = {{"trace", "reproducer/trace.h5"},
-                      {"script", "reproducer/reproduce.sh"},
-                      {"command", c.reproducer->command},
-                      {"ops", c.reproducer->ops},
-                      {"expected", {{"exit_code", c.reproducer->expectedExitCode}, {"verdicts", verdicts}}}};
+        const ReproducerFiles& r = *c.reproducer;
+        reproducer = {
+            {"trace", "reproducer/trace.h5"},
+            {"script", "reproducer/reproduce.sh"},
+            {"command", textOrNull(r.command)},
+            {"ops", r.ops},
+            {"replayable", r.replayable},
+            {"not_replayable", textOrNull(r.notReplayable)},
+            {"fleet_gpu", textOrNull(r.fleetGpu)},
+            {"expected",
+             {{"exit_code", r.replayable ? json(r.expectedExitCode) : json(2)}, {"verdicts", verdicts}}}};
     }
     json checklist = json::array();
     for (const ChecklistItem& i : c.checklist)

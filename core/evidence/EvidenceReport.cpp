@@ -187,10 +187,20 @@ std::string evidenceReportMarkdown(const json& c)
         out << "No replay campaign was given.\n\n";
     }
     const json& repro = c.value("reproducer", json());
-    if (repro.is_object()) {
+    if (repro.is_object() && !repro.value("replayable", true)) {
+        out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
+            << " and their inputs, but `reproducer/reproduce.sh` cannot replay them automatically (it exits "
+               "2 "
+               "saying so): "
+            << field(repro, "not_replayable") << ".\n\n";
+    } else if (repro.is_object()) {
         out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
             << " and their inputs. Run `sh reproducer/reproduce.sh` (needs faultline), which runs\n\n    "
-            << field(repro, "command") << "\n\nand expects:";
+            << field(repro, "command") << "\n\n";
+        if (!repro.value("fleet_gpu", json()).is_null())
+            out << "(the fleet's " << field(repro, "fleet_gpu")
+                << " alone, on the target it ran as on its own node) ";
+        out << "and expects:";
         const json exp = repro.value("expected", json::object());
         const json verdicts = exp.value("verdicts", json::object());
         for (auto it = verdicts.begin(); it != verdicts.end(); ++it)

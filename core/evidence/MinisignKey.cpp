@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "../io/SafeFiles.h"
 #include "Base64.h"
 
 #include <openssl/evp.h>
@@ -178,6 +179,7 @@ Result<MinisignSecretKey> parseMinisignSecretKey(const std::string& text, const 
 
 Result<std::string> readSmallFile(const std::string& path, size_t limit)
 {
+    if (Status st = checkRegularInput(path); !st) return st.error();  // a FIFO would block
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return fileError(path, std::strerror(errno));
     std::string text;

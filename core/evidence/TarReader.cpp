@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../io/SafeFiles.h"
+
 namespace faultline {
 namespace {
 
@@ -23,6 +25,21 @@ std::optional<uint64_t> parseOctal(const char* field, size_t width)
     if (digits == 0) return std::nullopt;
     for (; i < width; ++i)
         if (field[i] != ' ' && field[i] != '\0') return std::nullopt;
+    return v;
+}
+
+// The checksum field exactly as every ustar writer spells it (POSIX leaves the form open; GNU tar,
+// libarchive, Python's tarfile and TarWriter all write it so): six octal digits, a NUL, a
+// space. Only this form is accepted: the field is left out of the sum it holds, so a looser
+// reading (leading spaces for zeros, NUL for space) would let its bytes change unnoticed.
+std::optional<uint64_t> parseChecksum(const char* field)
+{
+    if (field[6] != '\0' || field[7] != ' ') return std::nullopt;
+    uint64_t v = 0;
+    for (size_t i = 0; i < 6; ++i) {
+        if (field[i] < '0' || field[i] > '7') return std::nullopt;
+        v = v * 8 + uint64_t(field[i] - '0');
+    }
     return v;
 }
 
@@ -46,6 +63,7 @@ Result<TarReader> TarReader::open(const std::string& path)
 {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) return fileError(path, "is a directory, not a tar archive");
+    if (Status st = checkRegularInput(path); !st) return st.error();  // a FIFO would block
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return fileError(path, std::strerror(errno));
     const uint64_t size = std::filesystem::file_size(path, ec);
@@ -129,11 +147,14 @@ Result<std::optional<TarEntry>> TarReader::next()
         m_ended = true;
         return std::optional<TarEntry>{};
     }
-    const auto stored = parseOctal(h.data() + 148, 8);
+    const auto stored = parseChecksum(h.data() + 148);
     unsigned sum = 0;
     for (size_t i = 0; i < h.size(); ++i)
         sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(h[i]);
-    if (!stored || *stored != sum) return error(at, "header checksum does not match (a changed header)");
+    if (!stored)
+        return error(at,
+                     "header checksum field is not six octal digits, a NUL and a space (a changed header)");
+    if (*stored != sum) return error(at, "header checksum does not match (a changed header)");
     if (std::memcmp(h.data() + 257, "ustar", 5) != 0) return error(at, "not a ustar header");
     const auto size = parseOctal(h.data() + 124, 12);
     if (!size) return error(at, "header size field is not a number");

@@ -1,7 +1,9 @@
 #pragma once
-// Reads ustar archives strictly, for checking evidence bundles: every header's checksum, the
-// padding after each file and the end of the archive (zero blocks, nothing else) are checked,
-// so that any changed byte of the archive is found. A file is read in chunks, never whole.
+// Reads ustar archives strictly, for checking evidence bundles: every header's checksum (in its
+// one written form: six octal digits, NUL, space), the padding after each file and the end of
+// the archive (zero blocks, nothing else) are checked, so that any changed byte of the archive
+// is found. A file is read in chunks, never whole; only a regular file is opened (a FIFO would
+// block).
 #include <cstdint>
 #include <cstdio>
 #include <functional>

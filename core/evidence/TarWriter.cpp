@@ -1,9 +1,15 @@
 #include "TarWriter.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+
+#include "../io/SafeFiles.h"
 
 namespace faultline {
 namespace {
@@ -21,20 +27,43 @@ void putOctal(char* field, size_t width, uint64_t value)
     field[width - 1] = '\0';
 }
 
+// Whether anything is at `path`, a link (even a dangling one) included.
+bool occupied(const std::string& path)
+{
+    std::error_code ec;
+    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// Moves `from` to `to` unless something is at `to` (then EEXIST): renameat2's RENAME_NOREPLACE,
+// else (a file system without it) a hard link and an unlink, which cannot replace either.
+int moveWithoutReplacing(const std::string& from, const std::string& to)
+{
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return errno;
+    if (::link(from.c_str(), to.c_str()) != 0) return errno;
+    ::unlink(from.c_str());
+    return 0;
+}
+
 }  // namespace
 
 Result<TarWriter> TarWriter::create(const std::string& path)
 {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec))
-        return fileError(path, "already exists (refusing to overwrite it)");
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return fileError(tmp, std::strerror(errno));
-    return TarWriter(path, f);
+    if (occupied(path)) return fileError(path, "already exists (refusing to overwrite it)", ErrorCode::Usage);
+    auto tmp = openTempBeside(path);
+    if (!tmp) return tmp.error();
+    std::FILE* f = ::fdopen(tmp->fd, "wb");
+    if (!f) {
+        const int e = errno;
+        ::close(tmp->fd);
+        ::unlink(tmp->path.c_str());
+        return fileError(tmp->path, std::strerror(e), ErrorCode::Io);
+    }
+    return TarWriter(path, tmp->path, f);
 }
 
-TarWriter::TarWriter(TarWriter&& o) noexcept : m_path(std::move(o.m_path)), m_file(o.m_file)
+TarWriter::TarWriter(TarWriter&& o) noexcept
+    : m_path(std::move(o.m_path)), m_tmp(std::move(o.m_tmp)), m_file(o.m_file)
 {
     o.m_file = nullptr;
 }
@@ -43,7 +72,7 @@ TarWriter::~TarWriter()
 {
     if (m_file) {
         std::fclose(m_file);
-        std::remove((m_path + ".tmp").c_str());
+        ::unlink(m_tmp.c_str());
     }
 }
 
@@ -102,6 +131,7 @@ Status TarWriter::addDirectory(const std::string& name, int64_t mtime)
 
 Status TarWriter::addFile(const std::string& name, const std::string& sourcePath, int64_t mtime)
 {
+    if (Status st = checkRegularInput(sourcePath); !st) return st;
     std::error_code ec;
     const uint64_t size = std::filesystem::file_size(sourcePath, ec);
     if (ec) return fileError(sourcePath, ec.message());
@@ -133,20 +163,18 @@ Status TarWriter::close()
     const std::array<char, 2 * kBlock> zeros{};
     Status st = writeBytes(zeros.data(), zeros.size());
     if (st && std::fflush(m_file) != 0) st = error(std::strerror(errno));
+    if (st && ::fsync(fileno(m_file)) != 0) st = error(std::strerror(errno));
     if (std::fclose(m_file) != 0 && st) st = error(std::strerror(errno));
     m_file = nullptr;
-    const std::string tmp = m_path + ".tmp";
     if (!st) {
-        std::remove(tmp.c_str());
+        ::unlink(m_tmp.c_str());
         return st;
     }
-    std::error_code ec;
-    if (std::filesystem::exists(m_path, ec)) {
-        std::remove(tmp.c_str());
-        return error("appeared while the archive was written (refusing to overwrite it)");
+    if (const int e = moveWithoutReplacing(m_tmp, m_path); e != 0) {
+        ::unlink(m_tmp.c_str());
+        if (e == EEXIST) return error("appeared while the archive was written (refusing to overwrite it)");
+        return error(std::strerror(e));
     }
-    std::filesystem::rename(tmp, m_path, ec);
-    if (ec) return error(ec.message());
     return {};
 }
 

@@ -2,6 +2,7 @@
 // incident: the bundle is accepted by sha256sum -c, minisign -V and faultline verify, its
 // reproducer reproduces the campaign's verdicts, every change is found and named, and bad input
 // is an error naming the file (exit 2) that leaves nothing behind.
+#include <sys/stat.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -12,6 +13,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <filesystem>
+
+#include "ReplayTrace.h"
+#include "core/replay/CampaignResultsFile.h"
 #include "support/TestSupport.h"
 
 using faultline::test::ProcessResult;
@@ -52,6 +57,24 @@ class TestCliEvidence : public QObject {
     }
     QString path(const QString& name) const { return m_dir.filePath(name); }
     static QString minisign() { return QStandardPaths::findExecutable("minisign"); }
+    // The demo campaign with `edit` applied, as the results file `name`.
+    template <class Edit>
+    QString editedCampaign(const QString& name, Edit edit) const
+    {
+        auto doc = faultline::readCampaignResults(m_campaign.toStdString());
+        if (!doc) return {};
+        edit(*doc);
+        if (!faultline::writeCampaignResultsJson(path(name).toStdString(), *doc)) return {};
+        return path(name);
+    }
+    // A copy of the demo bundle's folder, to tamper with.
+    QString copyOfBundle(const QString& name) const
+    {
+        std::error_code ec;
+        std::filesystem::copy(m_bundle.toStdString(), path(name).toStdString(),
+                              std::filesystem::copy_options::recursive, ec);
+        return ec ? QString() : path(name);
+    }
     QStringList fullInputs() const
     {
         return {"--campaign",
@@ -269,6 +292,191 @@ private slots:
         QCOMPARE(notBundle.exitCode, 2);
         auto noSuch = faultline({"verify", path("nowhere")});
         QCOMPARE(noSuch.exitCode, 2);
+    }
+
+    // Issue #28, finding 2: a campaign's text reaches reproduce.sh. A newline in a target label (a
+    // fleet node's host name is part of it) would end a comment line and run the rest.
+    void campaignTextThatIsNotPrintableIsRefused()
+    {
+        const QString marker = path("pwned");
+        const QString hostile = editedCampaign("hostile.h5", [&](nlohmann::json& doc) {
+            doc["targets"][0]["target"] = "cpu\nid > " + marker.toStdString();
+        });
+        QVERIFY(!hostile.isEmpty());
+        auto r = faultline({"evidence", "--out", path("hostile-case"), "--campaign", hostile, "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("hostile.h5") && r.err.contains("targets[0].target") &&
+                     r.err.contains("not printable"),
+                 r.err.constData());
+        QVERIFY(!QFile::exists(path("hostile-case")));
+        QVERIFY(!QFile::exists(path("hostile-case.tar")));
+        // Had a bundle been made, running its reproducer must not have run the label.
+        if (QFile::exists(path("hostile-case/reproducer/reproduce.sh"))) {
+            QProcess sh;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("FAULTLINE", "/bin/true");
+            sh.setProcessEnvironment(env);
+            sh.start("sh", {path("hostile-case/reproducer/reproduce.sh")});
+            QVERIFY(sh.waitForFinished(60000));
+        }
+        QVERIFY(!QFile::exists(marker));
+        // A verdict and a reference likewise.
+        const QString verdict = editedCampaign("hostile-verdict.h5", [](nlohmann::json& doc) {
+            doc["targets"][1]["verdict"] = "persistent\rid";
+        });
+        auto v = faultline({"evidence", "--out", path("hostile-verdict"), "--campaign", verdict,
+                            "--nvidia-smi", fixture("nvidia-smi-before-reset.xml")});
+        QCOMPARE(v.exitCode, 2);
+        QVERIFY2(v.err.contains("targets[1].verdict"), v.err.constData());
+    }
+
+    // Issue #28, finding 6: a link planted at the archive's old temporary name (DIR.tar.tmp)
+    // pointing at an input made `evidence` write the archive over that input.
+    void plantedLinksNeverRedirectTheArchive()
+    {
+        QVERIFY(QDir().mkpath(path("planted-in")));
+        const QString input = path("planted-in/replay-results.h5");
+        QVERIFY(QFile::copy(m_campaign, input));
+        const QByteArray before = readFile(input);
+        const QString out = path("planted");
+        QVERIFY(QFile::link(input, out + ".tar.tmp"));
+        auto r = faultline({"evidence", "--out", out, "--campaign", input, "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(readFile(input) == before, "the campaign input was written over");
+        QCOMPARE(QFileInfo(out + ".tar.tmp").symLinkTarget(), QFileInfo(input).absoluteFilePath());
+        auto v = faultline({"verify", out + ".tar"});
+        QVERIFY2(v.exitCode == 0, v.out.constData());
+        // A link at DIR.tar itself, even a dangling one, is refused and left alone.
+        QVERIFY(QFile::link(path("nowhere"), path("dangling.tar")));
+        auto d = faultline({"evidence", "--out", path("dangling"), "--campaign", input, "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml")});
+        QCOMPARE(d.exitCode, 2);
+        QVERIFY2(d.err.contains("dangling.tar"), d.err.constData());
+        QVERIFY(QFileInfo(path("dangling.tar")).isSymLink());
+        QVERIFY(!QFile::exists(path("dangling")));
+    }
+
+    void outputThatIsAnInputIsRefused()
+    {
+        const QString input = path("as-output.tar");
+        QVERIFY(QFile::copy(m_campaign, input));
+        const QByteArray before = readFile(input);
+        // DIR.tar is the campaign; then DIR is.
+        auto r = faultline({"evidence", "--out", path("as-output"), "--campaign", input, "--nvidia-smi",
+                            fixture("nvidia-smi-before-reset.xml")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("as-output.tar") && r.err.contains("input given as --campaign"),
+                 r.err.constData());
+        auto same = faultline({"evidence", "--out", input, "--campaign", input, "--nvidia-smi",
+                               fixture("nvidia-smi-before-reset.xml")});
+        QCOMPARE(same.exitCode, 2);
+        QVERIFY2(same.err.contains("input given as --campaign"), same.err.constData());
+        QCOMPARE(readFile(input), before);
+        QVERIFY(!QFile::exists(path("as-output")));
+    }
+
+    // A FIFO where a file is read would block for ever: refused at once, exit 2.
+    void fifosAreRefusedWithoutBlocking()
+    {
+        const QString fifo = path("pipe");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0644), 0);
+        const QList<QStringList> commands{
+            {"verify", fifo},
+            {"verify", m_bundle, "--pubkey", fifo},
+            {"evidence", "--out", path("fifo-1"), "--logs", fifo},
+            {"evidence", "--out", path("fifo-2"), "--campaign", m_campaign, "--trace", fifo},
+            {"evidence", "--out", path("fifo-3"), "--sign", fifo, "--nvidia-smi",
+             fixture("nvidia-smi-before-reset.xml")},
+        };
+        for (const QStringList& args : commands) {
+            auto r = faultline(args, 20000);
+            QVERIFY2(!r.timedOut, qPrintable("blocked: faultline " + args.join(' ')));
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("pipe") && r.err.contains("not a regular file"), r.err.constData());
+        }
+        // In a bundle: named, never opened.
+        const QString copy = copyOfBundle("with-fifo");
+        QVERIFY(!copy.isEmpty());
+        QCOMPARE(::mkfifo((copy + "/vendor/pipe").toLocal8Bit().constData(), 0644), 0);
+        auto v = faultline({"verify", copy}, 20000);
+        QVERIFY(!v.timedOut);
+        QCOMPARE(v.exitCode, 1);
+        QVERIFY2(v.out.contains("vendor/pipe: added"), v.out.constData());
+    }
+
+    // Issue #28, finding 8: a signed bundle whose signature was stripped verified without
+    // --pubkey as merely "unsigned".
+    void strippedSignatureIsRefused()
+    {
+        const QString copy = copyOfBundle("stripped");
+        QVERIFY(!copy.isEmpty());
+        QVERIFY(QFile::remove(copy + "/MANIFEST.sha256.minisig"));
+        auto r = faultline({"verify", copy});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.out.contains("MANIFEST.sha256.minisig: missing"), r.out.constData());
+    }
+
+    // Issue #28, finding 8: bytes of a header's checksum field could change unnoticed (leading
+    // zeros for spaces, the NUL and the space swapped).
+    void checksumFieldChangesAreFound()
+    {
+        const QByteArray tar = readFile(m_bundle + ".tar");
+        QVERIFY(tar.size() > 1024);
+        QCOMPARE(tar.mid(148, 1), QByteArray("0"));  // six digits, the first a zero
+        const QList<QPair<int, char>> changes{{148, ' '}, {154, ' '}, {155, '\0'}};
+        for (const auto& [at, value] : changes) {
+            QByteArray changed = tar;
+            changed[at] = value;
+            const QString copy = path(QString("checksum-%1.tar").arg(at));
+            writeFile(copy, changed);
+            auto r = faultline({"verify", copy, "--pubkey", m_key + ".pub"});
+            QVERIFY2(r.exitCode == 1, qPrintable(QString("byte %1: %2").arg(at).arg(r.out.constData())));
+            QVERIFY2(r.out.contains("checksum"), r.out.constData());
+        }
+    }
+
+    // Issue #28, finding 2: a merged fleet campaign's labels (host/target) are no replay targets.
+    // Its reproducer replays the suspect on its own node's target, or (here: simulated GPUs have
+    // no identity to find the suspect by) says why it cannot, exit 2, never a command that fails.
+    void fleetCampaignReproducerNeverWritesACommandThatCannotWork()
+    {
+        const QString trace = path("fleet-trace.h5");
+        const QString made = faultline::test::makeReplayTrace(trace);
+        QVERIFY2(made.isEmpty(), qPrintable(made));
+        qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+        for (const char* host : {"node-a", "node-b"}) {
+            qputenv("FAULTLINE_HOST", host);
+            const QString targets =
+                QByteArray(host) == "node-b" ? "cpu,sim:flip:op=gemm,rate=1" : "cpu,sim:healthy";
+            auto r = faultline({"replay", trace, "--targets", targets, "--ops", "gemm", "--reps", "2",
+                                "--quiet", "--out", path(QString("fleet-%1.h5").arg(host))});
+            QVERIFY2(r.exitCode == 0 || r.exitCode == 1, r.err.constData());
+        }
+        qunsetenv("FAULTLINE_HOST");
+        auto merge =
+            faultline({"merge", path("fleet-node-a.h5"), path("fleet-node-b.h5"), "--out", path("fleet.h5")});
+        QVERIFY2(merge.exitCode == 0 || merge.exitCode == 1, merge.err.constData());
+        auto r = faultline({"evidence", "--out", path("fleet-case"), "--campaign", path("fleet.h5"),
+                            "--trace", trace, "--suspect", "0000:2a:00.0"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("cannot replay"), r.err.constData());
+        const QJsonObject repro = QJsonDocument::fromJson(readFile(path("fleet-case/case.json")))
+                                      .object()
+                                      .value("reproducer")
+                                      .toObject();
+        QCOMPARE(repro.value("replayable").toBool(true), false);
+        QVERIFY(repro.value("command").isNull());
+        QVERIFY(repro.value("not_replayable").toString().contains("fleet"));
+        const QByteArray script = readFile(path("fleet-case/reproducer/reproduce.sh"));
+        QVERIFY2(!script.contains("node-b/") && !script.contains("replay \"$here"), script.constData());
+        QProcess sh;
+        sh.start("sh", {path("fleet-case/reproducer/reproduce.sh")});
+        QVERIFY(sh.waitForFinished(30000));
+        QCOMPARE(sh.exitCode(), 2);
+        QVERIFY(sh.readAllStandardError().contains("cannot replay"));
+        QVERIFY(readFile(path("fleet-case/report.md")).contains("cannot replay them automatically"));
     }
 
     void existingOutputsAreNeverOverwritten()

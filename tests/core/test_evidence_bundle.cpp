@@ -7,6 +7,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 
 #include "core/evidence/BundleSealer.h"
@@ -14,6 +17,7 @@
 #include "core/evidence/Manifest.h"
 #include "core/evidence/MinisignKey.h"
 #include "core/evidence/TarReader.h"
+#include "core/evidence/TarWriter.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
@@ -46,6 +50,60 @@ bool names(const BundleCheck& c, const std::string& path)
 std::string problemsText(const BundleCheck& c)
 {
     return bundleCheckText(c);
+}
+
+// The byte offsets of the headers of a ustar archive (the blocks before the end-of-archive ones).
+QList<qsizetype> headerOffsets(const QByteArray& tar)
+{
+    QList<qsizetype> out;
+    for (qsizetype at = 0; at + 512 <= tar.size();) {
+        const QByteArray h = tar.mid(at, 512);
+        if (h.count('\0') == 512) break;
+        out << at;
+        const qint64 size = h.mid(124, 11).toLongLong(nullptr, 8);
+        at += 512 + (size + 511) / 512 * 512;
+    }
+    return out;
+}
+
+// The header at `at` with its checksum recomputed as a writer would.
+void fixChecksum(QByteArray& tar, qsizetype at)
+{
+    for (int i = 148; i < 156; ++i) tar[at + i] = ' ';
+    unsigned sum = 0;
+    for (int i = 0; i < 512; ++i) sum += static_cast<unsigned char>(tar[at + i]);
+    const QByteArray digits = QByteArray::number(sum, 8).rightJustified(6, '0');
+    for (int i = 0; i < 6; ++i) tar[at + 148 + i] = digits[i];
+    tar[at + 154] = '\0';
+}
+
+// A copy of the bundle directory `from` at `to`.
+void copyTree(const QString& from, const QString& to)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(to.toStdString()).parent_path(), ec);
+    std::filesystem::copy(from.toStdString(), to.toStdString(), std::filesystem::copy_options::recursive, ec);
+    QVERIFY2(!ec, ec.message().c_str());
+}
+
+// DIR.tar of the bundle directory `dir` as TarWriter writes it (folders first, then files, sorted).
+void archive(const QString& dir, const QString& tar)
+{
+    namespace fs = std::filesystem;
+    const fs::path root = dir.toStdString();
+    const std::string name = root.filename().string();
+    QFile::remove(tar);
+    auto w = TarWriter::create(tar.toStdString());
+    QVERIFY2(w, w ? "" : w.message().c_str());
+    std::vector<std::string> dirs, files;
+    for (fs::recursive_directory_iterator it(root), end; it != end; ++it)
+        (it->is_directory() ? dirs : files).push_back(it->path().lexically_relative(root).generic_string());
+    std::sort(dirs.begin(), dirs.end());
+    std::sort(files.begin(), files.end());
+    QVERIFY(w->addDirectory(name, 1));
+    for (const std::string& d : dirs) QVERIFY(w->addDirectory(name + "/" + d, 1));
+    for (const std::string& f : files) QVERIFY(w->addFile(name + "/" + f, (root / f).string(), 1));
+    QVERIFY(w->close());
 }
 
 }  // namespace
@@ -237,6 +295,138 @@ private slots:
         writeFile(copy, original.left(original.size() - 1024 - 512));
         auto cut = verifyBundle(copy.toStdString(), m_pub.toStdString());
         QVERIFY(cut && !cut->intact());
+    }
+
+    // The checksum field is left out of the sum it holds, so its form is what guards it: every
+    // value of every one of its bytes in the first header, and in every header the values a
+    // lenient reader would take for the same number (a space or NUL for a digit or for each
+    // other, another digit); and the bytes of the other numeric fields, the type, the magic and
+    // the version set to a terminator (NUL, or a space for a NUL). The sum covers those;
+    // everySingleByteChangeOfTheArchiveIsFound flips every byte of the archive once more.
+    void everyChangeOfAHeaderIsFound()
+    {
+        const QByteArray original = readFile(m_tar);
+        const QList<qsizetype> headers = headerOffsets(original);
+        QVERIFY(headers.size() >= 10);
+        const QString copy = m_dir.filePath("header.tar");
+        const auto start = std::chrono::steady_clock::now();
+        size_t tried = 0;
+        auto expectFound = [&](qsizetype at, char value) {
+            if (value == original[at]) return;
+            QByteArray changed = original;
+            changed[at] = value;
+            writeFile(copy, changed);
+            auto c = verifyBundle(copy.toStdString());
+            ++tried;
+            const bool magic = at >= 257 && at < 262;  // of the first header: no archive at all
+            QVERIFY2(magic ? !c : (c && !c->intact()),
+                     qPrintable(QString("archive byte %1 set to %2 went unnoticed")
+                                    .arg(at)
+                                    .arg(static_cast<unsigned char>(value))));
+        };
+        const QByteArray lenient(
+            "01234567 \0"
+            "89\x80\xff",
+            14);
+        for (qsizetype h : headers) {
+            for (qsizetype i = h + 148; i < h + 156; ++i) {
+                if (h == 0)
+                    for (int v = 0; v < 256; ++v) expectFound(i, char(v));
+                else
+                    for (const char v : lenient) expectFound(i, v);
+            }
+            // The other numeric fields (mode, uid, gid, size, mtime), the type, magic and version.
+            for (qsizetype i = h + 100; i < h + 265; ++i)
+                if (i < h + 148 || i == h + 156 || i >= h + 257)
+                    expectFound(i, original[i] == 0 ? ' ' : '\0');
+        }
+        qInfo("%zu changed headers checked in %.1f s", tried,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+
+    // Other writers spell headers as TarWriter does: their archives of the bundle verify.
+    void archivesOfOtherWritersVerify()
+    {
+        const QString tar = QStandardPaths::findExecutable("tar");
+        if (!tar.isEmpty()) {
+            const QString gnu = m_dir.filePath("gnu.tar");
+            auto r = runProcess(tar, {"--format=ustar", "-cf", gnu, "-C", m_dir.path(), "case-17"});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            BundleCheck c = check(gnu, m_pub);
+            QVERIFY2(c.intact(), problemsText(c).c_str());
+        }
+        const QString python = QStringLiteral(FAULTLINE_TEST_PYTHON);
+        if (python.isEmpty()) QSKIP("no python3 for tarfile");
+        const QString py = m_dir.filePath("py.tar");
+        auto r =
+            runProcess(python, {"-c",
+                                "import sys, tarfile\n"
+                                "with tarfile.open(sys.argv[1], 'w', format=tarfile.USTAR_FORMAT) as t:\n"
+                                "    t.add(sys.argv[2], arcname='case-17')\n",
+                                py, m_bundle});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        BundleCheck c = check(py, m_pub);
+        QVERIFY2(c.intact(), problemsText(c).c_str());
+    }
+
+    // A bundle that says it was signed (its signing-key.pub, case.json's signed_by) and has no
+    // signature had it stripped: without --pubkey too, that is a problem, not "unsigned".
+    void strippedSignatureIsFound()
+    {
+        const QString stripped = m_dir.filePath("stripped/case-17");
+        copyTree(m_bundle, stripped);
+        QVERIFY(QFile::remove(stripped + "/MANIFEST.sha256.minisig"));
+        archive(stripped, stripped + ".tar");
+        for (const QString& what : {stripped, stripped + ".tar"}) {
+            BundleCheck c = check(what);
+            QVERIFY2(!c.intact(), qPrintable(what));
+            QVERIFY2(names(c, kSignatureName), problemsText(c).c_str());
+            QVERIFY2(problemsText(c).find("signing-key.pub") != std::string::npos, problemsText(c).c_str());
+        }
+        // The key and its manifest line gone too: case.json still names the key it was signed with.
+        const QString named = m_dir.filePath("named");
+        writeFile(named + "/case.json", "{\"case\": {\"id\": \"C\", \"signed_by\": \"89B02BEC0EDA9049\"}}\n");
+        writeFile(named + "/report.md", "r\n");
+        SealOptions o;
+        o.key = &*m_key;
+        o.writeTar = false;
+        QVERIFY(sealBundle(named.toStdString(), o));
+        QVERIFY(QFile::remove(named + "/MANIFEST.sha256.minisig"));
+        QVERIFY(QFile::remove(named + "/signing-key.pub"));
+        auto listed = parseManifest(readFile(named + "/MANIFEST.sha256").toStdString(), "M");
+        QVERIFY(listed);
+        std::vector<ManifestEntry> entries;
+        for (const ManifestEntry& e : *listed)
+            if (e.path != kSigningKeyName) entries.push_back(e);
+        writeFile(named + "/MANIFEST.sha256", QByteArray::fromStdString(formatManifest(entries)));
+        BundleCheck c = check(named);
+        QVERIFY(!c.intact());
+        QVERIFY2(names(c, kSignatureName), problemsText(c).c_str());
+        QVERIFY2(problemsText(c).find("89B02BEC0EDA9049") != std::string::npos, problemsText(c).c_str());
+        // A bundle that never was signed stays merely unsigned (unsignedBundles).
+    }
+
+    // Special files in a bundle are named, never opened (a FIFO would block the check).
+    void specialFilesNeverBlock()
+    {
+        const QString copy = m_dir.filePath("fifo/case-17");
+        copyTree(m_bundle, copy);
+        QCOMPARE(::mkfifo((copy + "/vendor/pipe").toLocal8Bit().constData(), 0644), 0);
+        BundleCheck c = check(copy);
+        QVERIFY2(names(c, "vendor/pipe"), problemsText(c).c_str());
+        // In the archive: a folder's entry turned into a FIFO's (type '6'), checksum made right.
+        QByteArray tar = readFile(m_tar);
+        qsizetype dirHeader = -1;
+        for (qsizetype h : headerOffsets(tar))
+            if (tar[h + 156] == '5' && h > 0) dirHeader = h;
+        QVERIFY(dirHeader > 0);
+        tar[dirHeader + 156] = '6';
+        fixChecksum(tar, dirHeader);
+        const QString fifoTar = m_dir.filePath("fifo.tar");
+        writeFile(fifoTar, tar);
+        BundleCheck t = check(fifoTar);
+        QVERIFY(!t.intact());
+        QVERIFY2(problemsText(t).find("tar type '6'") != std::string::npos, problemsText(t).c_str());
     }
 
     void wrongKeyAndTamperedSignatureAreRejected()
