@@ -7,13 +7,13 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/Text.h"
 #include "core/devices/DeviceReport.h"
 #include "core/health/HealthReport.h"
 #include "core/replay/WorkerProcess.h"
@@ -56,21 +56,23 @@ int runHealth(const HealthOptions& o)
     if (o.devices) {
         auto live = liveSnapshots();
         if (!live) {
-            std::cerr << "error: " << live.message() << "\n";
+            std::cerr << "error: " << printableText(live.message()) << "\n";
             return kExitError;
         }
         inputs.liveSnapshots = std::move(*live);
     }
+    // Inputs are checked to be regular files (a FIFO would block) where they are opened.
     auto report = collectHealth(inputs);
     if (!report) {
-        std::cerr << "error: " << report.message() << "\n";
+        std::cerr << "error: " << printableText(report.message()) << "\n";
         return kExitError;
     }
+    // Written as they are built: a report of many events is never held twice.
     if (o.json)
-        std::cout << healthReportJson(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                  << "\n";
+        writeHealthReportJson(std::cout, *report);
     else
-        std::cout << healthReportText(*report) << std::flush;
+        writeHealthReportText(std::cout, *report);
+    std::cout << std::flush;
     return report->somethingFound() ? kExitDiverged : kExitOk;
 }
 

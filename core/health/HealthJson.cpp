@@ -1,5 +1,6 @@
 // healthReportJson and its parts: the `faultline health --json` document (docs/formats.md).
 #include <map>
+#include <ostream>
 
 #include "HealthReport.h"
 #include "LogText.h"
@@ -51,13 +52,19 @@ json snapshotJson(const GpuHealthSnapshot& s)
                 {"counters", gpuCountersJson(s.counters)}};
 }
 
-json gpuJson(const GpuHealthRecord& g)
+// One GPU; without its events when `withEvents` is false (writeHealthReportJson streams them).
+json gpuJson(const GpuHealthRecord& g, bool withEvents)
 {
     json events = json::array();
-    std::map<int, size_t> summary;
+    std::map<int, uint64_t> summary;
     for (const XidEvent& e : g.events) {
-        events.push_back(xidEventJson(e));
+        if (withEvents) events.push_back(xidEventJson(e));
         if (e.kind == XidEvent::Kind::Xid) ++summary[e.code];
+    }
+    uint64_t notKept = 0;
+    for (const auto& [code, n] : g.xidsNotKept) {
+        summary[code] += n;
+        notKept += n;
     }
     json xidSummary = json::object();
     for (const auto& [code, n] : summary) xidSummary[std::to_string(code)] = n;
@@ -81,6 +88,7 @@ json gpuJson(const GpuHealthRecord& g)
         {"counters", g.snapshots.empty() ? json(nullptr) : gpuCountersJson(g.counters)},
         {"snapshots", snapshots},
         {"events", events},
+        {"events_not_kept", notKept},
         {"xid_summary", xidSummary},
         {"recommendation", healthActionName(g.recommendation)},
         {"recommendation_reasons", reasons}};
@@ -175,19 +183,131 @@ json xidEventJson(const XidEvent& e)
                 {"raw", utf8(e.rawLine)}};
 }
 
-json healthReportJson(const HealthReport& report)
+namespace {
+
+// The document; without its GPUs and unattributed events when `withEvents` is false
+// (writeHealthReportJson streams them).
+json reportJson(const HealthReport& report, bool withEvents)
 {
     json gpus = json::array();
-    for (const GpuHealthRecord& g : report.gpus) gpus.push_back(gpuJson(g));
+    if (withEvents)
+        for (const GpuHealthRecord& g : report.gpus) gpus.push_back(gpuJson(g, true));
     json unattributed = json::array();
-    for (const XidEvent& e : report.unattributedEvents) unattributed.push_back(xidEventJson(e));
+    if (withEvents)
+        for (const XidEvent& e : report.unattributedEvents) unattributed.push_back(xidEventJson(e));
     return json{{"format", "faultline-health"},
                 {"version", 1},
                 {"sources", texts(report.sources)},
                 {"warnings", texts(report.warnings)},
                 {"something_found", report.somethingFound()},
+                {"events_not_kept", report.eventsNotKept},
+                {"unattributed_events_not_kept", report.unattributedNotKept},
                 {"gpus", gpus},
                 {"unattributed_events", unattributed}};
+}
+
+void pad(std::ostream& out, int depth)
+{
+    for (int i = 0; i < depth; ++i) out << "  ";
+}
+
+// `v` as dump(2) writes it at nesting `depth`, with DEL and the C1 controls (U+0080..U+009F, which
+// some terminals obey) escaped too: outside strings the dump is ASCII, so these bytes are in strings.
+void dumpAt(std::ostream& out, const json& v, int depth)
+{
+    static const char hex[] = "0123456789abcdef";
+    const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace);
+    const std::string indent(size_t(depth) * 2, ' ');
+    std::string buf;
+    buf.reserve(text.size() + text.size() / 8);
+    size_t done = 0;  // text[done, i) is still to be copied as it is
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c != '\n' && c != 0x7f && c != 0xc2) continue;
+        const bool c1 = c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+        if (c == 0xc2 && !c1) continue;
+        buf.append(text, done, i - done);
+        if (c == '\n') {
+            buf += '\n';
+            buf += indent;
+        } else {
+            const auto cp = c1 ? static_cast<unsigned char>(text[++i]) : c;
+            buf += "\\u00";
+            buf += hex[cp >> 4];
+            buf += hex[cp & 15];
+        }
+        done = i + 1;
+    }
+    buf.append(text, done, std::string::npos);
+    out << buf;
+}
+
+template <class Write>
+void arrayAt(std::ostream& out, int depth, size_t n, Write write)
+{
+    if (n == 0) {
+        out << "[]";
+        return;
+    }
+    out << "[\n";
+    for (size_t i = 0; i < n; ++i) {
+        pad(out, depth + 1);
+        write(i, depth + 1);
+        out << (i + 1 < n ? ",\n" : "\n");
+    }
+    pad(out, depth);
+    out << "]";
+}
+
+// A non-empty object as dump(2) writes it; `streamed(key, depth)` writes the values it knows
+// (returning true), the others are dumped.
+template <class Write>
+void objectAt(std::ostream& out, const json& object, int depth, Write streamed)
+{
+    out << "{\n";
+    size_t i = 0;
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        pad(out, depth + 1);
+        out << json(it.key()).dump() << ": ";
+        if (!streamed(it.key(), depth + 1)) dumpAt(out, it.value(), depth + 1);
+        out << (++i < object.size() ? ",\n" : "\n");
+    }
+    pad(out, depth);
+    out << "}";
+}
+
+void eventsAt(std::ostream& out, const std::vector<XidEvent>& events, int depth)
+{
+    arrayAt(out, depth, events.size(), [&](size_t i, int d) { dumpAt(out, xidEventJson(events[i]), d); });
+}
+
+}  // namespace
+
+json healthReportJson(const HealthReport& report)
+{
+    return reportJson(report, true);
+}
+
+void writeHealthReportJson(std::ostream& out, const HealthReport& report)
+{
+    objectAt(out, reportJson(report, false), 0, [&](const std::string& key, int depth) {
+        if (key == "unattributed_events") {
+            eventsAt(out, report.unattributedEvents, depth);
+            return true;
+        }
+        if (key != "gpus") return false;
+        arrayAt(out, depth, report.gpus.size(), [&](size_t i, int d) {
+            const GpuHealthRecord& g = report.gpus[i];
+            objectAt(out, gpuJson(g, false), d, [&](const std::string& gpuKey, int gd) {
+                if (gpuKey != "events") return false;
+                eventsAt(out, g.events, gd);
+                return true;
+            });
+        });
+        return true;
+    });
+    out << "\n";
 }
 
 }  // namespace faultline

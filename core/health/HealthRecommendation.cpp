@@ -87,10 +87,27 @@ void recommendHealth(GpuHealthRecord& r, const XidCatalog& catalog)
         if (xidCount[e.code]++ == 0) firstOfCode.push_back(&e);
         codes.insert(e.code);
     }
+    // Codes counted beyond the caps: their counts add up; a code with no kept event is judged on
+    // its catalogue entry alone.
+    std::vector<XidEvent> countedOnly;
+    countedOnly.reserve(r.xidsNotKept.size());
+    for (const auto& [code, n] : r.xidsNotKept) {
+        if (xidCount.count(code) == 0) {
+            XidEvent e;
+            e.code = code;
+            e.busId = r.identity.busId;
+            catalog.decorate(e);
+            countedOnly.push_back(std::move(e));
+            codes.insert(code);
+        }
+        xidCount[code] += n;
+    }
+    for (const XidEvent& e : countedOnly) firstOfCode.push_back(&e);
     for (const XidEvent* e : firstOfCode) {
         const size_t n = xidCount[e->code];
-        const std::string seen = "Xid " + std::to_string(e->code) + " (" + e->name + ", " +
-                                 count(n, "event", "events") + ", first at " + e->source + ")";
+        const std::string seen =
+            "Xid " + std::to_string(e->code) + " (" + e->name + ", " + count(n, "event", "events") +
+            (e->source.empty() ? std::string(", none kept") : ", first at " + e->source) + ")";
         if (!e->known) {
             add(HealthAction::Monitor, seen + ": not in the catalogue; look it up for this driver");
             continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -96,13 +97,14 @@ const char* healthActionName(HealthAction a)
 
 bool HealthReport::somethingFound() const
 {
-    if (!unattributedEvents.empty()) return true;
+    if (!unattributedEvents.empty() || eventsNotKept > 0) return true;
     for (const GpuHealthRecord& g : gpus)
         if (g.recommendation != HealthAction::None || !g.events.empty()) return true;
     return false;
 }
 
-HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHealthSnapshot> snapshots)
+HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHealthSnapshot> snapshots,
+                               const std::vector<EventTally>& notKept)
 {
     const XidCatalog& catalog = XidCatalog::builtIn();
     HealthReport report;
@@ -128,6 +130,11 @@ HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHeal
         g.snapshots.push_back(std::move(s));
     }
 
+    // Each GPU's events are reserved at once (no doubling of many 680-byte events).
+    std::map<std::string, size_t> perBus;
+    for (const XidEvent& e : events)
+        if (e.kind == XidEvent::Kind::Xid && !e.busId.empty()) ++perBus[e.busId];
+    for (const auto& [bus, n] : perBus) byBus[bus].events.reserve(n);
     std::map<EventKey, std::string> seen;  // key -> origin of the first sighting
     for (XidEvent& e : events) {
         if (std::string when = timeKey(e); !when.empty()) {
@@ -149,6 +156,27 @@ HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHeal
         fill(g.identity.serial, e.serial);
         g.events.push_back(std::move(e));
     }
+    std::vector<XidEvent>().swap(events);  // the moved-from events
+    seen.clear();
+
+    // Events counted beyond the caps: their counts reach the GPU's summary and recommendation.
+    for (const EventTally& t : notKept) {
+        report.eventsNotKept += t.count;
+        if (t.kind == XidEvent::Kind::SXid || t.busId.empty()) {
+            report.unattributedNotKept += t.count;
+            continue;
+        }
+        GpuHealthRecord& g = byBus[t.busId];
+        g.identity.busId = t.busId;
+        g.xidsNotKept[t.code] += t.count;
+    }
+    if (report.eventsNotKept > 0)
+        report.warnings.push_back(
+            std::to_string(report.eventsNotKept) + " Xid/SXid event(s) beyond the cap of " +
+            std::to_string(kMaxKeptEvents) + " kept events (or " + std::to_string(kMaxKeptEventBytes >> 20) +
+            " MiB of their text) across all logs were counted, not kept: the GPUs' Xid counts and "
+            "recommendations include them, their event lists do not (the first event of each GPU and code "
+            "is kept)");
 
     for (auto& [bus, g] : byBus) report.gpus.push_back(std::move(g));
     for (GpuHealthRecord& g : noBus) report.gpus.push_back(std::move(g));
@@ -179,14 +207,19 @@ HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHeal
 Result<HealthReport> collectHealth(const HealthInputs& inputs)
 {
     std::vector<XidEvent> events;
+    std::vector<EventTally> notKept;
     std::vector<GpuHealthSnapshot> snapshots;
     std::vector<GpuIdentity> logIdentities;  // "NVRM: GPU at ..." lines: a GPU even without an Xid
     std::vector<std::string> sources, warnings;
+    KernelLogBudget budget;  // caps across all logs
     for (const std::string& path : inputs.logFiles) {
-        auto log = readKernelLog(path);
+        auto log = readKernelLog(path, &budget);
         if (!log) return log.error();
         sources.push_back(path);
+        events.reserve(events.size() + log->events.size());
         for (XidEvent& e : log->events) events.push_back(std::move(e));
+        log->events = {};
+        for (EventTally& t : log->notKept) notKept.push_back(std::move(t));
         for (std::string& w : log->warnings) warnings.push_back(std::move(w));
         for (auto& [bus, id] : log->identities) logIdentities.push_back(id);
     }
@@ -197,24 +230,30 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
         for (GpuHealthSnapshot& s : *xml) snapshots.push_back(std::move(s));
     }
     for (const GpuHealthSnapshot& s : inputs.liveSnapshots) snapshots.push_back(s);
-    HealthReport r = buildHealthReport(std::move(events), std::move(snapshots));
+    HealthReport r = buildHealthReport(std::move(events), std::move(snapshots), notKept);
+    std::map<std::string, size_t> gpuOfBus;
+    for (size_t i = 0; i < r.gpus.size(); ++i)
+        if (!r.gpus[i].identity.busId.empty()) gpuOfBus.emplace(r.gpus[i].identity.busId, i);
     for (const GpuIdentity& id : logIdentities) {
-        auto it = std::find_if(r.gpus.begin(), r.gpus.end(),
-                               [&](const GpuHealthRecord& g) { return g.identity.busId == id.busId; });
-        if (it == r.gpus.end()) {
+        auto it = gpuOfBus.find(id.busId);
+        if (it == gpuOfBus.end()) {
             GpuHealthRecord g;
             g.identity = id;
             recommendHealth(g, XidCatalog::builtIn());
+            gpuOfBus.emplace(id.busId, r.gpus.size());
             r.gpus.push_back(std::move(g));
         } else {
-            fill(it->identity.uuid, id.uuid);
-            fill(it->identity.serial, id.serial);
+            GpuHealthRecord& g = r.gpus[it->second];
+            fill(g.identity.uuid, id.uuid);
+            fill(g.identity.serial, id.serial);
         }
     }
     std::stable_sort(r.gpus.begin(), r.gpus.end(), [](const GpuHealthRecord& a, const GpuHealthRecord& b) {
         return a.identity.busId < b.identity.busId;
     });
     r.sources = std::move(sources);
+    warnings.insert(warnings.end(), std::make_move_iterator(r.warnings.begin()),
+                    std::make_move_iterator(r.warnings.end()));
     r.warnings = std::move(warnings);
     return r;
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -128,7 +129,8 @@ struct GpuHealthRecord {
     std::vector<GpuHealthSnapshot> snapshots;  // in input order (e.g. before and after a reset)
     GpuCounters counters;                      // the last snapshot's
     HealthFlags flags;                         // from the last snapshot
-    std::vector<XidEvent> events;              // in log order
+    std::vector<XidEvent> events;              // in log order (the kept ones: kMaxKeptEvents)
+    std::map<int, uint64_t> xidsNotKept;       // Xids counted beyond the caps, by code
     HealthAction recommendation = HealthAction::None;
     std::vector<HealthReason> reasons;
 };
@@ -138,6 +140,9 @@ struct HealthReport {
     std::vector<XidEvent> unattributedEvents;  // no bus id (SXids, unparsable PCI fields)
     std::vector<std::string> sources;          // files read, in order
     std::vector<std::string> warnings;         // tolerated oddities, each once with a count
+    // Events counted but not kept (beyond kMaxKeptEvents or kMaxKeptEventBytes across all logs):
+    // the total, and those without a GPU (SXids, Xids without a bus id).
+    uint64_t eventsNotKept = 0, unattributedNotKept = 0;
 
     // True when any GPU's recommendation is not None or any event was seen: `faultline health`
     // exits 1 then.
@@ -150,23 +155,38 @@ struct HealthInputs {
     std::vector<GpuHealthSnapshot> liveSnapshots;  // e.g. healthSnapshotsFromDevices()
 };
 
-// Limits on untrusted input: a longer line is cut (its head kept and parsed) and counted in the
-// warnings; a bigger file (after decompression), more events or more stored event text is an
-// error naming the file.
+// Limits on untrusted input. A longer line is cut (its head kept and parsed) and counted in the
+// warnings; a bigger log file (after decompression) or more log text across all inputs, a bigger
+// XML file or one with more <gpu> elements or tags is an error naming the file. Events beyond the
+// caps on kept events (count or text, across all logs) are counted per GPU and code, not kept;
+// the report says so. Identity lines for more than kMaxGpus GPUs are counted, not kept.
 inline constexpr size_t kMaxLogLineBytes = 64 * 1024;
 inline constexpr size_t kMaxStoredLineBytes = 4 * 1024;
 inline constexpr uint64_t kMaxLogBytes = uint64_t(4) << 30;
-inline constexpr size_t kMaxEventsPerFile = 200'000;
-inline constexpr size_t kMaxStoredEventBytesPerFile = size_t(256) << 20;  // messages and raw lines kept
+inline constexpr uint64_t kMaxTotalLogBytes = uint64_t(16) << 30;
+inline constexpr size_t kMaxKeptEvents = 100'000;
+inline constexpr size_t kMaxKeptEventBytes = size_t(64) << 20;  // raw lines, messages and sources kept
+inline constexpr size_t kMaxGpus = 4096;  // <gpu> elements per XML; GPUs of identity lines
 inline constexpr uint64_t kMaxXmlBytes = uint64_t(64) << 20;
+inline constexpr size_t kMaxXmlTags = 4'000'000;  // '<' in one XML file (about 500 per GPU in nvidia-smi's)
 
 // Reads every input, decodes each event with the Xid catalogue and merges per GPU. An unreadable
 // or malformed file is an error "FILE:LINE: problem" (XML: "FILE:LINE: problem" from the
 // parser's offset).
 Result<HealthReport> collectHealth(const HealthInputs& inputs);
 
-// Merges already parsed events and snapshots (what collectHealth does after reading).
-HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHealthSnapshot> snapshots);
+// Events of one GPU (bus id, "" for none), kind and code counted beyond the caps, not kept.
+struct EventTally {
+    std::string busId;
+    XidEvent::Kind kind = XidEvent::Kind::Xid;
+    int code = 0;
+    uint64_t count = 0;
+};
+
+// Merges already parsed events and snapshots (what collectHealth does after reading); `notKept`
+// adds the events counted but not kept to their GPUs' counts and recommendations.
+HealthReport buildHealthReport(std::vector<XidEvent> events, std::vector<GpuHealthSnapshot> snapshots,
+                               const std::vector<EventTally>& notKept = {});
 
 // The live inventory as health snapshots (one per GPU that has NVML data), source "nvml".
 std::vector<GpuHealthSnapshot> healthSnapshotsFromDevices(const DeviceReport& devices);
@@ -177,12 +197,19 @@ const char* healthActionName(HealthAction a);
 
 // The `faultline health --json` document: {"gpus": [...], "unattributed_events": [...], ...}.
 nlohmann::json healthReportJson(const HealthReport& report);
+// The same document written as it is built, event by event (no whole document in memory): the
+// bytes of healthReportJson(report).dump(2) with invalid UTF-8 replaced and DEL and the C1 controls
+// escaped as \\u00XX, and a final newline.
+void writeHealthReportJson(std::ostream& out, const HealthReport& report);
 // One event as it appears in "events" (also one line of the evidence bundle's events.jsonl).
 nlohmann::json xidEventJson(const XidEvent& event);
 nlohmann::json gpuCountersJson(const GpuCounters& counters);
 nlohmann::json gpuIdentityJson(const GpuIdentity& identity);
 
-// The plain-text per-GPU summary `faultline health` prints.
+// The plain-text per-GPU summary `faultline health` prints. Every string from the inputs goes
+// through printableText (core/Text.h): control characters and invalid bytes are written as \xHH,
+// so no escape sequence from a log or XML reaches the terminal.
 std::string healthReportText(const HealthReport& report);
+void writeHealthReportText(std::ostream& out, const HealthReport& report);
 
 }  // namespace faultline

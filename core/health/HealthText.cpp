@@ -1,8 +1,10 @@
-// healthReportText: the per-GPU summary `faultline health` prints.
+// healthReportText: the per-GPU summary `faultline health` prints. Every string that came from an
+// input (log text, XML values, file names) is printed through printableText.
 #include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "../Text.h"
 #include "HealthReport.h"
 
 namespace faultline {
@@ -39,49 +41,55 @@ std::string actionTitle(HealthAction a)
     return "";
 }
 
-void eventLine(std::ostringstream& out, const XidEvent& e, const char* indent)
+// Untrusted text, safe for a terminal.
+std::string p(const std::string& s)
+{
+    return printableText(s);
+}
+
+void eventLine(std::ostream& out, const XidEvent& e, const char* indent)
 {
     out << indent;
-    if (!e.time.empty()) out << e.time << " ";
+    if (!e.time.empty()) out << p(e.time) << " ";
     if (e.uptimeSeconds) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "[%.6f] ", *e.uptimeSeconds);
         out << buf;
     }
     out << "boot " << e.boot << "  " << (e.kind == XidEvent::Kind::Xid ? "Xid " : "SXid ") << e.code << " "
-        << e.name;
-    if (!e.immediateAction.empty()) out << " (" << e.immediateAction << ")";
+        << p(e.name);
+    if (!e.immediateAction.empty()) out << " (" << p(e.immediateAction) << ")";
     if (e.pid) out << ", pid " << *e.pid;
-    if (!e.process.empty()) out << ", " << e.process;
-    if (!e.gpuInstance.empty()) out << ", GPU-I " << e.gpuInstance;
-    if (!e.device.empty()) out << ", " << e.device;
-    if (e.kind == XidEvent::Kind::SXid && !e.busId.empty()) out << " " << e.busId;
-    out << "\n" << indent << "    " << e.message << "\n";
+    if (!e.process.empty()) out << ", " << p(e.process);
+    if (!e.gpuInstance.empty()) out << ", GPU-I " << p(e.gpuInstance);
+    if (!e.device.empty()) out << ", " << p(e.device);
+    if (e.kind == XidEvent::Kind::SXid && !e.busId.empty()) out << " " << p(e.busId);
+    out << "\n" << indent << "    " << p(e.message) << "\n";
     if (!e.decoded.empty()) {
         out << indent << "    decoded:";
         for (size_t i = 0; i < e.decoded.size(); ++i)
-            out << (i ? "; " : " ") << e.decoded[i].name << " = " << e.decoded[i].value;
+            out << (i ? "; " : " ") << p(e.decoded[i].name) << " = " << p(e.decoded[i].value);
         out << "\n";
     }
 }
 
 }  // namespace
 
-std::string healthReportText(const HealthReport& r)
+void writeHealthReportText(std::ostream& out, const HealthReport& r)
 {
-    std::ostringstream out;
-    if (r.gpus.empty() && r.unattributedEvents.empty()) out << "No GPU, Xid or SXid found in the inputs.\n";
+    if (r.gpus.empty() && r.unattributedEvents.empty() && r.eventsNotKept == 0)
+        out << "No GPU, Xid or SXid found in the inputs.\n";
     for (const GpuHealthRecord& g : r.gpus) {
         const GpuIdentity& id = g.identity;
-        out << "GPU " << (id.busId.empty() ? "(no bus id)" : id.busId);
-        if (!id.product.empty()) out << "  " << id.product;
-        out << "\n    uuid " << (id.uuid.empty() ? "unknown" : id.uuid) << ", serial "
-            << (id.serial.empty() ? "unknown" : id.serial);
-        if (!id.vbiosVersion.empty()) out << ", VBIOS " << id.vbiosVersion;
-        if (!id.driverVersion.empty()) out << ", driver " << id.driverVersion;
+        out << "GPU " << (id.busId.empty() ? "(no bus id)" : p(id.busId));
+        if (!id.product.empty()) out << "  " << p(id.product);
+        out << "\n    uuid " << (id.uuid.empty() ? "unknown" : p(id.uuid)) << ", serial "
+            << (id.serial.empty() ? "unknown" : p(id.serial));
+        if (!id.vbiosVersion.empty()) out << ", VBIOS " << p(id.vbiosVersion);
+        if (!id.driverVersion.empty()) out << ", driver " << p(id.driverVersion);
         out << "\n    recommendation: " << actionTitle(g.recommendation) << "\n";
         for (const HealthReason& reason : g.reasons)
-            out << "      - " << healthActionName(reason.action) << ": " << reason.why << "\n";
+            out << "      - " << healthActionName(reason.action) << ": " << p(reason.why) << "\n";
         if (!g.snapshots.empty()) {
             const GpuCounters& c = g.counters;
             out << "    flags: row remap pending " << yes(g.flags.rowRemapPending) << ", row remap failure "
@@ -98,23 +106,38 @@ std::string healthReportText(const HealthReport& r)
             if (c.retiredPagesSingleBit || c.retiredPagesDoubleBit)
                 out << "    retired pages single-bit " << num(c.retiredPagesSingleBit) << ", double-bit "
                     << num(c.retiredPagesDoubleBit) << "\n";
-            out << "    " << g.snapshots.size() << " snapshot(s), last from " << g.snapshots.back().source
+            out << "    " << g.snapshots.size() << " snapshot(s), last from " << p(g.snapshots.back().source)
                 << "\n";
         }
-        if (!g.events.empty()) {
-            std::map<int, size_t> counts;
+        if (!g.events.empty() || !g.xidsNotKept.empty()) {
+            std::map<int, uint64_t> counts;
+            uint64_t notKept = 0;
             for (const XidEvent& e : g.events) ++counts[e.code];
-            out << "    events (" << g.events.size() << "):";
+            for (const auto& [code, n] : g.xidsNotKept) {
+                counts[code] += n;
+                notKept += n;
+            }
+            out << "    events (" << g.events.size() + notKept;
+            if (notKept) out << ", " << notKept << " counted but not kept";
+            out << "):";
             for (const auto& [code, n] : counts) out << " Xid " << code << " x" << n;
             out << "\n";
             for (const XidEvent& e : g.events) eventLine(out, e, "      ");
         }
     }
-    if (!r.unattributedEvents.empty()) {
-        out << "Events not attributed to a GPU (" << r.unattributedEvents.size() << "):\n";
+    if (!r.unattributedEvents.empty() || r.unattributedNotKept) {
+        out << "Events not attributed to a GPU (" << r.unattributedEvents.size() + r.unattributedNotKept;
+        if (r.unattributedNotKept) out << ", " << r.unattributedNotKept << " counted but not kept";
+        out << "):\n";
         for (const XidEvent& e : r.unattributedEvents) eventLine(out, e, "  ");
     }
-    for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
+    for (const std::string& w : r.warnings) out << "warning: " << p(w) << "\n";
+}
+
+std::string healthReportText(const HealthReport& r)
+{
+    std::ostringstream out;
+    writeHealthReportText(out, r);
     return out.str();
 }
 

@@ -1,8 +1,8 @@
 #include "KernelLogParser.h"
 
+#include <algorithm>
 #include <cctype>
-#include <cstdio>
-#include <ctime>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "BusId.h"
@@ -12,21 +12,24 @@
 namespace faultline {
 namespace {
 
-constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
-int monthIndex(std::string_view m)
-{
-    for (int i = 0; i < 12; ++i)
-        if (m == kMonths[i]) return i;
-    return -1;
-}
+// Malformed driver lines named one by one in the warnings; the rest are counted.
+constexpr uint64_t kListedMalformed = 10;
+// Beyond the caps, the first event of each (GPU, kind, code) is still kept, up to this many, so a
+// code first seen late still reaches the recommendation with its catalogue entry.
+constexpr size_t kMaxRepresentativeEvents = 4096;
+// Distinct (GPU, kind, code) counted beyond the caps; more are counted without their GPU.
+constexpr size_t kMaxTallies = 65536;
 
 std::string_view trim(std::string_view s)
 {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
+}
+
+bool startsWith(std::string_view s, std::string_view prefix)
+{
+    return s.substr(0, prefix.size()) == prefix;
 }
 
 bool allDigits(std::string_view s)
@@ -37,77 +40,16 @@ bool allDigits(std::string_view s)
     return true;
 }
 
+size_t leadingDigits(std::string_view s)
+{
+    size_t n = 0;
+    while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
+    return n;
+}
+
 std::string capped(std::string_view s, size_t n)
 {
     return validUtf8(s, n);
-}
-
-// Skips one space-separated token and the spaces after it.
-std::string_view skipToken(std::string_view s)
-{
-    size_t i = s.find(' ');
-    if (i == std::string_view::npos) return {};
-    while (i < s.size() && s[i] == ' ') ++i;
-    return s.substr(i);
-}
-
-// After a syslog/journal time: "host ident: message" → "message" (ident is "kernel:",
-// "kernel[12]:" or similar; lines without one are returned after the host).
-std::string_view skipHostAndIdent(std::string_view s)
-{
-    s = skipToken(s);  // host
-    const size_t sp = s.find(' ');
-    const std::string_view ident = s.substr(0, sp);
-    if (!ident.empty() && ident.back() == ':') return skipToken(s);
-    return s;
-}
-
-// "[ 1234.567890]" → seconds; "[Tue Dec  1 10:00:00 2026]" → ISO time. Returns the rest.
-std::string_view bracketStamp(std::string_view s, std::optional<double>& uptime, std::string& time)
-{
-    if (s.empty() || s.front() != '[') return s;
-    const size_t close = s.find(']');
-    if (close == std::string_view::npos || close > 48) return s;
-    std::string_view inner = trim(s.substr(1, close - 1));
-    const size_t dot = inner.find('.');
-    if (dot != std::string_view::npos && allDigits(inner.substr(0, dot)) &&
-        allDigits(inner.substr(dot + 1)) && inner.size() < 24) {
-        uptime = std::strtod(std::string(inner).c_str(), nullptr);
-    } else if (std::string iso = ctimeToIso(inner); !iso.empty()) {
-        time = iso;
-    } else {
-        return s;
-    }
-    s.remove_prefix(close + 1);
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    return s;
-}
-
-// The time prefix of a log line, if any, and the text after it.
-std::string_view stripPrefix(std::string_view s, std::optional<double>& uptime, std::string& time)
-{
-    s = bracketStamp(s, uptime, time);
-    if (s.size() >= 19 && std::isdigit(static_cast<unsigned char>(s[0])) && s[4] == '-' && s[7] == '-' &&
-        (s[10] == 'T' || s[10] == ' ') && s[13] == ':' && s[16] == ':') {
-        // journalctl -o short-iso / short-iso-precise, rsyslog's RFC 3339 stamps.
-        const size_t end = s.find(' ', 11);
-        if (end == std::string_view::npos) return s;
-        time = capped(s.substr(0, end), 64);
-        if (time[10] == ' ') return s;  // "2026-12-01 10:00:00": not a syslog stamp we know
-        s = skipHostAndIdent(s.substr(end + 1));
-    } else if (s.size() >= 16 && monthIndex(s.substr(0, 3)) >= 0 && s[3] == ' ' && s[9] == ':' &&
-               s[12] == ':') {
-        // "Dec  1 10:00:00 host kernel: ..." (syslog, journalctl's short format)
-        time = capped(s.substr(0, 15), 64);
-        size_t i = 15;
-        while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
-            ++i;  // short-precise
-        if (i > 15) time = capped(s.substr(0, i), 64);
-        s = skipHostAndIdent(s.substr(i < s.size() ? i + 1 : i));
-    } else {
-        return s;
-    }
-    return bracketStamp(s, uptime, time);
 }
 
 // "pid=1234" / "pid='<unknown>'" / "pid=<unknown>": the number or nothing.
@@ -117,49 +59,49 @@ std::optional<int64_t> pidValue(std::string_view v)
     return std::strtoll(std::string(v).c_str(), nullptr, 10);
 }
 
+// The event number after the PCI field: "79, ..." → 79; else why not ("negative Xid number").
+std::optional<int> eventNumber(std::string_view rest, const char* kind, std::string& problem)
+{
+    const std::string k = kind;
+    if (rest.size() > 1 && rest.front() == '-' && std::isdigit(static_cast<unsigned char>(rest[1]))) {
+        problem = "negative " + k + " number";
+        return std::nullopt;
+    }
+    const size_t digits = leadingDigits(rest);
+    if (digits == 0) {
+        problem = rest.empty() ? "cut short after the PCI field" : "no " + k + " number";
+        return std::nullopt;
+    }
+    if (digits > 6) {
+        problem = k + " number out of range (" + std::to_string(digits) + " digits)";
+        return std::nullopt;
+    }
+    if (digits < rest.size() && rest[digits] != ',' && rest[digits] != ' ') {
+        problem = "no " + k + " number";
+        return std::nullopt;
+    }
+    return std::atoi(std::string(rest.substr(0, digits)).c_str());
+}
+
 }  // namespace
 
-std::string ctimeToIso(std::string_view text)
+KernelLogParser::KernelLogParser(std::string source, KernelLogBudget* budget)
+    : m_source(std::move(source)),
+      m_ownBudget(budget ? nullptr : std::make_unique<KernelLogBudget>()),
+      m_budget(budget ? budget : m_ownBudget.get())
 {
-    // "Tue Dec  1 10:00:00 2026"
-    text = trim(text);
-    if (text.size() < 20 || text[3] != ' ') return {};
-    std::string_view rest = trim(text.substr(4));
-    const int month = monthIndex(rest.substr(0, 3));
-    if (month < 0) return {};
-    rest = trim(rest.substr(3));
-    const size_t sp = rest.find(' ');
-    if (sp == std::string_view::npos || !allDigits(rest.substr(0, sp))) return {};
-    const int day = std::atoi(std::string(rest.substr(0, sp)).c_str());
-    rest = trim(rest.substr(sp));
-    if (rest.size() < 13 || rest[2] != ':' || rest[5] != ':' || rest[8] != ' ') return {};
-    const std::string_view hms = rest.substr(0, 8);
-    const std::string_view year = trim(rest.substr(9));
-    if (!allDigits(year) || year.size() != 4 || day < 1 || day > 31) return {};
-    for (size_t i : {0, 1, 3, 4, 6, 7})
-        if (!std::isdigit(static_cast<unsigned char>(hms[i]))) return {};
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*s-%02d-%02dT%.*s", 4, year.data(), month + 1, day, 8, hms.data());
-    return buf;
 }
-
-std::string epochMicrosToIso(uint64_t micros)
-{
-    const std::time_t secs = static_cast<std::time_t>(micros / 1000000);
-    std::tm tm{};
-    if (!gmtime_r(&secs, &tm)) return {};
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lluZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<unsigned long long>(micros % 1000000));
-    return buf;
-}
-
-KernelLogParser::KernelLogParser(std::string source) : m_source(std::move(source)) {}
 
 Error KernelLogParser::lineError(uint64_t lineNumber, const std::string& problem) const
 {
     return Error{m_source + ":" + std::to_string(lineNumber) + ": " + problem, ErrorCode::Format};
+}
+
+void KernelLogParser::malformed(uint64_t lineNumber, const std::string& problem, std::string_view rawLine)
+{
+    if (m_malformed++ < kListedMalformed)
+        m_out.warnings.push_back(m_source + ":" + std::to_string(lineNumber) + ": " + problem +
+                                 ", skipped: " + capped(rawLine, 200));
 }
 
 void KernelLogParser::noteBoot(const Meta& meta)
@@ -196,10 +138,13 @@ Status KernelLogParser::addLine(std::string_view line, uint64_t lineNumber, bool
         }
         return {};
     }
+    const KernelLogLine parts = splitKernelLogLine(t);
     Meta meta;
-    const std::string_view text = stripPrefix(line, meta.uptime, meta.time);
+    meta.time = parts.time;
+    meta.uptime = parts.uptime;
     m_sawContent = true;
-    return addMessage(text, line, meta, lineNumber);
+    addMessage(parts.message, parts.fromKernel, line, meta, lineNumber);
+    return {};
 }
 
 Status KernelLogParser::addJournalJson(std::string_view line, uint64_t lineNumber, bool cut)
@@ -242,25 +187,23 @@ Status KernelLogParser::addJournalJson(std::string_view line, uint64_t lineNumbe
     if (std::string mono = field("__MONOTONIC_TIMESTAMP"); allDigits(mono) && mono.size() <= 19)
         meta.uptime = double(std::strtoull(mono.c_str(), nullptr, 10)) / 1e6;
     meta.bootId = capped(field("_BOOT_ID"), 64);
+    // Only the kernel's entries: journald sets _TRANSPORT itself (a process cannot), whereas
+    // SYSLOG_IDENTIFIER=kernel is what `logger -t kernel` writes too.
+    const bool fromKernel = field("_TRANSPORT") == "kernel";
     // The kernel's own stamp inside the message, if any, is not needed: the journal's are kept.
-    std::optional<double> ignoredUptime;
-    std::string ignoredTime;
-    const std::string_view text = stripPrefix(message, ignoredUptime, ignoredTime);
-    return addMessage(text, message, meta, lineNumber);
-}
-
-Status KernelLogParser::checkBudget(uint64_t lineNumber) const
-{
-    if (m_out.events.size() >= kMaxEventsPerFile || m_storedBytes > kMaxStoredEventBytesPerFile)
-        return lineError(lineNumber, "more than " + std::to_string(kMaxEventsPerFile) + " Xid events or " +
-                                         std::to_string(kMaxStoredEventBytesPerFile >> 20) +
-                                         " MiB of Xid lines; refused");
+    addMessage(stripKernelStamp(message), fromKernel, message, meta, lineNumber);
     return {};
 }
 
-XidEvent& KernelLogParser::newEvent(std::string_view rawLine, const Meta& meta, uint64_t lineNumber)
+size_t KernelLogParser::estimatedBytes(std::string_view rawLine, std::string_view message,
+                                       uint64_t lineNumber) const
 {
-    noteBoot(meta);
+    return std::min(rawLine.size(), kMaxStoredLineBytes) + std::min(message.size(), kMaxStoredLineBytes) +
+           m_source.size() + 1 + std::to_string(lineNumber).size();
+}
+
+XidEvent KernelLogParser::makeEvent(std::string_view rawLine, const Meta& meta, uint64_t lineNumber) const
+{
     XidEvent e;
     e.time = meta.time;
     e.uptimeSeconds = meta.uptime;
@@ -268,78 +211,131 @@ XidEvent& KernelLogParser::newEvent(std::string_view rawLine, const Meta& meta, 
     e.bootId = meta.bootId;
     e.rawLine = capped(rawLine, kMaxStoredLineBytes);
     e.source = m_source + ":" + std::to_string(lineNumber);
-    m_storedBytes += e.rawLine.size() + e.source.size();
-    m_out.events.push_back(std::move(e));
-    return m_out.events.back();
+    return e;
 }
 
-Status KernelLogParser::addMessage(std::string_view text, std::string_view rawLine, const Meta& meta,
-                                   uint64_t lineNumber)
+bool KernelLogParser::admit(const std::string& bus, XidEvent::Kind kind, int code, size_t bytes)
 {
-    if (const size_t at = text.find("NVRM: Xid ("); at != std::string_view::npos)
-        return parseXid(text.substr(at + 11), rawLine, meta, lineNumber);
-    if (const size_t at = text.find("SXid ("); at != std::string_view::npos)
-        return parseSxid(text, at, rawLine, meta, lineNumber);
-    if (const size_t at = text.find("NVRM: GPU at "); at != std::string_view::npos) {
-        // "NVRM: GPU at PCI:0000:3b:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7"
-        std::string_view rest = text.substr(at + 13);
-        const size_t sep = rest.find(": GPU-");
-        if (sep != std::string_view::npos) {
-            const std::string bus = normalizeBusId(rest.substr(0, sep));
-            std::string_view uuid = trim(rest.substr(sep + 2));
-            uuid = uuid.substr(0, uuid.find(' '));
-            if (!bus.empty() && uuid.size() <= 64) {
-                GpuIdentity& id = m_out.identities[bus];
-                id.busId = bus;
-                id.uuid = capped(uuid, 64);
-                m_lastGpuAtBus = bus;
-            }
-        }
-        noteBoot(meta);
-        return {};
+    KernelLogBudget& b = *m_budget;
+    auto key = std::make_tuple(bus, int(kind), code);
+    const bool room = b.keptEvents < kMaxKeptEvents && b.keptBytes + bytes <= kMaxKeptEventBytes;
+    const bool representative =
+        !room && b.representatives < kMaxRepresentativeEvents && b.keptKinds.count(key) == 0;
+    if (room || representative) {
+        ++(room ? b.keptEvents : b.representatives);
+        b.keptBytes += bytes;
+        b.keptKinds.insert(std::move(key));
+        return true;
     }
-    if (const size_t at = text.find("NVRM: GPU Board Serial Number: "); at != std::string_view::npos) {
-        const std::string_view serial = trim(text.substr(at + 31)).substr(0, 64);
-        if (!m_lastGpuAtBus.empty() && !serial.empty())
-            m_out.identities[m_lastGpuAtBus].serial = capped(serial, 64);
-        noteBoot(meta);
-        return {};
+    ++m_out.eventsNotKept;
+    if (m_tallies.size() >= kMaxTallies && m_tallies.count(key) == 0) std::get<0>(key).clear();
+    ++m_tallies[key];
+    return false;
+}
+
+void KernelLogParser::store(XidEvent&& e, size_t admitted)
+{
+    // Text replaced as invalid UTF-8 may have grown: account for what is kept.
+    const size_t bytes = e.rawLine.size() + e.message.size() + e.source.size() + e.process.size();
+    m_budget->keptBytes += bytes - std::min(bytes, admitted);
+    m_out.events.push_back(std::move(e));
+}
+
+void KernelLogParser::addMessage(std::string_view message, bool fromKernel, std::string_view rawLine,
+                                 const Meta& meta, uint64_t lineNumber)
+{
+    const std::string_view m = trim(message);
+    if (fromKernel) {
+        if (startsWith(m, "NVRM: Xid (")) return parseXid(m.substr(11), rawLine, meta, lineNumber);
+        // "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, ..."
+        if (const size_t at = m.find(": SXid ("); at != std::string_view::npos && at > 0 && at <= 64 &&
+                                                  m.substr(0, at).find(' ') == std::string_view::npos)
+            return parseSxid(m.substr(0, at), m.substr(at + 8), rawLine, meta, lineNumber);
+        if (startsWith(m, "NVRM: GPU at ") || startsWith(m, "NVRM: GPU Board Serial Number: "))
+            return noteIdentity(m, meta);
+    }
+    // Text that is not the kernel's driver line but mentions one: counted, never an event.
+    auto mention = [&](Mentions& x) {
+        if (x.count++ == 0) x.firstLine = lineNumber;
+    };
+    if (rawLine.find("Xid") != std::string_view::npos) {
+        if (rawLine.find("NVRM: Xid") != std::string_view::npos)
+            mention(m_foreignXid);
+        else if (rawLine.find("SXid (") != std::string_view::npos)
+            mention(m_foreignOther);
+    } else if (rawLine.find("NVRM: GPU at ") != std::string_view::npos ||
+               rawLine.find("NVRM: GPU Board Serial Number") != std::string_view::npos) {
+        mention(m_foreignOther);
     }
     if (meta.uptime || !meta.bootId.empty()) noteBoot(meta);
-    return {};
+}
+
+void KernelLogParser::noteIdentity(std::string_view m, const Meta& meta)
+{
+    noteBoot(meta);
+    if (startsWith(m, "NVRM: GPU at ")) {
+        // "NVRM: GPU at PCI:0000:3b:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7"
+        m_lastGpuAtBus.clear();
+        const std::string_view rest = m.substr(13);
+        const size_t sep = rest.find(": GPU-");
+        if (sep == std::string_view::npos) return;
+        const std::string bus = normalizeBusId(rest.substr(0, sep));
+        std::string_view uuid = trim(rest.substr(sep + 2));
+        uuid = uuid.substr(0, uuid.find(' '));
+        if (bus.empty() || uuid.size() > 64) return;
+        if (m_budget->identityGpus.count(bus) == 0) {
+            if (m_budget->identityGpus.size() >= kMaxGpus) {
+                ++m_identitiesNotKept;
+                return;
+            }
+            m_budget->identityGpus.insert(bus);
+        }
+        GpuIdentity& id = m_out.identities[bus];
+        id.busId = bus;
+        id.uuid = capped(uuid, 64);
+        m_lastGpuAtBus = bus;
+        return;
+    }
+    const std::string_view serial = trim(m.substr(31)).substr(0, 64);
+    if (!m_lastGpuAtBus.empty() && !serial.empty())
+        m_out.identities[m_lastGpuAtBus].serial = capped(serial, 64);
 }
 
 // After "NVRM: Xid (": "PCI:0000:3b:00[ GPU-I:n[ GPU-CI:n]]): N[, pid=…][, name=…], message"
-Status KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, const Meta& meta,
-                                 uint64_t lineNumber)
+void KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, const Meta& meta,
+                               uint64_t lineNumber)
 {
+    m_lastSxid.valid = false;
     const size_t close = s.find("): ");
     const size_t closeEnd = s.find(')');
     if (closeEnd == std::string_view::npos || closeEnd > 96)
-        return lineError(lineNumber, "malformed Xid line (no \"(PCI:...)\" field): " + capped(rawLine, 200));
+        return malformed(lineNumber, "malformed Xid line (no \"(PCI:...)\" field)", rawLine);
     std::string_view where = s.substr(0, closeEnd);
     std::string_view rest = close == closeEnd ? s.substr(close + 3) : s.substr(closeEnd + 1);
     if (close != closeEnd) {
         // "(PCI:0000:3b:00):79" without the space: tolerated; anything else is not an Xid line.
         if (rest.empty() || rest.front() != ':')
-            return lineError(lineNumber, "malformed Xid line (expected \"): \" after the PCI field): " +
-                                             capped(rawLine, 200));
+            return malformed(lineNumber, "malformed Xid line (expected \"): \" after the PCI field)",
+                             rawLine);
         rest = trim(rest.substr(1));
     }
-    size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
-    if (digits == 0 || digits > 6)
-        return lineError(lineNumber, "malformed Xid line (no Xid number): " + capped(rawLine, 200));
-    if (Status budget = checkBudget(lineNumber); !budget) return budget;
-    const int code = std::atoi(std::string(rest.substr(0, digits)).c_str());
-    rest = rest.substr(digits);
-    XidEvent& e = newEvent(rawLine, meta, lineNumber);
-    e.kind = XidEvent::Kind::Xid;
-    e.code = code;
+    std::string problem;
+    const std::optional<int> code = eventNumber(rest, "Xid", problem);
+    if (!code) return malformed(lineNumber, "malformed Xid line (" + problem + ")", rawLine);
+    rest = rest.substr(leadingDigits(rest));
+    noteBoot(meta);
     // The PCI field: "PCI:0000:3b:00", then optional " GPU-I:05" and " GPU-CI:01".
     std::string_view bus = where;
-    if (const size_t sp = where.find(' '); sp != std::string_view::npos) {
-        bus = where.substr(0, sp);
+    const size_t sp = where.find(' ');
+    if (sp != std::string_view::npos) bus = where.substr(0, sp);
+    std::string busId = normalizeBusId(bus);
+    const size_t estimate = estimatedBytes(rawLine, rest, lineNumber);
+    if (!admit(busId, XidEvent::Kind::Xid, *code, estimate)) return;
+    XidEvent e = makeEvent(rawLine, meta, lineNumber);
+    e.kind = XidEvent::Kind::Xid;
+    e.code = *code;
+    e.busId = std::move(busId);
+    if (sp != std::string_view::npos) {
         std::string_view mig = where.substr(sp + 1);
         while (!mig.empty()) {
             mig = trim(mig);
@@ -353,7 +349,6 @@ Status KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, c
             mig = mig.substr(end);
         }
     }
-    e.busId = normalizeBusId(bus);
     if (!e.busId.empty()) {
         if (auto it = m_out.identities.find(e.busId); it != m_out.identities.end()) {
             e.uuid = it->second.uuid;
@@ -380,52 +375,52 @@ Status KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, c
     std::string name;
     if (takeField("name=", name) && name != "<unknown>" && name != "'<unknown>'") e.process = name;
     e.message = capped(trim(rest), kMaxStoredLineBytes);
-    m_storedBytes += e.message.size();
-    return {};
+    store(std::move(e), estimate);
 }
 
-// "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error"
-Status KernelLogParser::parseSxid(std::string_view line, size_t at, std::string_view rawLine,
-                                  const Meta& meta, uint64_t lineNumber)
+// "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error";
+// `s` is what follows "SXid (".
+void KernelLogParser::parseSxid(std::string_view device, std::string_view s, std::string_view rawLine,
+                                const Meta& meta, uint64_t lineNumber)
 {
-    std::string_view s = line.substr(at + 6);
+    const bool continues = m_lastSxid.valid;
+    m_lastSxid.valid = false;
     const size_t close = s.find("): ");
     if (close == std::string_view::npos || close > 96)
-        return lineError(lineNumber,
-                         "malformed SXid line (no \"(PCI:...): \" field): " + capped(rawLine, 200));
+        return malformed(lineNumber, "malformed SXid line (no \"(PCI:...): \" field)", rawLine);
     std::string_view rest = s.substr(close + 3);
-    size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
-    if (digits == 0 || digits > 6)
-        return lineError(lineNumber, "malformed SXid line (no SXid number): " + capped(rawLine, 200));
-    const int code = std::atoi(std::string(rest.substr(0, digits)).c_str());
-    rest = trim(rest.substr(digits));
+    std::string problem;
+    const std::optional<int> code = eventNumber(rest, "SXid", problem);
+    if (!code) return malformed(lineNumber, "malformed SXid line (" + problem + ")", rawLine);
+    rest = trim(rest.substr(leadingDigits(rest)));
     if (!rest.empty() && rest.front() == ',') rest = trim(rest.substr(1));
-    std::string device;
-    if (at >= 2 && line.substr(at - 2, 2) == ": ") {
-        const std::string_view before = line.substr(0, at - 2);
-        const size_t sp = before.rfind(' ');
-        device = capped(sp == std::string_view::npos ? before : before.substr(sp + 1), 64);
-    }
     const std::string bus = normalizeBusId(s.substr(0, close));
-    // "Data {0x...}" lines continue the SXid before them.
-    if (rest.substr(0, 6) == "Data {" && !m_out.events.empty()) {
+    // "Data {0x...}" lines continue the SXid before them (dropped with it when it was not kept).
+    if (rest.substr(0, 6) == "Data {" && continues && m_lastSxid.code == *code && m_lastSxid.bus == bus) {
+        m_lastSxid.valid = true;
+        if (!m_lastSxid.kept) return;
         XidEvent& prev = m_out.events.back();
-        if (prev.kind == XidEvent::Kind::SXid && prev.code == code && prev.busId == bus) {
-            if (prev.message.size() < kMaxStoredLineBytes)
-                prev.message = capped(prev.message + "; " + std::string(rest), kMaxStoredLineBytes);
-            return {};
+        if (prev.message.size() < kMaxStoredLineBytes) {
+            const size_t before = prev.message.size();
+            prev.message = capped(prev.message + "; " + std::string(rest), kMaxStoredLineBytes);
+            m_budget->keptBytes += prev.message.size() - before;
         }
+        return;
     }
-    if (Status budget = checkBudget(lineNumber); !budget) return budget;
-    XidEvent& e = newEvent(rawLine, meta, lineNumber);
+    noteBoot(meta);
+    m_lastSxid.valid = true;
+    m_lastSxid.code = *code;
+    m_lastSxid.bus = bus;
+    const size_t estimate = estimatedBytes(rawLine, rest, lineNumber);
+    m_lastSxid.kept = admit(bus, XidEvent::Kind::SXid, *code, estimate);
+    if (!m_lastSxid.kept) return;
+    XidEvent e = makeEvent(rawLine, meta, lineNumber);
     e.kind = XidEvent::Kind::SXid;
-    e.code = code;
+    e.code = *code;
     e.busId = bus;
-    e.device = device;
+    e.device = capped(device, 64);
     e.message = capped(rest, kMaxStoredLineBytes);
-    m_storedBytes += e.message.size();
-    return {};
+    store(std::move(e), estimate);
 }
 
 KernelLogContents KernelLogParser::finish()
@@ -438,40 +433,69 @@ KernelLogContents KernelLogParser::finish()
         if (e.uuid.empty()) e.uuid = it->second.uuid;
         if (e.serial.empty()) e.serial = it->second.serial;
     }
+    for (const auto& [key, n] : m_tallies)
+        m_out.notKept.push_back({std::get<0>(key), XidEvent::Kind(std::get<1>(key)), std::get<2>(key), n});
+    const std::string& f = m_source;
+    auto at = [&](uint64_t line) { return f + ":" + std::to_string(line); };
+    if (m_malformed > kListedMalformed)
+        m_out.warnings.push_back(f + ": " + std::to_string(m_malformed - kListedMalformed) +
+                                 " more malformed Xid/SXid line(s) skipped");
+    if (m_foreignXid.count)
+        m_out.warnings.push_back(f + ": " + std::to_string(m_foreignXid.count) +
+                                 " line(s) not from the kernel mention \"NVRM: Xid\": ignored (first at " +
+                                 at(m_foreignXid.firstLine) + ")");
+    if (m_foreignOther.count)
+        m_out.warnings.push_back(
+            f + ": " + std::to_string(m_foreignOther.count) +
+            " line(s) not from the kernel mention an SXid or a GPU identity line: ignored "
+            "(first at " +
+            at(m_foreignOther.firstLine) + ")");
+    if (m_identitiesNotKept)
+        m_out.warnings.push_back(f + ": " + std::to_string(m_identitiesNotKept) +
+                                 " identity line(s) for more than " + std::to_string(kMaxGpus) +
+                                 " GPUs ignored");
     if (m_cutLines)
-        m_out.warnings.push_back(m_source + ": " + std::to_string(m_cutLines) + " line(s) longer than " +
+        m_out.warnings.push_back(f + ": " + std::to_string(m_cutLines) + " line(s) longer than " +
                                  std::to_string(kMaxLogLineBytes) + " bytes were cut");
     if (m_badJsonLines)
-        m_out.warnings.push_back(m_source + ": " + std::to_string(m_badJsonLines) +
+        m_out.warnings.push_back(f + ": " + std::to_string(m_badJsonLines) +
                                  " cut journal entr(y/ies) could not be read and were skipped");
     return std::move(m_out);
 }
 
 namespace {
 
-Result<KernelLogContents> readAll(LogLineReader& reader, const std::string& name)
+Result<KernelLogContents> readAll(LogLineReader& reader, const std::string& name, KernelLogBudget* budget)
 {
-    KernelLogParser parser(name);
+    KernelLogParser parser(name, budget);
+    if (budget)
+        reader.limitBytes(kMaxTotalLogBytes - std::min(budget->logBytes, kMaxTotalLogBytes),
+                          std::to_string(kMaxTotalLogBytes >> 30) + " GiB of log text across all inputs");
     std::string line;
     while (reader.next(line))
         if (Status s = parser.addLine(line, reader.lineNumber(), reader.lastLineCut()); !s) return s.error();
     if (!reader.status()) return reader.status().error();
-    return parser.finish();
+    if (budget) budget->logBytes += reader.decodedBytes();
+    KernelLogContents out = parser.finish();
+    if (reader.nulBytesSkipped())
+        out.warnings.push_back(name + ": " + std::to_string(reader.nulBytesSkipped()) +
+                               " NUL byte(s) skipped (the zero-filled blocks an unclean shutdown leaves)");
+    return out;
 }
 
 }  // namespace
 
-Result<KernelLogContents> readKernelLog(const std::string& path)
+Result<KernelLogContents> readKernelLog(const std::string& path, KernelLogBudget* budget)
 {
     auto reader = LogLineReader::open(path);
     if (!reader) return reader.error();
-    return readAll(**reader, path);
+    return readAll(**reader, path, budget);
 }
 
-Result<KernelLogContents> parseKernelLog(std::string bytes, const std::string& name)
+Result<KernelLogContents> parseKernelLog(std::string bytes, const std::string& name, KernelLogBudget* budget)
 {
     auto reader = LogLineReader::fromMemory(std::move(bytes), name);
-    return readAll(*reader, name);
+    return readAll(*reader, name, budget);
 }
 
 }  // namespace faultline

@@ -1,11 +1,15 @@
 #include "LogLineReader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "../io/SafeFiles.h"
 #include "HealthReport.h"
 
 namespace faultline {
@@ -29,13 +33,38 @@ LogLineReader::~LogLineReader()
     if (m_file) std::fclose(m_file);
 }
 
+Result<std::FILE*> openRegularInput(const std::string& path)
+{
+    if (Status s = checkRegularInput(path); !s) return s.error();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return fileError(path, "not a regular file", ErrorCode::Usage);
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    std::FILE* f = ::fdopen(fd, "rb");
+    if (!f) {
+        ::close(fd);
+        return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
+    }
+    return f;
+}
+
+void LogLineReader::limitBytes(uint64_t bytes, std::string what)
+{
+    m_limit = bytes;
+    m_limitWhat = std::move(what);
+}
+
 Result<std::unique_ptr<LogLineReader>> LogLineReader::open(const std::string& path)
 {
     std::unique_ptr<LogLineReader> r(new LogLineReader);
     r->m_path = path;
-    r->m_file = std::fopen(path.c_str(), "rb");
-    if (!r->m_file)
-        return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
+    auto file = openRegularInput(path);
+    if (!file) return file.error();
+    r->m_file = *file;
     if (!r->readRaw() && !r->m_status.ok()) return r->m_status.error();
     r->m_gzip = r->m_raw.size() >= 2 && r->m_raw[0] == 0x1f && r->m_raw[1] == 0x8b;
     return r;
@@ -163,6 +192,9 @@ bool LogLineReader::fill()
         m_status = fileError(m_path,
                              "more than " + std::to_string(kMaxLogBytes >> 20) + " MiB of log text; refused");
         more = false;
+    } else if (m_limit && m_decodedBytes > *m_limit) {
+        m_status = fileError(m_path, "more than " + m_limitWhat + "; refused");
+        more = false;
     }
     if (!more) m_end = true;
     return more;
@@ -179,22 +211,41 @@ bool LogLineReader::next(std::string& line)
             if (!any) return false;
             break;
         }
-        any = true;
+        if (m_inNulRun) {
+            const size_t start = m_bufferPos;
+            while (m_bufferPos < m_buffer.size() && m_buffer[m_bufferPos] == '\0') ++m_bufferPos;
+            m_nulBytes += m_bufferPos - start;
+            if (m_bufferPos == m_buffer.size()) continue;
+            m_inNulRun = false;
+        }
         const char* begin = m_buffer.data() + m_bufferPos;
         const size_t avail = m_buffer.size() - m_bufferPos;
         const void* nl = std::memchr(begin, '\n', avail);
-        const size_t take = nl ? size_t(static_cast<const char*>(nl) - begin) : avail;
+        size_t take = nl ? size_t(static_cast<const char*>(nl) - begin) : avail;
+        const void* nul = std::memchr(begin, '\0', take);
+        if (nul) take = size_t(static_cast<const char*>(nul) - begin);
         const size_t room = kMaxLogLineBytes > line.size() ? kMaxLogLineBytes - line.size() : 0;
         if (take > room) m_lastCut = true;
         line.append(begin, std::min(take, room));
+        any = any || take > 0;
         m_bufferPos += take;
+        if (nul) {
+            // The text before a NUL run is a line of its own; the run is skipped.
+            m_inNulRun = true;
+            if (any) break;
+            continue;
+        }
         if (nl) {
             ++m_bufferPos;
-            break;
+            ++m_newlines;
+            m_lineNumber = m_newlines;
+            any = true;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            return true;
         }
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    ++m_lineNumber;
+    m_lineNumber = m_newlines + 1;
     return true;
 }
 

@@ -1,10 +1,14 @@
 #pragma once
 // Reads a kernel log line by line, plain or gzip (several gzip members back to back, as
 // nvidia-bug-report.sh writes them), within bounds: a line longer than kMaxLogLineBytes keeps its
-// head and is flagged as cut; more than kMaxLogBytes of text is an error naming the file.
+// head and is flagged as cut; more than kMaxLogBytes of text (or more than the caller's limit
+// across files) is an error naming the file. A run of NUL bytes (the zero-filled blocks an unclean
+// shutdown leaves in a log) ends the text before it like a line end and is skipped, however long;
+// line numbers still count only '\n', so the text after the run keeps its line's number.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +22,8 @@ public:
     LogLineReader(const LogLineReader&) = delete;
     LogLineReader& operator=(const LogLineReader&) = delete;
 
-    // Opens `path`; a file starting with the gzip magic is decompressed.
+    // Opens `path` (a regular file: a FIFO or device is refused before it can block); a file
+    // starting with the gzip magic is decompressed.
     static Result<std::unique_ptr<LogLineReader>> open(const std::string& path);
     // Reads from memory (fuzzing, tests); `name` names it in errors.
     static std::unique_ptr<LogLineReader> fromMemory(std::string bytes, const std::string& name);
@@ -27,7 +32,12 @@ public:
     // (then status() says why, "FILE: problem").
     bool next(std::string& line);
     bool lastLineCut() const { return m_lastCut; }
+    // The line number (1-based, counting '\n') of the line next() returned.
     uint64_t lineNumber() const { return m_lineNumber; }
+    uint64_t nulBytesSkipped() const { return m_nulBytes; }
+    uint64_t decodedBytes() const { return m_decodedBytes; }
+    // At most `bytes` of text from this file, else the error "FILE: more than ... `what`".
+    void limitBytes(uint64_t bytes, std::string what);
     const Status& status() const { return m_status; }
     bool gzip() const { return m_gzip; }
 
@@ -57,8 +67,17 @@ private:
     uint64_t m_decodedBytes = 0;
     bool m_end = false;
     uint64_t m_lineNumber = 0;
+    uint64_t m_newlines = 0;  // '\n' consumed so far
+    bool m_inNulRun = false;
+    uint64_t m_nulBytes = 0;
+    std::optional<uint64_t> m_limit;  // besides kMaxLogBytes
+    std::string m_limitWhat;
     bool m_lastCut = false;
     Status m_status;
 };
+
+// Opens `path` for reading only when it is a regular file: checkRegularInput's message for
+// anything else, and opened without blocking, so a FIFO put there after the check cannot block.
+Result<std::FILE*> openRegularInput(const std::string& path);
 
 }  // namespace faultline

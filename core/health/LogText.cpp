@@ -5,9 +5,14 @@ namespace faultline {
 std::string validUtf8(std::string_view s, size_t n)
 {
     s = s.substr(0, n);
+    // Most log text is ASCII: copy that prefix at once.
+    size_t ascii = 0;
+    while (ascii < s.size() && static_cast<unsigned char>(s[ascii]) < 0x80) ++ascii;
+    if (ascii == s.size()) return std::string(s);
     std::string out;
     out.reserve(s.size());
-    size_t i = 0;
+    out.append(s.substr(0, ascii));
+    size_t i = ascii;
     while (i < s.size()) {
         const auto c = static_cast<unsigned char>(s[i]);
         size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;

@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <memory>
 #include <optional>
 
 #include "../Text.h"
 #include "BusId.h"
+#include "LogLineReader.h"
 #include "LogText.h"
 
 namespace faultline {
@@ -169,14 +171,20 @@ void readTelemetry(const pugi::xml_node& gpu, GpuCounters& c)
             if (auto v = numberOf(textOf(k))) c.clocksMHz[validUtf8(k.name(), 128)] = *v;
 }
 
-GpuHealthSnapshot readGpu(const pugi::xml_node& gpu, const pugi::xml_node& root, const std::string& source)
+// What the root says about every GPU of the file (read once: looking each up per <gpu> is
+// quadratic in the number of <gpu> elements when they are missing).
+struct RootFields {
+    std::string timestamp, driverVersion, cudaVersion;
+};
+
+GpuHealthSnapshot readGpu(const pugi::xml_node& gpu, const RootFields& root, const std::string& source)
 {
     GpuHealthSnapshot s;
     s.source = source;
-    s.timestamp = childText(root, "timestamp");
+    s.timestamp = root.timestamp;
     GpuIdentity& id = s.identity;
-    id.driverVersion = childText(root, "driver_version");
-    id.cudaVersion = childText(root, "cuda_version");
+    id.driverVersion = root.driverVersion;
+    id.cudaVersion = root.cudaVersion;
     id.product = childText(gpu, "product_name");
     id.architecture = childText(gpu, "product_architecture");
     id.serial = childText(gpu, "serial");
@@ -222,6 +230,10 @@ Result<std::vector<GpuHealthSnapshot>> parseNvidiaSmiXml(std::string_view xml, c
                              ": the DOCTYPE declares entities; refused (nvidia-smi never writes any)",
                          ErrorCode::Format};
     }
+    // The DOM costs about 64 bytes per node: bound the tags before parsing.
+    if (const size_t tags = size_t(std::count(xml.begin(), xml.end(), '<')); tags > kMaxXmlTags)
+        return fileError(source, "more than " + std::to_string(kMaxXmlTags) +
+                                     " XML tags; refused (not nvidia-smi -q -x output)");
     pugi::xml_document doc;
     // No parse_doctype, no entity expansion beyond the five predefined ones and character references.
     const unsigned options = pugi::parse_default & ~pugi::parse_doctype;
@@ -236,26 +248,35 @@ Result<std::vector<GpuHealthSnapshot>> parseNvidiaSmiXml(std::string_view xml, c
         return fileError(source, std::string("not nvidia-smi -q -x output (the root element is <") +
                                      (first ? first.name() : "") + ">, not <nvidia_smi_log>)");
     }
+    const RootFields fields{childText(root, "timestamp"), childText(root, "driver_version"),
+                            childText(root, "cuda_version")};
     std::vector<GpuHealthSnapshot> out;
-    for (pugi::xml_node gpu = root.child("gpu"); gpu; gpu = gpu.next_sibling("gpu"))
-        out.push_back(readGpu(gpu, root, source));
+    for (pugi::xml_node gpu = root.child("gpu"); gpu; gpu = gpu.next_sibling("gpu")) {
+        if (out.size() == kMaxGpus)
+            return fileError(source, "more than " + std::to_string(kMaxGpus) +
+                                         " <gpu> elements; refused (nvidia-smi -q -x lists one per GPU)");
+        out.push_back(readGpu(gpu, fields, source));
+    }
     if (out.empty()) return fileError(source, "nvidia-smi -q -x output without a <gpu> element");
     return out;
 }
 
 Result<std::vector<GpuHealthSnapshot>> readNvidiaSmiXml(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fileError(path, std::string("cannot open: ") + std::strerror(errno), ErrorCode::Io);
+    auto file = openRegularInput(path);
+    if (!file) return file.error();
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(*file, &std::fclose);
     std::string data;
     char buf[64 * 1024];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        data.append(buf, size_t(in.gcount()));
+    for (;;) {
+        const size_t got = std::fread(buf, 1, sizeof buf, in.get());
+        data.append(buf, got);
         if (data.size() > kMaxXmlBytes)
             return fileError(path, "larger than " + std::to_string(kMaxXmlBytes >> 20) +
                                        " MiB; not nvidia-smi -q -x output");
+        if (got < sizeof buf) break;
     }
-    if (in.bad()) return fileError(path, "read error", ErrorCode::Io);
+    if (std::ferror(in.get())) return fileError(path, "read error", ErrorCode::Io);
     return parseNvidiaSmiXml(data, path);
 }
 

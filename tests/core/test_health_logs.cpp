@@ -1,7 +1,8 @@
 // Kernel logs read into Xid/SXid events (core/health/KernelLogParser): every line shape the
 // driver writes, in dmesg (kernel stamps, -T, none), journalctl -k (text, -o json), and
 // nvidia-bug-report logs plain and as several gzip members; each field checked against the
-// hand-written fixtures in tests/fixtures/health. Malformed logs are errors naming file and line.
+// hand-written fixtures in tests/fixtures/health. Unreadable files and journal lines are errors
+// naming file and line; unreadable Xid lines are warnings naming them.
 #include <QtTest>
 
 #include "core/health/KernelLogParser.h"
@@ -234,8 +235,6 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("Xid line without a number") << "malformed-xid.log"
-                                                   << "malformed-xid.log:3: malformed Xid line";
         QTest::newRow("journal line that is not JSON") << "malformed-journal.json"
                                                        << "malformed-journal.json:2: not a journal entry";
         QTest::newRow("truncated gzip") << "truncated.log.gz"
@@ -243,7 +242,7 @@ private slots:
         QTest::newRow("garbage after gzip") << "trailing-garbage.log.gz"
                                             << "is not gzip";
         QTest::newRow("missing file") << "no-such-file.log"
-                                      << "no-such-file.log: cannot open";
+                                      << "no-such-file.log: no such file";
     }
     void errorsNameFileAndLine()
     {
@@ -254,6 +253,19 @@ private slots:
         const QString message = QString::fromStdString(log.message());
         QVERIFY2(message.contains(expected), qPrintable(message));
         QVERIFY2(message.startsWith(fixturePath(file)), qPrintable(message));
+    }
+
+    void malformedXidLineIsAWarningNamingFileAndLine()
+    {
+        QString error;
+        const KernelLogContents log = readOrFail("malformed-xid.log", &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(int(log.events.size()), 1);
+        QCOMPARE(int(log.warnings.size()), 1);
+        const QString warning = QString::fromStdString(log.warnings[0]);
+        QVERIFY2(
+            warning.startsWith(fixturePath("malformed-xid.log") + ":3: malformed Xid line (no Xid number)"),
+            qPrintable(warning));
     }
 
     void hugeLinesAreCutNotKept()

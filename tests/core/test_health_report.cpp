@@ -290,8 +290,9 @@ private slots:
         QTest::addColumn<QStringList>("logs");
         QTest::addColumn<QStringList>("xml");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("bad log after a good one") << QStringList{"dmesg-stamps.log", "malformed-xid.log"}
-                                                  << QStringList{} << "malformed-xid.log:3: ";
+        QTest::newRow("bad journal after a good log")
+            << QStringList{"dmesg-stamps.log", "malformed-journal.json"} << QStringList{}
+            << "malformed-journal.json:2: ";
         QTest::newRow("bad XML") << QStringList{"dmesg-stamps.log"} << QStringList{"malformed.xml"}
                                  << "malformed.xml:7: malformed XML";
         QTest::newRow("XML given as a log") << QStringList{"nvidia-smi-v12.xml"} << QStringList{} << "";
@@ -316,10 +317,14 @@ private slots:
     {
         auto missing = collectHealth(HealthInputs{{"/nonexistent/dmesg.log"}, {}, {}});
         QVERIFY(!missing.ok());
-        QCOMPARE(missing.error().code, ErrorCode::Io);
-        auto malformed = collectHealth(HealthInputs{paths({"malformed-xid.log"}), {}, {}});
+        QCOMPARE(missing.error().code, ErrorCode::Usage);
+        auto malformed = collectHealth(HealthInputs{paths({"malformed-journal.json"}), {}, {}});
         QVERIFY(!malformed.ok());
         QCOMPARE(malformed.error().code, ErrorCode::Format);
+        // An unreadable Xid line is a warning: the report still comes.
+        auto xid = collectHealth(HealthInputs{paths({"malformed-xid.log"}), {}, {}});
+        QVERIFY(xid.ok());
+        QCOMPARE(int(xid->warnings.size()), 1);
         auto xml = collectHealth(HealthInputs{{}, paths({"entities.xml"}), {}});
         QVERIFY(!xml.ok());
         QCOMPARE(xml.error().code, ErrorCode::Format);

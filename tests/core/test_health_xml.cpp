@@ -3,6 +3,7 @@
 // pending, failed or "N/A", the SRAM threshold flag, the recovery action, power sections under both
 // names); each field checked against tests/fixtures/health. Malformed XML, entity declarations and
 // other documents are errors naming the file (and line).
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include "core/health/NvidiaSmiXml.h"
@@ -136,7 +137,7 @@ private slots:
         QTest::newRow("a log, not XML") << "dmesg-plain.log"
                                         << "malformed XML: No document element found";
         QTest::newRow("missing") << "no-such.xml"
-                                 << "no-such.xml: cannot open";
+                                 << "no-such.xml: no such file";
     }
     void errors()
     {
@@ -172,6 +173,48 @@ private slots:
         auto s = parseNvidiaSmiXml(xml, "huge.xml");
         QVERIFY(!s.ok());
         QVERIFY2(QString::fromStdString(s.message()).startsWith("huge.xml: larger than"),
+                 s.message().c_str());
+    }
+
+    void manyGpuElementsAreLinearOrRefused_data()
+    {
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<QString>("error");
+        // Without <timestamp>, <driver_version> or <cuda_version>, each <gpu> used to search the
+        // root's children for them: 80,000 empty <gpu> elements took 148 s.
+        QTest::newRow("4,096 empty <gpu>") << 4096 << "";
+        QTest::newRow("80,000 empty <gpu>") << 80000 << "many.xml: more than 4096 <gpu> elements; refused";
+    }
+    void manyGpuElementsAreLinearOrRefused()
+    {
+        QFETCH(int, gpus);
+        QFETCH(QString, error);
+        std::string xml = "<nvidia_smi_log>";
+        for (int i = 0; i < gpus; ++i) xml += "<gpu/>";
+        xml += "</nvidia_smi_log>";
+        QElapsedTimer timer;
+        timer.start();
+        auto s = parseNvidiaSmiXml(xml, "many.xml");
+        const qint64 ms = timer.elapsed();
+        QVERIFY2(ms < 5000, qPrintable(QString("%1 ms").arg(ms)));
+        if (error.isEmpty()) {
+            QVERIFY2(s.ok(), s.ok() ? "" : s.message().c_str());
+            QCOMPARE(int(s->size()), gpus);
+        } else {
+            QVERIFY(!s.ok());
+            QVERIFY2(QString::fromStdString(s.message()).startsWith(error), s.message().c_str());
+        }
+    }
+
+    void tooManyTagsAreRefusedBeforeParsing()
+    {
+        // 64 MiB of empty elements would be about 16 million DOM nodes (1 GiB).
+        std::string xml = "<nvidia_smi_log><gpu>";
+        for (size_t i = 0; i < kMaxXmlTags; ++i) xml += "<a/>";
+        xml += "</gpu></nvidia_smi_log>";
+        auto s = parseNvidiaSmiXml(xml, "tags.xml");
+        QVERIFY(!s.ok());
+        QVERIFY2(QString::fromStdString(s.message()).startsWith("tags.xml: more than 4000000 XML tags"),
                  s.message().c_str());
     }
 };
