@@ -22,6 +22,7 @@
 #include "core/golden/AllReduceGolden.h"
 #include "core/golden/OpChecks.h"
 #include "core/golden/OpRegistry.h"
+#include "core/trace/TraceOps.h"
 
 namespace faultline::cuda {
 namespace {
@@ -456,90 +457,126 @@ private:
         return result;
     }
 
+    // The golden kernel of every op but gemm (runOnDevice) and the collectives through NCCL.
     int launchOther(OpRun& r, const std::string& op, golden::GoldenInputs in, const OpParams& p,
                     const std::vector<float*>& dIn, float* dOut, View2d view, int32_t* dSm,
                     DeviceBuffer& extra)
     {
-        if (op == "add")
-            return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm, m_stream);
-        if (op == "mul")
-            return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm, m_stream);
-        if (op == "silu")
-            return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm, m_stream);
-        if (op == "gelu") {
-            const auto approx = golden::paramString(op, p, "approximate", std::string("none"));
-            const ElementwiseKind kind =
-                approx && *approx == "tanh" ? ElementwiseKind::GeluTanh : ElementwiseKind::GeluErf;
-            return launchGoldenElementwise(kind, dIn[0], nullptr, dOut, view, dSm, m_stream);
-        }
-        if (op == "softmax") {
-            const bool hasScale = p.count("scale") != 0;
-            const auto scale =
-                hasScale ? golden::paramFloat(op, p, "scale", std::nullopt) : Result<float>(1.0f);
-            return launchGoldenSoftmax(dIn[0], dOut, view, hasScale, scale ? *scale : 1.0f, dSm, m_stream);
-        }
-        if (op == "layernorm") {
-            const auto eps = golden::paramEps(op, p, 1e-5);
-            return launchGoldenLayerNorm(dIn[0], dIn[1], dIn[2], dOut, view, eps ? *eps : 1e-5f, dSm,
-                                         m_stream);
-        }
-        if (op == "rmsnorm") {
-            const auto eps = golden::paramEps(op, p, std::nullopt);
-            return launchGoldenRmsNorm(dIn[0], dIn[1], dOut, view, eps ? *eps : 0.0f, dSm, m_stream);
-        }
-        if (op == "attention") {
-            // The shapes were validated by inferGoldenOutput (LinearOps.cpp's planAttention).
-            const auto& q = in[0].shape;
-            DeviceAttention a;
-            a.heads = int64_t(q[0] * q[1]);
-            a.sq = int64_t(q[2]);
-            a.sk = int64_t(in[1].shape[2]);
-            a.d = int64_t(q[3]);
-            a.dv = int64_t(in[2].shape[3]);
-            a.q = dIn[0];
-            a.k = dIn[1];
-            a.v = dIn[2];
-            a.out = dOut;
-            const auto causal = golden::paramBool(op, p, "causal", false);
-            const auto scale = golden::paramFloat(op, p, "scale", 1.0 / std::sqrt(double(q[3])));
-            a.causal = causal && *causal;
-            a.scale = scale ? *scale : 1.0f;
-            a.scratch = r.allocate<float>(
-                extra, attentionScratchFloats(uint64_t(a.heads) * uint64_t(a.sq), uint64_t(a.sk)));
-            a.tileSm = dSm;
-            if (!r.ok()) return 0;  // the allocation's error is recorded already
-            const int rc = launchGoldenAttention(a, m_stream);
-            // The scratch is freed when the caller returns: wait for the kernel first.
-            return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
-        }
-        if (op == "all_gather" || op == "broadcast") {
-            std::vector<const float*> ptrs(dIn.begin(), dIn.end());
-            if (op == "broadcast") {
-                const auto root = golden::paramDouble(op, p, "root", 0.0);  // validated by inferGoldenOutput
-                ptrs = {dIn[root ? size_t(*root) : 0]};
+        const auto kind = opKindOf(op);
+        if (!kind) return int(cudaErrorNotSupported);
+        switch (*kind) {  // no default: a new op kind does not compile until it is decided here
+            case OpKind::Gemm:
+                return int(cudaErrorNotSupported);  // runOnDevice runs it
+            case OpKind::Add:
+                return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm,
+                                               m_stream);
+            case OpKind::Mul:
+                return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm,
+                                               m_stream);
+            case OpKind::Silu:
+                return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm,
+                                               m_stream);
+            case OpKind::Gelu:
+                return launchGelu(op, p, dIn, dOut, view, dSm);
+            case OpKind::Softmax:
+                return launchSoftmax(op, p, dIn, dOut, view, dSm);
+            case OpKind::LayerNorm: {
+                const auto eps = golden::paramEps(op, p, 1e-5);
+                return launchGoldenLayerNorm(dIn[0], dIn[1], dIn[2], dOut, view, eps ? *eps : 1e-5f, dSm,
+                                             m_stream);
             }
-            const uint64_t perRank = golden::elementCountOf(in[0].shape);
-            const float* const* dPtrs =
-                r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
-            if (!r.ok()) return 0;
-            const int rc =
-                launchGoldenGather(dPtrs, int32_t(ptrs.size()), perRank, dOut, view, dSm, m_stream);
-            // The pointer array is freed when the caller returns: wait for the kernel first.
-            return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
-        }
-        if (op == "all_reduce" || op == "reduce_scatter") {
-            const auto name = golden::paramString(op, p, "reduce_op", std::string("sum"));
-            const auto reduce = name ? golden::parseReduceOp(*name) : std::nullopt;
-            std::vector<const float*> ptrs(dIn.begin(), dIn.end());
-            const float* const* dPtrs =
-                r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
-            if (!r.ok()) return 0;
-            const int rc = launchGoldenAllReduce(reduceKindOf(reduce ? *reduce : golden::ReduceOp::Sum),
-                                                 dPtrs, int32_t(ptrs.size()), dOut, view, dSm, m_stream);
-            // The pointer array is freed when the caller returns: wait for the kernel first.
-            return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
+            case OpKind::RmsNorm: {
+                const auto eps = golden::paramEps(op, p, std::nullopt);
+                return launchGoldenRmsNorm(dIn[0], dIn[1], dOut, view, eps ? *eps : 0.0f, dSm, m_stream);
+            }
+            case OpKind::Attention:
+                return launchAttention(r, op, in, p, dIn, dOut, dSm, extra);
+            case OpKind::AllGather:
+            case OpKind::Broadcast:
+                return launchGather(r, *kind, op, in, p, dIn, dOut, view, dSm, extra);
+            case OpKind::AllReduce:
+            case OpKind::ReduceScatter:
+                return launchAllReduce(r, op, p, dIn, dOut, view, dSm, extra);
         }
         return int(cudaErrorNotSupported);
+    }
+
+    int launchGelu(const std::string& op, const OpParams& p, const std::vector<float*>& dIn, float* dOut,
+                   View2d view, int32_t* dSm)
+    {
+        const auto approx = golden::paramString(op, p, "approximate", std::string("none"));
+        const ElementwiseKind kind =
+            approx && *approx == "tanh" ? ElementwiseKind::GeluTanh : ElementwiseKind::GeluErf;
+        return launchGoldenElementwise(kind, dIn[0], nullptr, dOut, view, dSm, m_stream);
+    }
+
+    int launchSoftmax(const std::string& op, const OpParams& p, const std::vector<float*>& dIn, float* dOut,
+                      View2d view, int32_t* dSm)
+    {
+        const bool hasScale = p.count("scale") != 0;
+        const auto scale = hasScale ? golden::paramFloat(op, p, "scale", std::nullopt) : Result<float>(1.0f);
+        return launchGoldenSoftmax(dIn[0], dOut, view, hasScale, scale ? *scale : 1.0f, dSm, m_stream);
+    }
+
+    int launchAttention(OpRun& r, const std::string& op, golden::GoldenInputs in, const OpParams& p,
+                        const std::vector<float*>& dIn, float* dOut, int32_t* dSm, DeviceBuffer& extra)
+    {
+        // The shapes were validated by inferGoldenOutput (LinearOps.cpp's planAttention).
+        const auto& q = in[0].shape;
+        DeviceAttention a;
+        a.heads = int64_t(q[0] * q[1]);
+        a.sq = int64_t(q[2]);
+        a.sk = int64_t(in[1].shape[2]);
+        a.d = int64_t(q[3]);
+        a.dv = int64_t(in[2].shape[3]);
+        a.q = dIn[0];
+        a.k = dIn[1];
+        a.v = dIn[2];
+        a.out = dOut;
+        const auto causal = golden::paramBool(op, p, "causal", false);
+        const auto scale = golden::paramFloat(op, p, "scale", 1.0 / std::sqrt(double(q[3])));
+        a.causal = causal && *causal;
+        a.scale = scale ? *scale : 1.0f;
+        a.scratch = r.allocate<float>(
+            extra, attentionScratchFloats(uint64_t(a.heads) * uint64_t(a.sq), uint64_t(a.sk)));
+        a.tileSm = dSm;
+        if (!r.ok()) return 0;  // the allocation's error is recorded already
+        const int rc = launchGoldenAttention(a, m_stream);
+        // The scratch is freed when the caller returns: wait for the kernel first.
+        return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
+    }
+
+    int launchGather(OpRun& r, OpKind kind, const std::string& op, golden::GoldenInputs in, const OpParams& p,
+                     const std::vector<float*>& dIn, float* dOut, View2d view, int32_t* dSm,
+                     DeviceBuffer& extra)
+    {
+        std::vector<const float*> ptrs(dIn.begin(), dIn.end());
+        if (kind == OpKind::Broadcast) {
+            const auto root = golden::paramDouble(op, p, "root", 0.0);  // validated by inferGoldenOutput
+            ptrs = {dIn[root ? size_t(*root) : 0]};
+        }
+        const uint64_t perRank = golden::elementCountOf(in[0].shape);
+        const float* const* dPtrs =
+            r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
+        if (!r.ok()) return 0;
+        const int rc = launchGoldenGather(dPtrs, int32_t(ptrs.size()), perRank, dOut, view, dSm, m_stream);
+        // The pointer array is freed when the caller returns: wait for the kernel first.
+        return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
+    }
+
+    int launchAllReduce(OpRun& r, const std::string& op, const OpParams& p, const std::vector<float*>& dIn,
+                        float* dOut, View2d view, int32_t* dSm, DeviceBuffer& extra)
+    {
+        const auto name = golden::paramString(op, p, "reduce_op", std::string("sum"));
+        const auto reduce = name ? golden::parseReduceOp(*name) : std::nullopt;
+        std::vector<const float*> ptrs(dIn.begin(), dIn.end());
+        const float* const* dPtrs =
+            r.uploadBytes<const float*>(extra, ptrs.data(), ptrs.size() * sizeof(const float*));
+        if (!r.ok()) return 0;
+        const int rc = launchGoldenAllReduce(reduceKindOf(reduce ? *reduce : golden::ReduceOp::Sum), dPtrs,
+                                             int32_t(ptrs.size()), dOut, view, dSm, m_stream);
+        // The pointer array is freed when the caller returns: wait for the kernel first.
+        return rc != 0 ? rc : int(cudaStreamSynchronize(m_stream));
     }
 
     TargetSpec m_spec;
@@ -559,7 +596,25 @@ private:
 
 bool cudaTargetHasOp(const std::string& op)
 {
-    return golden::findGoldenOp(op) != nullptr;
+    const auto kind = opKindOf(op);
+    if (!kind) return false;
+    switch (*kind) {  // no default: a new op kind does not compile until it is decided here
+        case OpKind::Gemm:
+        case OpKind::LayerNorm:
+        case OpKind::RmsNorm:
+        case OpKind::Softmax:
+        case OpKind::Gelu:
+        case OpKind::Silu:
+        case OpKind::Add:
+        case OpKind::Mul:
+        case OpKind::Attention:
+        case OpKind::AllReduce:
+        case OpKind::AllGather:
+        case OpKind::ReduceScatter:
+        case OpKind::Broadcast:
+            return true;
+    }
+    return false;
 }
 
 Result<std::unique_ptr<Target>> createCudaTarget(const TargetSpec& spec)

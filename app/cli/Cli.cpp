@@ -39,6 +39,7 @@ int run(int argc, char** argv)
     runners["sweep"] = addSweepCommand(app);
     runners["collective"] = addCollectiveCommand(app);
     runners["benchmark"] = addBenchmarkCommand(app);
+    runners["ops"] = addOpsCommand(app);
     app.require_subcommand(0, 1);
 
     try {

@@ -25,5 +25,6 @@ CommandRunner addMergeTracesCommand(CLI::App& app);
 CommandRunner addSweepCommand(CLI::App& app);
 CommandRunner addCollectiveCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
+CommandRunner addOpsCommand(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -12,19 +12,10 @@ namespace faultline::golden::ops {
     Result<std::vector<double>> bound##Name(GoldenInputs inputs, const OpParams& params, \
                                             const HostTensor& golden, const BoundOptions& options);
 
-FL_GOLDEN_OP_DECLARE(Gemm)
-FL_GOLDEN_OP_DECLARE(Attention)
-FL_GOLDEN_OP_DECLARE(LayerNorm)
-FL_GOLDEN_OP_DECLARE(RmsNorm)
-FL_GOLDEN_OP_DECLARE(Softmax)
-FL_GOLDEN_OP_DECLARE(Gelu)
-FL_GOLDEN_OP_DECLARE(Silu)
-FL_GOLDEN_OP_DECLARE(Add)
-FL_GOLDEN_OP_DECLARE(Mul)
-FL_GOLDEN_OP_DECLARE(AllReduce)
-FL_GOLDEN_OP_DECLARE(AllGather)
-FL_GOLDEN_OP_DECLARE(ReduceScatter)
-FL_GOLDEN_OP_DECLARE(Broadcast)
+// One declaration per row of core/trace/OpList.h: an op without its glue fails to link.
+#define FL_TRACE_OP(name, Glue, numerics, collective, signature, ...) FL_GOLDEN_OP_DECLARE(Glue)
+#include "../trace/OpList.h"
+#undef FL_TRACE_OP
 
 #undef FL_GOLDEN_OP_DECLARE
 

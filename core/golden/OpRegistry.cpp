@@ -11,56 +11,13 @@ namespace {
 
 const std::vector<GoldenOp>& registry()
 {
-    // THE list of golden ops. A new op: its kernel file, its glue (infer/run/bound), one row here.
+    // One row per op of THE list (core/trace/OpList.h): name, signature and parameters from the
+    // list, the glue (infer/run/bound) by the row's Glue name.
     static const std::vector<GoldenOp> table = {
-        {"gemm",
-         "gemm(A, B[, C])",
-         {"trans_a", "trans_b", "alpha", "beta", "out_dtype"},
-         ops::inferGemm,
-         ops::runGemm,
-         ops::boundGemm},
-        {"layernorm",
-         "layernorm(x, gamma, beta)",
-         {"eps"},
-         ops::inferLayerNorm,
-         ops::runLayerNorm,
-         ops::boundLayerNorm},
-        {"rmsnorm", "rmsnorm(x, gamma)", {"eps"}, ops::inferRmsNorm, ops::runRmsNorm, ops::boundRmsNorm},
-        {"softmax", "softmax(x)", {"scale"}, ops::inferSoftmax, ops::runSoftmax, ops::boundSoftmax},
-        {"gelu", "gelu(x)", {"approximate"}, ops::inferGelu, ops::runGelu, ops::boundGelu},
-        {"silu", "silu(x)", {}, ops::inferSilu, ops::runSilu, ops::boundSilu},
-        {"add", "add(x, y)", {}, ops::inferAdd, ops::runAdd, ops::boundAdd},
-        {"mul", "mul(x, y)", {}, ops::inferMul, ops::runMul, ops::boundMul},
-        {"attention",
-         "attention(q, k, v)",
-         {"causal", "scale"},
-         ops::inferAttention,
-         ops::runAttention,
-         ops::boundAttention},
-        {"all_reduce",
-         "all_reduce(x_rank0, x_rank1, ...)",
-         {"reduce_op", "ranks"},
-         ops::inferAllReduce,
-         ops::runAllReduce,
-         ops::boundAllReduce},
-        {"all_gather",
-         "all_gather(x_rank0, x_rank1, ...)",
-         {"ranks"},
-         ops::inferAllGather,
-         ops::runAllGather,
-         ops::boundAllGather},
-        {"reduce_scatter",
-         "reduce_scatter(x_rank0, x_rank1, ...)",
-         {"reduce_op", "ranks"},
-         ops::inferReduceScatter,
-         ops::runReduceScatter,
-         ops::boundReduceScatter},
-        {"broadcast",
-         "broadcast(x_rank0, x_rank1, ...)",
-         {"root", "ranks"},
-         ops::inferBroadcast,
-         ops::runBroadcast,
-         ops::boundBroadcast},
+#define FL_TRACE_OP(name, Glue, numerics, collective, signature, ...) \
+    {#name, signature, {__VA_ARGS__}, ops::infer##Glue, ops::run##Glue, ops::bound##Glue},
+#include "../trace/OpList.h"
+#undef FL_TRACE_OP
     };
     return table;
 }

@@ -1,5 +1,7 @@
 #include "RecordedNumerics.h"
 
+#include "../trace/TraceOps.h"
+
 namespace faultline::golden {
 
 namespace {
@@ -20,42 +22,52 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
 {
     RecordedJudgement j;
     const auto device = params.find("device_type");
-    if (device == params.end() || inputs.empty()) return j;
+    const TraceOpSpec* spec = findTraceOp(op);
+    if (device == params.end() || inputs.empty() || !spec) return j;
     const auto* deviceName = std::get_if<std::string>(&device->second);
     const bool cuda = deviceName && *deviceName == "cuda";
     const DType dtype = inputs[0].dtype;
     const bool narrow = dtype == DType::BFloat16 || dtype == DType::Float16;
     const double un = narrow ? unitRoundoff(dtype) : 0.0;
     const std::string type(dtypeName(dtype));
-    const bool product = op == "gemm" || op == "attention";
+    const bool product =
+        spec->numerics == OpNumerics::MatrixProduct || spec->numerics == OpNumerics::Attention;
     if (product && dtype == DType::Float32 && cuda && flag(params, "allow_tf32")) {
         j.options.tf32 = true;
         j.model = "TF32 operands (allow_tf32=1)";
     }
     if (!narrow) return j;
-    if (product) {
-        const bool narrowSum = !cuda || flag(params, "reduced_precision_reduction");
-        if (narrowSum) {
-            j.options.accumulationUnitRoundoff = un;
-            j.loose = true;
-            j.model = type + " accumulation (" +
-                      std::string(cuda ? "reduced_precision_reduction=1" : "PyTorch CPU kernels") +
-                      "): k u_" + type + " of sum |a||b|, loose";
+    switch (spec->numerics) {
+        case OpNumerics::MatrixProduct:
+        case OpNumerics::Attention: {
+            const bool narrowSum = !cuda || flag(params, "reduced_precision_reduction");
+            if (narrowSum) {
+                j.options.accumulationUnitRoundoff = un;
+                j.loose = true;
+                j.model = type + " accumulation (" +
+                          std::string(cuda ? "reduced_precision_reduction=1" : "PyTorch CPU kernels") +
+                          "): k u_" + type + " of sum |a||b|, loose";
+            }
+            if (spec->numerics == OpNumerics::Attention) {
+                j.options.operandUnitRoundoff = un;  // scaled q and the probabilities in the narrow type
+                j.options.intermediateUnitRoundoff = un;
+                j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+                if (j.model.empty()) j.model = type + " scores and probabilities";
+            }
+            break;
         }
-        if (op == "attention") {
-            j.options.operandUnitRoundoff = un;  // scaled q and the probabilities in the narrow type
+        case OpNumerics::Reduction:
+            j.options.accumulationUnitRoundoff = un;
+            j.model = type + " sums";
+            break;
+        case OpNumerics::OneRounding:
+        case OpNumerics::DataMovement:
+            break;  // one rounding each, or none: nothing to widen
+        case OpNumerics::Intermediates:
             j.options.intermediateUnitRoundoff = un;
             j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
-            if (j.model.empty()) j.model = type + " scores and probabilities";
-        }
-    } else if (op == "all_reduce" || op == "reduce_scatter") {
-        j.options.accumulationUnitRoundoff = un;
-        j.model = type + " sums";
-    } else if (op != "add" && op != "mul" && op != "all_gather" &&
-               op != "broadcast") {  // one rounding each, or none: nothing to widen
-        j.options.intermediateUnitRoundoff = un;
-        j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
-        j.model = type + " intermediates";
+            j.model = type + " intermediates";
+            break;
     }
     return j;
 }

@@ -21,6 +21,31 @@
 #include "TargetRunner.h"
 
 namespace faultline {
+namespace {
+
+constexpr std::string_view kScratchPrefix = "faultline-replay-";
+
+// Scratch directories are named faultline-replay-<pid>-XXXXXX after the orchestrator that made
+// them, and removed by their guardian when the orchestrator ends however it ends. One left by an
+// orchestrator whose guardian could not run (or by an older version) is removed by the next
+// campaign once that orchestrator is gone.
+void removeOrphanedScratchDirs(const std::filesystem::path& tmp)
+{
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(kScratchPrefix, 0) != 0 || !entry.is_directory(ec)) continue;
+        const std::string rest = name.substr(kScratchPrefix.size());
+        const size_t dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789") != dash) continue;
+        const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+        if (pid <= 0 || pid == long(::getpid())) continue;
+        if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+        std::filesystem::remove_all(entry.path(), ec);
+    }
+}
+
+}  // namespace
 
 Result<CampaignReport> Campaign::run()
 {
@@ -97,7 +122,10 @@ Result<CampaignReport> Campaign::run()
     std::optional<ScratchDirectory> ownScratch;
     std::string scratch = m_options.scratchDir;
     if (scratch.empty()) {
-        auto made = ScratchDirectory::create(ScratchDirectory::systemTemp(), "faultline-replay-");
+        const std::string tmp = ScratchDirectory::systemTemp();
+        removeOrphanedScratchDirs(tmp);
+        auto made =
+            ScratchDirectory::create(tmp, std::string(kScratchPrefix) + std::to_string(::getpid()) + "-");
         if (!made)
             return Error{"cannot create a scratch directory for worker outputs: " + made.error().message};
         ownScratch = std::move(*made);

@@ -10,34 +10,27 @@ namespace faultline {
 
 namespace {
 
-const std::map<std::string, std::vector<std::string_view>, std::less<>>& opTable()
+const std::vector<TraceOpSpec>& table()
 {
-    static const std::map<std::string, std::vector<std::string_view>, std::less<>> table = {
-        {"gemm", {"trans_a", "trans_b", "alpha", "beta", "out_dtype"}},
-        {"layernorm", {"eps"}},
-        {"rmsnorm", {"eps"}},
-        {"softmax", {"scale"}},
-        {"gelu", {"approximate"}},
-        {"silu", {}},
-        {"add", {}},
-        {"mul", {}},
-        {"attention", {"causal", "scale"}},
-        {"all_reduce", {"reduce_op", "ranks"}},
-        {"all_gather", {"ranks"}},
-        {"reduce_scatter", {"reduce_op", "ranks"}},
-        {"broadcast", {"root", "ranks"}},
+    static const std::vector<TraceOpSpec> rows = {
+#define FL_TRACE_OP(name, Glue, numerics, collective, signature, ...) \
+    {OpKind::Glue, #name, signature, {__VA_ARGS__}, OpNumerics::numerics, collective},
+#include "OpList.h"
+#undef FL_TRACE_OP
     };
-    return table;
+    return rows;
 }
 
-// What faultline_capture records on every op (docs/capture.md): how the aten call ran, not
-// what the op computes.
-const std::vector<std::string_view>& captureAttributes()
+}  // namespace
+
+const std::vector<std::string_view>& captureTraceOpAttributes()
 {
     static const std::vector<std::string_view> attributes = {"aten", "device_type", "call", "allow_tf32",
                                                              "reduced_precision_reduction"};
     return attributes;
 }
+
+namespace {
 
 std::string numberToString(double v)
 {
@@ -69,9 +62,56 @@ std::string listToString(const std::vector<T>& values, F format)
 
 }  // namespace
 
+std::span<const TraceOpSpec> traceOpTable()
+{
+    return table();
+}
+
+const TraceOpSpec* findTraceOp(std::string_view op)
+{
+    for (const TraceOpSpec& spec : table())
+        if (spec.name == op) return &spec;
+    return nullptr;
+}
+
+const TraceOpSpec& traceOpSpec(OpKind kind)
+{
+    return table()[size_t(kind)];
+}
+
+std::optional<OpKind> opKindOf(std::string_view op)
+{
+    const TraceOpSpec* spec = findTraceOp(op);
+    return spec ? std::optional<OpKind>(spec->kind) : std::nullopt;
+}
+
+std::string_view opName(OpKind kind)
+{
+    return traceOpSpec(kind).name;
+}
+
+std::string_view opNumericsName(OpNumerics n)
+{
+    switch (n) {
+        case OpNumerics::MatrixProduct:
+            return "matrix_product";
+        case OpNumerics::Attention:
+            return "attention";
+        case OpNumerics::Reduction:
+            return "reduction";
+        case OpNumerics::OneRounding:
+            return "one_rounding";
+        case OpNumerics::DataMovement:
+            return "data_movement";
+        case OpNumerics::Intermediates:
+            return "intermediates";
+    }
+    return "intermediates";
+}
+
 bool isKnownTraceOp(const std::string& op)
 {
-    return opTable().count(op) > 0;
+    return findTraceOp(op) != nullptr;
 }
 
 const std::vector<std::string_view>& commonTraceOpAttributes()
@@ -83,8 +123,8 @@ const std::vector<std::string_view>& commonTraceOpAttributes()
 const std::vector<std::string_view>& knownTraceOpParameters(const std::string& op)
 {
     static const std::vector<std::string_view> none;
-    const auto it = opTable().find(op);
-    return it == opTable().end() ? none : it->second;
+    const TraceOpSpec* spec = findTraceOp(op);
+    return spec ? spec->params : none;
 }
 
 bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute)
@@ -93,7 +133,7 @@ bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute
     if (std::find(common.begin(), common.end(), attribute) != common.end()) return true;
     const auto& known = knownTraceOpParameters(op);
     if (std::find(known.begin(), known.end(), attribute) != known.end()) return true;
-    const auto& capture = captureAttributes();
+    const auto& capture = captureTraceOpAttributes();
     return isKnownTraceOp(op) && std::find(capture.begin(), capture.end(), attribute) != capture.end();
 }
 

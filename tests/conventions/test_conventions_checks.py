@@ -2,6 +2,7 @@
 """The convention checks fail when a convention is violated: each check runs on a small tree
 with planted violations (and must name each one) and on the same tree without them (and must
 pass)."""
+import json
 import os
 import shutil
 import subprocess
@@ -90,8 +91,38 @@ def gpu_skips():
             expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})", p.stdout + p.stderr)
 
 
+def op_table():
+    ops = {"ops": [{"name": n} for n in ("gemm", "add", "mul")]}
+    docs = ("# File formats\n\n### Ops\n\n| op | inputs | parameters |\n|---|---|---|\n"
+            "| `gemm` | `[A, B]` | `trans_a` |\n| `add`, `mul` | `[x, y]` | none |\n\nAfter.\n")
+    mapping = 'def f():\n    return Mapped("gemm", [], {}, [], None)\n'
+    recorder = '_COLLECTIVES = {\n    "c10d::allgather_": "add",\n}\n'
+    with tempfile.TemporaryDirectory() as root:
+        write(root, "ops.json", json.dumps(ops))
+        write(root, "docs/formats.md", docs)
+        write(root, "python/faultline_capture/mapping.py", mapping)
+        write(root, "python/faultline_capture/recorder.py", recorder)
+        args = [sys.executable, os.path.join(HERE, "check_op_table.py"), root, "--ops-json",
+                os.path.join(root, "ops.json")]
+        p = subprocess.run(args, capture_output=True, text=True)
+        expect(p.returncode == 0, "op table: a consistent tree passes", p.stdout + p.stderr)
+
+        write(root, "docs/formats.md", docs.replace("| `add`, `mul` |", "| `add` |") + "\n")
+        write(root, "python/faultline_capture/mapping.py", mapping + '    return Mapped("frob", [], {}, [], None)\n')
+        write(root, "python/faultline_capture/recorder.py", recorder.replace('"add"', '"scatter"'))
+        p = subprocess.run(args, capture_output=True, text=True)
+        out = p.stdout + p.stderr
+        expect(p.returncode == 1, "op table: an op half added fails the check", out)
+        for needle in ("op 'mul' of the op table has no row",
+                       "mapping.py:3: the capture package writes op 'frob'",
+                       "recorder.py:2: the capture package writes op 'scatter'",
+                       "3 problem(s)"):
+            expect(needle in out, "op table names " + needle, out)
+
+
 if __name__ == "__main__":
     layering()
+    op_table()
     gpu_skips()
     if shutil.which("clang-format"):
         formatting()

@@ -1,0 +1,35 @@
+// THE list of trace v1 ops (docs/formats.md): one row per op, read by every part that needs the
+// op vocabulary. Adding an op is one row here; the rest follows from it or fails to build:
+//   - core/trace/TraceOps: the op's name, kind (OpKind) and known parameters;
+//   - core/golden/OpDefinitions.h and OpRegistry.cpp: the golden glue infer<Glue>, run<Glue> and
+//     bound<Glue> are declared from this row and registered; one not written fails to link;
+//   - core/golden/RecordedNumerics.cpp: how recorded settings widen the bound, by `numerics`;
+//   - kernels/CudaTarget.cpp: a switch over OpKind with no default, so a new kind fails to compile
+//     until the CUDA target says what it does with it (a kernel, or "not on cuda");
+//   - the capture package's aten mapping (python/faultline_capture/mapping.py): CTest's
+//     test_capture_op_table fails when it produces an op missing here (`faultline ops --json`);
+//   - docs/formats.md's op table: test_op_table_docs fails when a row is missing there.
+//
+// FL_TRACE_OP(name, Glue, numerics, collective, "signature", "param", ...)
+//   name        the op's name in traces (an identifier)
+//   Glue        the OpKind enumerator and the golden glue's name part (inferGemm, runGemm, boundGemm)
+//   numerics    OpNumerics: how the op computes, which decides what recorded settings do
+//   collective  whether its inputs are one tensor per rank (all_reduce, all_gather, ...)
+//   params      the parameters the op reads (other attributes of a known op are warnings)
+//
+// No include guard: included several times with different definitions of FL_TRACE_OP.
+FL_TRACE_OP(gemm, Gemm, MatrixProduct, false, "gemm(A, B[, C])", "trans_a", "trans_b", "alpha", "beta",
+            "out_dtype")
+FL_TRACE_OP(layernorm, LayerNorm, Intermediates, false, "layernorm(x, gamma, beta)", "eps")
+FL_TRACE_OP(rmsnorm, RmsNorm, Intermediates, false, "rmsnorm(x, gamma)", "eps")
+FL_TRACE_OP(softmax, Softmax, Intermediates, false, "softmax(x)", "scale")
+FL_TRACE_OP(gelu, Gelu, Intermediates, false, "gelu(x)", "approximate")
+FL_TRACE_OP(silu, Silu, Intermediates, false, "silu(x)")
+FL_TRACE_OP(add, Add, OneRounding, false, "add(x, y)")
+FL_TRACE_OP(mul, Mul, OneRounding, false, "mul(x, y)")
+FL_TRACE_OP(attention, Attention, Attention, false, "attention(q, k, v)", "causal", "scale")
+FL_TRACE_OP(all_reduce, AllReduce, Reduction, true, "all_reduce(x_rank0, x_rank1, ...)", "reduce_op", "ranks")
+FL_TRACE_OP(all_gather, AllGather, DataMovement, true, "all_gather(x_rank0, x_rank1, ...)", "ranks")
+FL_TRACE_OP(reduce_scatter, ReduceScatter, Reduction, true, "reduce_scatter(x_rank0, x_rank1, ...)",
+            "reduce_op", "ranks")
+FL_TRACE_OP(broadcast, Broadcast, DataMovement, true, "broadcast(x_rank0, x_rank1, ...)", "root", "ranks")
