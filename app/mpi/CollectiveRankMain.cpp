@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/collectives/CollectiveReplay.h"
-#include "core/evidence/Base64.h"
+#include "core/Base64.h"
 #include "core/replay/TargetSpec.h"
 
 using namespace faultline;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../Result.h"
-#include "../trace/Trace.h"
+#include "../AttrValue.h"
 
 namespace faultline::hdf5 {
 

@@ -15,7 +15,7 @@
 
 #include "../DType.h"
 #include "../Result.h"
-#include "../trace/Trace.h"
+#include "../AttrValue.h"
 
 namespace faultline {
 

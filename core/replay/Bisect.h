@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../Result.h"
-#include "../collectives/CollectiveInvariants.h"
+#include "CollectiveInvariants.h"
 #include "../compare/Divergence.h"
 #include "../trace/Trace.h"
 #include "ReplayVocabulary.h"

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "../AttrValue.h"
 #include "../Result.h"
 #include "../TensorFile.h"
 
@@ -21,11 +22,6 @@ struct TraceDevice {
     std::string name, uuid, serial, pciBusId, driverVersion, role;  // role: suspect | reference | ""
     std::map<std::string, std::string> extra;                       // any other string attributes
 };
-
-// An op attribute value: HDF5 scalar or 1-D attributes of integers, floats or strings.
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>>;
-std::string attrValueToString(const AttrValue& v);
 
 // One op: /ops/<NNNNNN>.
 struct TraceOp {

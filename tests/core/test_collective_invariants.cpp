@@ -4,7 +4,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/collectives/CollectiveInvariants.h"
+#include "core/replay/CollectiveInvariants.h"
 #include "core/replay/Bisect.h"
 #include "support/CollectiveTrace.h"
 

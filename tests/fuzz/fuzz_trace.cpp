@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/TensorFile.h"
-#include "core/collectives/CollectiveInvariants.h"
+#include "core/replay/CollectiveInvariants.h"
 #include "core/golden/CollectiveGolden.h"
 #include "core/io/SnapshotWriter.h"
 #include "core/trace/Trace.h"
