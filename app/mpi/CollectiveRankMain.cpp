@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "core/collectives/CollectiveReplay.h"
 #include "core/Base64.h"
+#include "core/collectives/CollectiveReplay.h"
 #include "core/replay/TargetSpec.h"
 
 using namespace faultline;

@@ -45,5 +45,4 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
                                                const ReproducerSuspect& suspect = {});
 
-
 }  // namespace faultline

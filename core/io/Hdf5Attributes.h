@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "../Result.h"
 #include "../AttrValue.h"
+#include "../Result.h"
 
 namespace faultline::hdf5 {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "../Result.h"
-#include "CollectiveInvariants.h"
 #include "../compare/Divergence.h"
 #include "../trace/Trace.h"
+#include "CollectiveInvariants.h"
 #include "ReplayVocabulary.h"
 
 namespace faultline {
