@@ -45,7 +45,7 @@ for _f in MAPPERS:
     _MAPPED_KIND[_f] = ("gemm" if _n in ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm") else
                         "layernorm" if _n == "aten::native_layer_norm" else
                         "rmsnorm" if "rms_norm" in _n else
-                        "softmax" if _n == "aten::_softmax" else
+                        "softmax" if _n in ("aten::_softmax", "aten::_safe_softmax") else
                         "attention" if "scaled_dot_product" in _n else
                         _n[len("aten::"):].rstrip("_"))
 
