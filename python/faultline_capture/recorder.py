@@ -35,7 +35,8 @@ _NO_ARITHMETIC = frozenset("aten::" + n for n in (
     "full_like", "fill_", "zero_", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
     "new_full", "scalar_tensor", "arange", "_local_scalar_dense", "resize_", "set_", "randn",
     "rand", "randint", "randperm", "normal_", "uniform_", "bernoulli_", "random_", "item",
-    "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_"))
+    "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_",
+    "_foreach_zero_", "_foreach_copy_"))
 
 # The trace op each mapped aten call becomes (for the `ops` filter before the call runs).
 _MAPPED_KIND = {}
@@ -44,7 +45,7 @@ for _f in MAPPERS:
     _MAPPED_KIND[_f] = ("gemm" if _n in ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm") else
                         "layernorm" if _n == "aten::native_layer_norm" else
                         "rmsnorm" if "rms_norm" in _n else
-                        "softmax" if _n == "aten::_softmax" else
+                        "softmax" if _n in ("aten::_softmax", "aten::_safe_softmax") else
                         "attention" if "scaled_dot_product" in _n else
                         _n[len("aten::"):].rstrip("_"))
 
@@ -61,6 +62,29 @@ def _returns_alias(func):
     if any(r.alias_info is not None for r in schema.returns):
         return "view"
     return None
+
+
+def _written(func, args, kwargs):
+    """The arguments an in-place or out= call writes, as (position or keyword name, value)."""
+    out = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        if not a.kwarg_only and i < len(args):
+            out.append((i, args[i]))
+        elif a.name in kwargs:
+            out.append((a.name, kwargs[a.name]))
+    return out
+
+
+def _snapshot(value):
+    """A copy of a tensor, or of a list of tensors, that an in-place call is about to
+    overwrite."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in value):
+        return type(value)(e.detach().clone() if isinstance(e, torch.Tensor) else e for e in value)
+    return value
 
 
 def _flat_tensors(values):
@@ -269,6 +293,11 @@ class record:
             return self._all_reduce(func, args, kwargs, record_it=True)
         if schema_name in _COLLECTIVES:
             return self._collective(func, args, kwargs, record_it=True)
+        if schema_name.startswith("profiler::"):
+            # torch.profiler.record_function's markers (torch.optim's step() enters one): no
+            # arithmetic, and torch 1.13's returns a handle tensor whose value differs per run.
+            self.skipped["profiler markers"] += 1
+            return func(*args, **kwargs)
         alias = _returns_alias(func)
         if alias == "view" or schema_name in _NO_ARITHMETIC or schema_name.startswith("c10d::"):
             self.skipped["views and data movement" if alias == "view" or schema_name in _NO_ARITHMETIC
@@ -281,14 +310,19 @@ class record:
         if why and (func not in MAPPERS or self._wanted(aten_name(func), name)):
             self.skipped[why] += 1
             return func(*args, **kwargs)
-        # In-place and out= calls: keep what they will overwrite.
+        # In-place and out= calls: keep what they will overwrite (lists of tensors too: the
+        # _foreach_*_ calls and fused optimizers, which return nothing).
         seen_args, seen_kwargs = args, kwargs
+        written = None
         if alias == "write":
-            seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args)
-            seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+            written = [k for k, _ in _written(func, args, kwargs)]
+            seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else
+                              _snapshot(a) if i in written else a for i, a in enumerate(args))
+            seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else
+                           _snapshot(v) if k in written else v for k, v in kwargs.items()}
         out = func(*args, **kwargs)
         try:
-            self._record(func, seen_args, seen_kwargs, out, name)
+            self._record(func, seen_args, seen_kwargs, out, name, written, args, kwargs)
         except Exception as e:  # the training step must not fail because recording did
             self.stopped = "recording failed at op %d (%s): %s: %s" % (
                 self._next_index, aten_name(func), type(e).__name__, e)
@@ -296,7 +330,10 @@ class record:
                           RuntimeWarning, stacklevel=3)
         return out
 
-    def _record(self, func, args, kwargs, out, name):
+    def _record(self, func, args, kwargs, out, name, written=None, after_args=(), after_kwargs=None):
+        """`args`, `kwargs`: what the call saw (copies of what it overwrote); `written`: the
+        positions and keyword names of the arguments it wrote, whose values after the call
+        are in `after_args`, `after_kwargs`."""
         mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
         if mapped is not None and self._wanted(mapped.op, name):
             mapped = None
@@ -308,11 +345,24 @@ class record:
                 return
             inputs = [t for t in _flat_tensors(list(args) + list(kwargs.values())) if is_storable(t)]
             outputs = [t for t in _flat_tensors(out if isinstance(out, (list, tuple)) else [out]) if is_storable(t)]
+            from_written = False
+            if not outputs and written:
+                # An in-place call that returns nothing (_foreach_add_, _fused_adamw_): its
+                # outputs are the tensors it wrote.
+                after_kwargs = after_kwargs or {}
+                values = [after_args[k] if isinstance(k, int) else after_kwargs[k] for k in written]
+                outputs = [t for t in _flat_tensors(values) if is_storable(t)]
+                from_written = True
             if not outputs:
                 self.skipped["no tensor output"] += 1
                 return
             positions = {id(t): i for i, t in enumerate(inputs)}
             call = generic_call(func, args, kwargs, lambda t: positions[id(t)]) if len(positions) == len(inputs) else None
+            if call is not None and from_written:
+                # rerun: the outputs are the written arguments after the call, when every
+                # tensor they hold was stored.
+                complete = len(outputs) == len(_flat_tensors(values))
+                call = dict(call, outputs=[{"written": list(written)}]) if complete else None
             params = {}
             self._write(kind, inputs, params, outputs, name, func, call, self.aten)
             return

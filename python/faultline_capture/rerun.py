@@ -57,9 +57,16 @@ def _func(name):
     return getattr(getattr(getattr(torch.ops, namespace), op), overload)
 
 
-def _outputs(result, spec):
+def _outputs(result, spec, args, kwargs):
     tensors = []
     for out in spec["outputs"]:
+        if "written" in out:
+            # An in-place call that returns nothing (_foreach_add_): the arguments it wrote.
+            for k in out["written"]:
+                value = args[k] if isinstance(k, int) else kwargs[k]
+                values = value if isinstance(value, (list, tuple)) else [value]
+                tensors.extend(v for v in values if isinstance(v, torch.Tensor))
+            continue
         which = out.get("result")
         if which == "all":
             values = result if isinstance(result, (list, tuple)) else [result]
@@ -102,7 +109,7 @@ def rerun(path, label, device, role="reference"):
                     func = _func(spec["func"])
                     args = [_resolve(r, inputs, device) for r in spec["args"]]
                     kwargs = {k: _resolve(r, inputs, device) for k, r in spec["kwargs"].items()}
-                    results = _outputs(func(*args, **kwargs), spec)
+                    results = _outputs(func(*args, **kwargs), spec, args, kwargs)
                 except Exception as e:  # a call this torch cannot make, a malformed entry
                     failed.append("ops/%s: %s: %s" % (index, type(e).__name__, e))
                     continue
