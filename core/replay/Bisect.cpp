@@ -135,6 +135,7 @@ void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutp
     const TensorComparer comparer(options);
     std::vector<size_t> differing;
     std::string firstDetail;
+    bool keptDiffering = false;  // b.divergence is of an output that differs
     for (size_t k = 0; k < suspectOutputs.size(); ++k) {
         auto recorded = loadTensor(*trace.file, suspectOutputs[k]);
         auto reference =
@@ -168,9 +169,10 @@ void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutp
         if (differs && firstDetail.empty())
             firstDetail = (suspectOutputs.size() > 1 ? "output " + std::to_string(k) + ": " : std::string()) +
                           d->signature.detail;
-        if ((differs && differing.size() == 1) || k == 0) {
+        if (differs ? !keptDiffering : !b.divergence) {
             b.output = k;
             b.divergence = std::move(d).value();
+            keptDiffering = differs;
         }
     }
     b.verdict = differing.empty() ? BisectVerdict::Ok : BisectVerdict::Divergent;
@@ -178,6 +180,7 @@ void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutp
         b.detail = b.divergence ? b.divergence->signature.detail : std::string();
         return;
     }
+    if (!keptDiffering) b.divergence.reset();  // only dtypes or shapes differ: no element comparison
     b.detail = firstDetail;
     if (differing.size() > 1) {
         std::string list;

@@ -47,6 +47,7 @@ TensorData data(const HostTensor& t)
 //   4 aten::other     peer reproducible = 0                   -> none, with the reason
 //   5 gemm            reproducible, one mantissa bit off      -> peer, divergent (inside the bound)
 //   6 gemm            no peer output                          -> golden
+//   7 aten::mystery   the peer's output has another shape     -> peer, divergent
 // `second`: a second rerun device `peer2` (identical outputs, reproducible).
 QString makePeerTrace(const QString& path, bool second = false)
 {
@@ -80,6 +81,7 @@ QString makePeerTrace(const QString& path, bool second = false)
         {"aten::other", {"x"}, {x}, {x}, 0},
         {"gemm", {"a", "b"}, {flipped(d, 9, 0)}, {d}, 1},
         {"gemm", {"a", "b"}, {d}, {}, std::nullopt},
+        {"aten::mystery", {"x", "y"}, {x}, {y}, 1},
     };
     for (size_t i = 0; i < rows.size(); ++i) {
         TraceOp op;
@@ -143,7 +145,7 @@ private slots:
         QVERIFY2(report, report ? "" : report.message().c_str());
         QCOMPARE(report->peer, std::string("peer"));
         const std::vector<BisectOp>& ops = report->ops;
-        QCOMPARE(ops.size(), size_t(7));
+        QCOMPARE(ops.size(), size_t(8));
 
         QCOMPARE(ops[0].judge, BisectJudge::GoldenBound);
         QCOMPARE(ops[0].verdict, BisectVerdict::Ok);
@@ -179,9 +181,14 @@ private slots:
         QCOMPARE(ops[6].judge, BisectJudge::GoldenBound);
         QVERIFY(ops[6].judgeReason.find("recorded no output") != std::string::npos);
 
+        QCOMPARE(ops[7].judge, BisectJudge::Peer);
+        QCOMPARE(ops[7].verdict, BisectVerdict::Divergent);
+        QVERIFY(!ops[7].divergence);
+        QCOMPARE(ops[7].detail, std::string("output 0 is float32 [5, 7], peer's float32 [3]"));
+
         QCOMPARE(report->firstDivergentOp, std::optional<size_t>(3));
-        QCOMPARE(report->checkedOps, size_t(6));
-        QCOMPARE(report->judgedBy[BisectJudge::Peer], size_t(3));
+        QCOMPARE(report->checkedOps, size_t(7));
+        QCOMPARE(report->judgedBy[BisectJudge::Peer], size_t(4));
         QCOMPARE(report->judgedBy[BisectJudge::GoldenBound], size_t(3));
         QCOMPARE(report->judgedBy[BisectJudge::None], size_t(1));
 
@@ -208,9 +215,9 @@ private slots:
         const nlohmann::json o = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(o["peer"].get<std::string>(), std::string("peer"));
         QCOMPARE(o["first_divergent_op"].get<int>(), 3);
-        QCOMPARE(o["checked_ops"].get<int>(), 6);
+        QCOMPARE(o["checked_ops"].get<int>(), 7);
         QCOMPARE(o["judged_by"],
-                 nlohmann::json({{"peer", 3}, {"golden_exact", 0}, {"golden_bound", 3}, {"none", 1}}));
+                 nlohmann::json({{"peer", 4}, {"golden_exact", 0}, {"golden_bound", 3}, {"none", 1}}));
         const nlohmann::json& ops = o["ops"];
         QCOMPARE(
             ops[2]["judge"],
@@ -232,7 +239,7 @@ private slots:
         QVERIFY2(text.contains("op 0 gemm layer.0: ok [golden bound, strict — peer peer did not reproduce"),
                  r.out.constData());
         QVERIFY2(text.contains("op 4 aten::other layer.4: skipped [no judge]"), r.out.constData());
-        QVERIFY2(text.contains("judged by: peer 3, golden_exact 0, golden_bound 3, none 1"),
+        QVERIFY2(text.contains("judged by: peer 4, golden_exact 0, golden_bound 3, none 1"),
                  r.out.constData());
 
         // --peer names the judge explicitly; --no-peer leaves the golden model alone.
