@@ -104,4 +104,21 @@ bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute
     return isKnownTraceOp(op) && std::find(capture.begin(), capture.end(), attribute) != capture.end();
 }
 
+OutputReproducibility outputReproducibility(const TraceOp& op, const std::string& label)
+{
+    OutputReproducibility out;
+    const auto attrs = op.outputAttributes.find(label);
+    if (attrs == op.outputAttributes.end()) return out;
+    auto integer = [&](const char* name) -> std::optional<int64_t> {
+        const auto it = attrs->second.find(name);
+        if (it == attrs->second.end()) return std::nullopt;
+        if (const int64_t* v = std::get_if<int64_t>(&it->second)) return *v;
+        return std::nullopt;
+    };
+    out.repeats = integer("repeats");
+    if (const std::optional<int64_t> r = integer("reproducible"); r && (*r == 0 || *r == 1))
+        out.reproducible = *r == 1;
+    return out;
+}
+
 }  // namespace faultline

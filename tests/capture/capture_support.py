@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -34,9 +35,9 @@ def run_faultline(*args):
     return p.returncode, p.stdout, p.stderr
 
 
-def bisect(trace, suspect):
-    """(exit code, JSON report) of `faultline bisect TRACE --suspect LABEL --json`."""
-    rc, out, err = run_faultline("bisect", trace, "--suspect", suspect, "--json")
+def bisect(trace, suspect, *options):
+    """(exit code, JSON report) of `faultline bisect TRACE --suspect LABEL --json [OPTIONS]`."""
+    rc, out, err = run_faultline("bisect", trace, "--suspect", suspect, "--json", *options)
     check(rc in (0, 1), "bisect %s exited %d: %s" % (trace, rc, err.strip()))
     return rc, json.loads(out)
 
@@ -153,6 +154,25 @@ def step(model, x):
     return loss
 
 
+def make_training(name, dtype, seed=0):
+    """A model, its input, class targets and an AdamW optimizer: one training step's parts."""
+    model, x = make(name, dtype, seed)
+    classes = x.shape[-1]
+    target = torch.randint(0, classes, x.shape[:-1], generator=torch.Generator().manual_seed(seed))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    return model, x, target, optimizer
+
+
+def train_step(model, x, target, optimizer):
+    """One whole training step: forward, cross-entropy loss (in float32), backward, AdamW."""
+    optimizer.zero_grad()
+    y = model(x)
+    loss = F.cross_entropy(y.reshape(-1, y.shape[-1]).float(), target.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
 # ---- corruption --------------------------------------------------------------------------------
 
 class FlipBits(TorchDispatchMode):
@@ -188,3 +208,25 @@ def flip(t, bit=None, count=8):
         bits = flat.view(int_type)
         mask = torch.tensor(1 << bit if bit < 31 else -(1 << 31), dtype=torch.int64).to(int_type)
         bits[idx] = bits[idx] ^ mask
+
+
+def unlink_output(f, path):
+    """Makes the dataset at `path` (an op output in h5py file `f`) its own copy: the recorder
+    hard-links an output that a later op reads to that op's input, and a planted corruption
+    must change the recorded output only."""
+    ds = f[path]
+    data, attrs = ds[()], dict(ds.attrs)
+    del f[path]
+    copy = f.create_dataset(path, data=data)
+    for k, v in attrs.items():
+        copy.attrs[k] = v
+
+
+def flip_recorded(f, path, element, bit):
+    """Flips bit `bit` of element `element` (flat index) of dataset `path` in h5py file `f`, in
+    place; flipping it again restores it."""
+    ds = f[path]
+    data = np.array(ds[()])
+    flat = data.reshape(-1).view({1: "u1", 2: "u2", 4: "u4", 8: "u8"}[data.dtype.itemsize])
+    flat[element] ^= flat.dtype.type(1 << bit)
+    ds[...] = data
