@@ -94,6 +94,19 @@ std::vector<double> layerNormBackwardErrorBound(LayerNormGrad which, const Layer
         }
         return bound;
     }
+    if (in.cpuRowChunks > 0) {  // PyTorch's CPU order: the spread of its FMA choices
+        std::vector<float> variant(static_cast<size_t>(n));
+        for (size_t j = 0; j < bound.size(); ++j) bound[j] = std::isfinite(golden[j]) ? 0.0 : kInf;
+        for (int fused = 1; fused < 4 && which == LayerNormGrad::Weight; ++fused) {
+            layerNormColumnSumsCpuOrder(which, in, (fused & 1) != 0, (fused & 2) != 0, variant.data());
+            for (int64_t j = 0; j < n; ++j) {
+                const size_t e = size_t(j);
+                const double v = double(roundToDType(out, variant[e]));
+                if (std::isfinite(golden[e])) bound[e] = std::max(bound[e], std::fabs(v - golden[e]));
+            }
+        }
+        return bound;
+    }
     const double rows = double(in.rows);
     for (int64_t j = 0; j < n; ++j) {
         double terms = 0, magnitudes = 0;  // sum |term| and, for weight, sum |dy| a (|x| + |mu|)

@@ -1,8 +1,10 @@
 #include "BackwardGolden.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "GoldenMath.h"
+#include "LossGolden.h"
 
 namespace faultline::golden {
 
@@ -41,13 +43,50 @@ void layerNormBackwardGolden(LayerNormGrad which, const LayerNormBackwardInput& 
             break;
         }
         case LayerNormGrad::Weight:
+            if (in.cpuRowChunks > 0) {
+                layerNormColumnSumsCpuOrder(which, in, false, false, out);
+                break;
+            }
             for (int64_t j = 0; j < n; ++j)
                 out[j] = treeSum([&](int64_t i) { return mulRn(in.dy[i * n + j], xhat(i, j)); }, in.rows);
             break;
         case LayerNormGrad::Bias:
+            if (in.cpuRowChunks > 0) {
+                layerNormColumnSumsCpuOrder(which, in, false, false, out);
+                break;
+            }
             for (int64_t j = 0; j < n; ++j)
                 out[j] = treeSum([&](int64_t i) { return in.dy[i * n + j]; }, in.rows);
             break;
+    }
+}
+
+void layerNormColumnSumsCpuOrder(LayerNormGrad which, const LayerNormBackwardInput& in, bool fuseInner,
+                                 bool fuseAdd, float* out)
+{
+    const int64_t n = in.n, rows = in.rows;
+    const int64_t chunks = std::max<int64_t>(1, std::min(in.cpuRowChunks, rows));
+    const int64_t size = rows == 0 ? 0 : (rows + chunks - 1) / chunks;
+    for (int64_t j = 0; j < n; ++j) {
+        float total = 0.0f;
+        for (int64_t t = 0; t < chunks; ++t) {
+            float partial = 0.0f;
+            for (int64_t i = t * size; i < std::min(rows, (t + 1) * size); ++i) {
+                const float dy = in.dy[i * n + j];
+                float sum = 0;
+                if (which == LayerNormGrad::Bias) {
+                    sum = partial + dy;
+                } else {
+                    const float a = in.rstd[i], x = in.x[i * n + j];
+                    const float b = -mulRn(a, in.mean[i]);
+                    const float inner = fuseInner ? fmaRn(a, x, b) : mulRn(a, x) + b;
+                    sum = fuseAdd ? fmaRn(dy, inner, partial) : partial + mulRn(dy, inner);
+                }
+                partial = roundToDType(in.partials, sum);
+            }
+            total = total + partial;
+        }
+        out[j] = total;
     }
 }
 

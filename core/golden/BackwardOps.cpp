@@ -92,7 +92,8 @@ struct LayerNormBackwardPlan {
 
 // [dy, x, mean, rstd, gamma, beta]: dy and x [..., n], mean and rstd one value per row (any shape,
 // e.g. the forward's [..., 1]), gamma and beta [n] (beta is not read: the call takes it).
-Result<LayerNormBackwardPlan> planLayerNormBackward(LayerNormGrad which, GoldenInputs in, bool load)
+Result<LayerNormBackwardPlan> planLayerNormBackward(LayerNormGrad which, GoldenInputs in, const OpParams& p,
+                                                    bool load)
 {
     const std::string_view op = layerNormGradName(which);
     if (Status s = checkCount(op, in, 6, 6, "6 inputs (dy, x, mean, rstd, gamma, beta)"); !s)
@@ -115,30 +116,38 @@ Result<LayerNormBackwardPlan> planLayerNormBackward(LayerNormGrad which, GoldenI
     if (Status s = checkVector(op, in, 5, "beta", n); !s) return s.error();
     plan.out =
         which == LayerNormGrad::Input ? OutputSpec{in[0].dtype, in[0].shape} : OutputSpec{in[4].dtype, {n}};
+    int64_t chunks = 0;
+    if (which != LayerNormGrad::Input) {  // grad_weight, grad_bias: PyTorch's CPU order, if recorded
+        Result<int64_t> order = paramInt(op, p, "cpu_order", 0);
+        if (!order) return order.error();
+        if (*order < 0 || *order > 65536)
+            return opError(op, "parameter cpu_order=" + std::to_string(*order) + " is not a thread count");
+        chunks = *order;
+    }
     if (!load) return plan;
     plan.dy = toFloatVector(in[0]);
     plan.x = toFloatVector(in[1]);
     plan.mean = toFloatVector(in[2]);
     plan.rstd = toFloatVector(in[3]);
     plan.gamma = toFloatVector(in[4]);
-    plan.in = {plan.dy.data(),    plan.x.data(),  plan.mean.data(), plan.rstd.data(),
-               plan.gamma.data(), plan.rows.rows, plan.rows.n};
+    plan.in = {plan.dy.data(), plan.x.data(), plan.mean.data(), plan.rstd.data(), plan.gamma.data(),
+               plan.rows.rows, plan.rows.n,   chunks,           plan.out.dtype};
     return plan;
 }
 
-Result<HostTensor> runLayerNormGrad(LayerNormGrad which, GoldenInputs in)
+Result<HostTensor> runLayerNormGrad(LayerNormGrad which, GoldenInputs in, const OpParams& p)
 {
-    Result<LayerNormBackwardPlan> plan = planLayerNormBackward(which, in, true);
+    Result<LayerNormBackwardPlan> plan = planLayerNormBackward(which, in, p, true);
     if (!plan) return plan.error();
     std::vector<float> out(size_t(elementCountOf(plan->out.shape)));
     layerNormBackwardGolden(which, plan->in, out.data());
     return fromFloatVector(plan->out.dtype, plan->out.shape, out);
 }
 
-Result<std::vector<double>> boundLayerNormGrad(LayerNormGrad which, GoldenInputs in, const HostTensor& golden,
-                                               const BoundOptions& o)
+Result<std::vector<double>> boundLayerNormGrad(LayerNormGrad which, GoldenInputs in, const OpParams& p,
+                                               const HostTensor& golden, const BoundOptions& o)
 {
-    Result<LayerNormBackwardPlan> plan = planLayerNormBackward(which, in, true);
+    Result<LayerNormBackwardPlan> plan = planLayerNormBackward(which, in, p, true);
     if (!plan) return plan.error();
     if (Status s = checkGolden(layerNormGradName(which), plan->out, golden); !s) return s.error();
     return layerNormBackwardErrorBound(which, plan->in, toDoubleVector(golden), plan->out.dtype, o);
@@ -146,52 +155,52 @@ Result<std::vector<double>> boundLayerNormGrad(LayerNormGrad which, GoldenInputs
 
 }  // namespace
 
-Result<OutputSpec> inferLayerNormBackwardInput(GoldenInputs in, const OpParams&)
+Result<OutputSpec> inferLayerNormBackwardInput(GoldenInputs in, const OpParams& p)
 {
-    return outputOf(planLayerNormBackward(LayerNormGrad::Input, in, false));
+    return outputOf(planLayerNormBackward(LayerNormGrad::Input, in, p, false));
 }
 
-Result<HostTensor> runLayerNormBackwardInput(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
+Result<HostTensor> runLayerNormBackwardInput(GoldenInputs in, const OpParams& p, const GoldenRunOptions&)
 {
-    return runLayerNormGrad(LayerNormGrad::Input, in);
+    return runLayerNormGrad(LayerNormGrad::Input, in, p);
 }
 
-Result<std::vector<double>> boundLayerNormBackwardInput(GoldenInputs in, const OpParams&,
+Result<std::vector<double>> boundLayerNormBackwardInput(GoldenInputs in, const OpParams& p,
                                                         const HostTensor& golden, const BoundOptions& o)
 {
-    return boundLayerNormGrad(LayerNormGrad::Input, in, golden, o);
+    return boundLayerNormGrad(LayerNormGrad::Input, in, p, golden, o);
 }
 
-Result<OutputSpec> inferLayerNormBackwardWeight(GoldenInputs in, const OpParams&)
+Result<OutputSpec> inferLayerNormBackwardWeight(GoldenInputs in, const OpParams& p)
 {
-    return outputOf(planLayerNormBackward(LayerNormGrad::Weight, in, false));
+    return outputOf(planLayerNormBackward(LayerNormGrad::Weight, in, p, false));
 }
 
-Result<HostTensor> runLayerNormBackwardWeight(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
+Result<HostTensor> runLayerNormBackwardWeight(GoldenInputs in, const OpParams& p, const GoldenRunOptions&)
 {
-    return runLayerNormGrad(LayerNormGrad::Weight, in);
+    return runLayerNormGrad(LayerNormGrad::Weight, in, p);
 }
 
-Result<std::vector<double>> boundLayerNormBackwardWeight(GoldenInputs in, const OpParams&,
+Result<std::vector<double>> boundLayerNormBackwardWeight(GoldenInputs in, const OpParams& p,
                                                          const HostTensor& golden, const BoundOptions& o)
 {
-    return boundLayerNormGrad(LayerNormGrad::Weight, in, golden, o);
+    return boundLayerNormGrad(LayerNormGrad::Weight, in, p, golden, o);
 }
 
-Result<OutputSpec> inferLayerNormBackwardBias(GoldenInputs in, const OpParams&)
+Result<OutputSpec> inferLayerNormBackwardBias(GoldenInputs in, const OpParams& p)
 {
-    return outputOf(planLayerNormBackward(LayerNormGrad::Bias, in, false));
+    return outputOf(planLayerNormBackward(LayerNormGrad::Bias, in, p, false));
 }
 
-Result<HostTensor> runLayerNormBackwardBias(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
+Result<HostTensor> runLayerNormBackwardBias(GoldenInputs in, const OpParams& p, const GoldenRunOptions&)
 {
-    return runLayerNormGrad(LayerNormGrad::Bias, in);
+    return runLayerNormGrad(LayerNormGrad::Bias, in, p);
 }
 
-Result<std::vector<double>> boundLayerNormBackwardBias(GoldenInputs in, const OpParams&,
+Result<std::vector<double>> boundLayerNormBackwardBias(GoldenInputs in, const OpParams& p,
                                                        const HostTensor& golden, const BoundOptions& o)
 {
-    return boundLayerNormGrad(LayerNormGrad::Bias, in, golden, o);
+    return boundLayerNormGrad(LayerNormGrad::Bias, in, p, golden, o);
 }
 
 // ---- gelu_backward, silu_backward ------------------------------------------------------------------

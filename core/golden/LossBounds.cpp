@@ -179,8 +179,9 @@ std::vector<double> nllLossBackwardErrorBound(const NllLossInput& in, std::span<
 
 std::vector<double> embeddingBackwardErrorBound(const float* grad, const int64_t* idx, int64_t count,
                                                 int64_t dim, int64_t numWeights, int64_t padding,
-                                                bool scaleByFrequency, std::span<const double> golden,
-                                                DType out, const BoundOptions& options)
+                                                bool scaleByFrequency, bool cpuOrder,
+                                                std::span<const double> golden, DType out,
+                                                const BoundOptions& options)
 {
     std::vector<double> bound(size_t(numWeights * dim), 0.0);
     std::vector<int64_t> uses(size_t(numWeights), 0);
@@ -200,7 +201,7 @@ std::vector<double> embeddingBackwardErrorBound(const float* grad, const int64_t
                 bound[e] = kInf;
                 continue;
             }
-            if (terms <= 1) continue;  // +0 + g (times 1): exact
+            if (terms <= 1 || cpuOrder) continue;  // +0 + g (times 1), or the production's order: exact
             // Any order of the c - 1 adds; the golden adds in index order (a chain, not its tree).
             // Rigorous: with scale_grad_by_freq each term carries the scale's rounding and the
             // product's (gamma_2), then the sum's.

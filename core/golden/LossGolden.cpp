@@ -6,9 +6,7 @@
 
 namespace faultline::golden {
 
-namespace {
-
-float roundTo(DType t, float v)
+float roundToDType(DType t, float v)
 {
     if (t == DType::Float32) return v;
     std::byte bytes[8];
@@ -17,6 +15,8 @@ float roundTo(DType t, float v)
     convertToFloat(t, bytes, &back, 1);
     return back;
 }
+
+namespace {
 
 bool ignored(const NllLossInput& in, int64_t i)
 {
@@ -107,7 +107,7 @@ void nllLossBackwardGolden(const NllLossInput& in, const float* grad, float tota
                 v = in.weight ? mulRn(classWeight(in, i), -grad[0]) : -grad[0];
                 break;
             case LossReduction::Mean: {
-                const float q = roundTo(out, -divRn(grad[0], totalWeight));
+                const float q = roundToDType(out, -divRn(grad[0], totalWeight));
                 v = in.weight ? mulRn(classWeight(in, i), q) : q;
                 break;
             }
@@ -123,7 +123,8 @@ void embeddingGolden(const float* weight, int64_t dim, const int64_t* idx, int64
 }
 
 void embeddingBackwardGolden(const float* grad, const int64_t* idx, int64_t count, int64_t dim,
-                             int64_t numWeights, int64_t padding, bool scaleByFrequency, float* out)
+                             int64_t numWeights, int64_t padding, bool scaleByFrequency, float* out,
+                             DType partials)
 {
     for (int64_t e = 0; e < numWeights * dim; ++e) out[e] = 0.0f;
     std::vector<int64_t> counts(scaleByFrequency ? size_t(numWeights) : 0, 0);
@@ -136,9 +137,9 @@ void embeddingBackwardGolden(const float* grad, const int64_t* idx, int64_t coun
         const float* g = grad + i * dim;
         if (scaleByFrequency) {
             const float scale = float(1.0 / double(counts[size_t(k)]));
-            for (int64_t c = 0; c < dim; ++c) row[c] = fmaRn(g[c], scale, row[c]);
+            for (int64_t c = 0; c < dim; ++c) row[c] = roundToDType(partials, fmaRn(g[c], scale, row[c]));
         } else {
-            for (int64_t c = 0; c < dim; ++c) row[c] = row[c] + g[c];
+            for (int64_t c = 0; c < dim; ++c) row[c] = roundToDType(partials, row[c] + g[c]);
         }
     }
 }

@@ -16,8 +16,10 @@
 //                         weights
 //   embedding             out[i, :] = weight[idx_i, :]
 //   embedding_backward    gw[k, :] = sum over i with idx_i = k != padding_idx of g[i, :], added
-//                         in ascending i from +0 (PyTorch 1.13's CPU order); scale_grad_by_freq:
-//                         each g[i, :] times float(1 / count(k)), fused into the add
+//                         in ascending i from +0 (PyTorch's CPU order); scale_grad_by_freq:
+//                         each g[i, :] times float(1 / count(k)), fused into the add. With
+//                         `partials` narrow (cpu_order=1: what PyTorch 1.13 and 2.15's CPU kernel
+//                         does in bf16/fp16, checked bit for bit) every partial sum is rounded to it
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -56,6 +58,9 @@ void nllLossBackwardGolden(const NllLossInput& in, const float* grad, float tota
 void embeddingGolden(const float* weight, int64_t dim, const int64_t* idx, int64_t count, float* out);
 // grad: count x dim; out: numWeights x dim, written whole. padding < 0: none.
 void embeddingBackwardGolden(const float* grad, const int64_t* idx, int64_t count, int64_t dim,
-                             int64_t numWeights, int64_t padding, bool scaleByFrequency, float* out);
+                             int64_t numWeights, int64_t padding, bool scaleByFrequency, float* out,
+                             DType partials = DType::Float32);
+// v rounded once to `t` and widened back (float32: v).
+float roundToDType(DType t, float v);
 
 }  // namespace faultline::golden

@@ -307,6 +307,7 @@ struct EmbeddingPlan {
     std::vector<int64_t> idx;
     int64_t dim = 0, numWeights = 0, padding = -1;
     bool scaleByFrequency = false;
+    bool cpuOrder = false;  // PyTorch's CPU order with narrow partial sums (not with scale_grad_by_freq)
 };
 
 Status checkIndices(std::string_view op, const std::vector<int64_t>& idx, int64_t rows)
@@ -359,6 +360,11 @@ Result<EmbeddingPlan> planEmbedding(bool backward, GoldenInputs in, const OpPara
     Result<bool> scale = paramBool(op, p, "scale_grad_by_freq", false);
     if (!scale) return scale.error();
     plan.scaleByFrequency = *scale;
+    Result<int64_t> order = paramInt(op, p, "cpu_order", 0);
+    if (!order) return order.error();
+    if (*order != 0 && *order != 1)
+        return opError(op, "parameter cpu_order=" + std::to_string(*order) + " is not 0 or 1");
+    plan.cpuOrder = *order == 1 && !plan.scaleByFrequency;
     if (Status s = checkIndices(op, plan.idx, plan.numWeights); !s) return s.error();
     plan.out = {t.dtype, {uint64_t(plan.numWeights), t.shape.back()}};
     if (Status s = checkOutputSize(op, plan.out.shape); !s) return s.error();
@@ -406,7 +412,8 @@ Result<HostTensor> runEmbeddingBackward(GoldenInputs in, const OpParams& p, cons
     const std::vector<float> g = toFloatVector(in[0]);
     std::vector<float> out(size_t(elementCountOf(plan->out.shape)));
     embeddingBackwardGolden(g.data(), plan->idx.data(), int64_t(plan->idx.size()), plan->dim,
-                            plan->numWeights, plan->padding, plan->scaleByFrequency, out.data());
+                            plan->numWeights, plan->padding, plan->scaleByFrequency, out.data(),
+                            plan->cpuOrder ? plan->out.dtype : DType::Float32);
     return fromFloatVector(plan->out.dtype, plan->out.shape, out);
 }
 
@@ -419,7 +426,7 @@ Result<std::vector<double>> boundEmbeddingBackward(GoldenInputs in, const OpPara
     const std::vector<float> g = toFloatVector(in[0]);
     return embeddingBackwardErrorBound(g.data(), plan->idx.data(), int64_t(plan->idx.size()), plan->dim,
                                        plan->numWeights, plan->padding, plan->scaleByFrequency,
-                                       toDoubleVector(golden), plan->out.dtype, o);
+                                       plan->cpuOrder, toDoubleVector(golden), plan->out.dtype, o);
 }
 
 }  // namespace faultline::golden::ops

@@ -15,7 +15,9 @@
 //                      narrow accumulation only with reduced_precision_reduction=1
 //   narrow sums        (embedding_backward, nll_loss, layernorm weight/bias gradients) of bf16/
 //                      fp16 on cpu: PyTorch's CPU kernels keep the partial sums in the narrow
-//                      type (loose: (terms - 1) u of sum |x|); on cuda: float sums, narrow steps
+//                      type (loose: (terms - 1) u of sum |x|) unless the capture recorded
+//                      cpu_order (the golden model then follows that order bit for bit); on
+//                      cuda: float sums, narrow steps
 //   all_reduce, reduce_scatter
 //                      of bf16/fp16 ranks: the sum in the narrow type
 #include <string>

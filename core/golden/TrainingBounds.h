@@ -26,7 +26,8 @@
 //   nll_loss_bw mean   1 ulp of the output (2 with class weights: the quotient may or may not be
 //                      rounded to the output type before the product)
 //   embedding_bw       per output element of a row that c > 1 indices add to:
-//                      gamma_{c-1} sum|g| (+ 2u_s sum|g| with scale_grad_by_freq)
+//                      gamma_{c-1} sum|g| (+ 2u_s sum|g| with scale_grad_by_freq); with cpu_order
+//                      (the golden in PyTorch's CPU order, narrow partial sums): 0
 //   layernorm grads    a = rstd, mu = mean, P = sum_k |gamma_k dy_k|,
 //                      Q = sum_k |gamma_k dy_k|(|x_k| + |mu|) (the uncentred form's magnitudes, as
 //                      PyTorch's CPU and CUDA kernels compute b x + c with b = (db mu - ds) a^3 / n):
@@ -34,7 +35,9 @@
 //                      ec = |mu| eb + u_s|mu||b| + a/n (gamma + 4u_s) P + u_s|c|,
 //                      dx_j = 4u_s a|gamma_j dy_j| + |x_j| eb + 2u_s|b||x_j| + ec + u_s|dx_j|;
 //                      weight: gamma_rows sum_i |dy (x - mu) a| + 4u_s sum_i |dy| a (|x| + |mu|);
-//                      bias: gamma_rows sum_i |dy|
+//                      bias: gamma_rows sum_i |dy|; with cpu_order (PyTorch's CPU order emulated):
+//                      the largest difference between the FMA choices its compilers may make (0
+//                      for bias, and wherever the choices agree)
 //   gelu/silu bw       every step of PyTorch's formula (BackwardGolden.h) propagated to first
 //                      order, functions within f, constants rounded once (u)
 // Results below the normal range add an absolute term per rounding (2^-150 in float, the narrow
@@ -65,10 +68,12 @@ std::vector<double> nllLossTotalWeightErrorBound(const NllLossInput& in, std::sp
                                                  DType out, const BoundOptions& options);
 std::vector<double> nllLossBackwardErrorBound(const NllLossInput& in, std::span<const double> golden,
                                               DType out);
+// cpuOrder: the golden followed PyTorch's CPU order with narrow partial sums (bound 0).
 std::vector<double> embeddingBackwardErrorBound(const float* grad, const int64_t* idx, int64_t count,
                                                 int64_t dim, int64_t numWeights, int64_t padding,
-                                                bool scaleByFrequency, std::span<const double> golden,
-                                                DType out, const BoundOptions& options);
+                                                bool scaleByFrequency, bool cpuOrder,
+                                                std::span<const double> golden, DType out,
+                                                const BoundOptions& options);
 std::vector<double> layerNormBackwardErrorBound(LayerNormGrad which, const LayerNormBackwardInput& in,
                                                 std::span<const double> golden, DType out,
                                                 const BoundOptions& options);

@@ -236,6 +236,15 @@ def _map_attention(func, args, kwargs, out):
 
 _INDEX_DTYPES = (torch.int64, torch.int32)
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+# torch versions whose CPU kernels were checked bit for bit against the golden model's emulation of
+# their narrow-type summation order (embedding_dense_backward; native_layer_norm_backward's weight
+# and bias gradients, bfloat16): the capture records `cpu_order` there, and the golden model
+# follows that order instead of bounding any order.
+_CPU_ORDER_TORCH = ("1.13.", "2.15.")
+
+
+def _cpu_order_known(t, dtypes):
+    return t.device.type == "cpu" and t.dtype in dtypes and torch.__version__.startswith(_CPU_ORDER_TORCH)
 
 
 def _indices(t):
@@ -292,6 +301,8 @@ def _map_embedding_backward(func, args, kwargs, out):
     if not _golden(grad, out) or not _indices(idx) or grad.dim() == 0:
         return None
     params = {"num_weights": num_weights, "padding_idx": padding_idx, "scale_grad_by_freq": int(scale)}
+    if not scale and _cpu_order_known(grad, (torch.bfloat16, torch.float16)):
+        params["cpu_order"] = 1  # each index's rows added in index order, partial sums rounded
     call = _spec(func, [_ref(0), _ref(1), {"value": num_weights}, {"value": padding_idx}, {"value": scale}])
     return Mapped("embedding_backward", [grad, idx], params, [out], call)
 
@@ -373,12 +384,14 @@ def _map_layer_norm_backward(func, args, kwargs, out):
             _ref(4, ["reshape", shape]) if weight is not None else {"none": True},
             _ref(5, ["reshape", shape]) if bias is not None else {"none": True},
             {"value": [bool(m) for m in mask]}]
+    # The weight and bias gradients' partial sums: in bf16 per thread's chunk of rows.
+    sums = {"cpu_order": torch.get_num_threads()} if _cpu_order_known(x, (torch.bfloat16,)) else {}
     mapped = []
     for k, (op, view) in enumerate((("layernorm_backward_input", flat), ("layernorm_backward_weight", [n]),
                                     ("layernorm_backward_bias", [n]))):
         if not mask[k] or out[k] is None or not _golden(out[k]):
             continue
-        mapped.append(Mapped(op, inputs, {}, [out[k].reshape(view)],
+        mapped.append(Mapped(op, inputs, dict(sums) if k else {}, [out[k].reshape(view)],
                              _spec(func, refs, outputs=[{"result": k, "transform": [["reshape", view]]}])))
     return mapped or None
 

@@ -85,10 +85,16 @@ class TestGoldenLoss : public QObject {
 private slots:
     void torchReferencesInsideBound()
     {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        FL_WRITE_FIXTURE(QStringLiteral("golden_torch_reference.py"), QStringList{dir.path()});
-        QFile m(dir.filePath("cases.json"));
+        // FAULTLINE_TORCH_REFERENCE_DIR: cases another torch wrote (golden_torch_reference.py DIR
+        // run by that torch's python), judged instead of this python's.
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString dir = qEnvironmentVariableIsSet("FAULTLINE_TORCH_REFERENCE_DIR")
+                                ? qEnvironmentVariable("FAULTLINE_TORCH_REFERENCE_DIR")
+                                : tmp.path();
+        if (dir == tmp.path())
+            FL_WRITE_FIXTURE(QStringLiteral("golden_torch_reference.py"), QStringList{dir});
+        QFile m(dir + "/cases.json");
         QVERIFY(m.open(QIODevice::ReadOnly));
         const QJsonArray cases = QJsonDocument::fromJson(m.readAll()).array();
         QVERIFY(cases.size() > 80);
@@ -101,8 +107,8 @@ private slots:
             QString error;
             std::vector<HostTensor> inputs;
             for (const QJsonValue i : c["inputs"].toArray())
-                inputs.push_back(readTensor(dir.path(), i.toObject(), &error));
-            const HostTensor torch = readTensor(dir.path(), c["output"].toObject(), &error);
+                inputs.push_back(readTensor(dir, i.toObject(), &error));
+            const HostTensor torch = readTensor(dir, c["output"].toObject(), &error);
             QVERIFY2(error.isEmpty(), qPrintable(name + ": " + error));
             const OpParams p = readParams(c["params"].toObject());
             const Result<HostTensor> golden = runGolden(op, inputs, p);
@@ -118,7 +124,9 @@ private slots:
             const std::vector<double> recorded = doubles(torch);
             const BoundCheck r = check(recorded, *golden, *bound);
             QVERIFY2(r.violations == 0, qPrintable(name + ": " + describe(r, recorded, *golden, *bound)));
-            Tally& t = tally[op + "/" + std::string(dtypeName(torch.dtype))];
+            // Cases judged in PyTorch's CPU order (cpu_order) are counted apart.
+            const std::string kind = op + (p.count("cpu_order") ? "[cpu_order]" : "");
+            Tally& t = tally[kind + "/" + std::string(dtypeName(torch.dtype))];
             if (r.worstRatio > t.worst) {
                 t.worst = r.worstRatio;
                 t.worstCase = name;
@@ -126,7 +134,7 @@ private slots:
             // Flip each watched bit of up to 16 elements of torch's output (both directions, as the
             // bits are): the judge must see it.
             Tally& d = detection[std::string(dtypeName(torch.dtype))];
-            Tally& dOp = detection[op + "/" + std::string(dtypeName(torch.dtype))];
+            Tally& dOp = detection[kind + "/" + std::string(dtypeName(torch.dtype))];
             const std::vector<double> g = doubles(*golden);
             const uint64_t n = torch.elementCount();
             for (uint64_t k = 0; k < std::min<uint64_t>(n, 16); ++k) {
@@ -158,6 +166,16 @@ private slots:
         QVERIFY(detection["float32"].seen >= detection["float32"].flips * 95 / 100);
         QVERIFY(detection["bfloat16"].seen >= detection["bfloat16"].flips * 70 / 100);
         QVERIFY(detection["float16"].seen >= detection["float16"].flips * 95 / 100);
+        // In PyTorch's CPU order (torch 1.13 and 2.15 record cpu_order) narrow sums are judged bit
+        // for bit: every flip seen.
+        for (const char* op :
+             {"embedding_backward[cpu_order]/bfloat16", "embedding_backward[cpu_order]/float16",
+              "layernorm_backward_weight[cpu_order]/bfloat16",
+              "layernorm_backward_bias[cpu_order]/bfloat16"}) {
+            if (!detection.count(op)) continue;  // another torch: no cpu_order cases
+            QVERIFY2(detection[op].seen == detection[op].flips, op);
+            QCOMPARE(tally[op].worst, 0.0);
+        }
         // the bounds are not absurdly wide where torch's kernels compute in another order
         QVERIFY(tally["layernorm_backward_input/float32"].worst > 1e-3);
         QVERIFY(tally["log_softmax/float32"].worst > 1e-3);
