@@ -72,6 +72,8 @@ std::string_view opNumericsName(OpNumerics n)
             return "data_movement";
         case OpNumerics::Intermediates:
             return "intermediates";
+        case OpNumerics::NarrowSums:
+            return "narrow_sums";
     }
     return "intermediates";
 }

@@ -27,6 +27,8 @@ enum class OpNumerics {
     OneRounding,    // an exact operation rounded once (add, mul): nothing to widen
     DataMovement,   // bytes moved without arithmetic (all_gather, broadcast): nothing to widen
     Intermediates,  // norms, softmax, activations: intermediates in the op's dtype
+    NarrowSums,     // sums PyTorch's CPU kernels accumulate in the op's dtype (layernorm weight/bias
+                    // gradients, embedding backward, nll_loss): also narrow accumulation there
 };
 
 struct TraceOpSpec {
@@ -45,7 +47,8 @@ const TraceOpSpec* findTraceOp(std::string_view op);
 const TraceOpSpec& traceOpSpec(OpKind kind);
 std::optional<OpKind> opKindOf(std::string_view op);
 std::string_view opName(OpKind kind);
-// "matrix_product", "attention", "reduction", "one_rounding", "data_movement", "intermediates".
+// "matrix_product", "attention", "reduction", "one_rounding", "data_movement", "intermediates",
+// "narrow_sums".
 std::string_view opNumericsName(OpNumerics n);
 
 // Attributes every op group may carry: op, inputs, name, phase.

@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import environment
 from .dtypes import is_storable
-from .mapping import MAPPERS, aten_name, generic_call, map_op
+from .mapping import MAPPERS, TRAINING_TRACE_OPS, aten_name, generic_call, map_op
 from .module_names import ModuleNames
 from .trace_file import TraceFile
 
@@ -47,6 +47,7 @@ for _f in MAPPERS:
                         "rmsnorm" if "rms_norm" in _n else
                         "softmax" if _n in ("aten::_softmax", "aten::_safe_softmax") else
                         "attention" if "scaled_dot_product" in _n else
+                        TRAINING_TRACE_OPS[_n] if _n in TRAINING_TRACE_OPS else
                         _n[len("aten::"):].rstrip("_"))
 
 _state = threading.local()
@@ -274,6 +275,9 @@ class record:
         return self._names.backward_name() if self._phase == "backward" else self._names.forward_name()
 
     def _wanted(self, kind, name):
+        if isinstance(kind, tuple):  # a call that becomes several trace ops: wanted if one is
+            whys = [self._wanted(k, name) for k in kind]
+            return None if None in whys else whys[0]
         if self.ops is not None and kind not in self.ops and not (kind.startswith("aten::") and "aten" in self.ops):
             return "not in ops"
         if self.modules is not None and not any(name == m or name.startswith(m + ".") for m in self.modules):
@@ -335,8 +339,9 @@ class record:
         positions and keyword names of the arguments it wrote, whose values after the call
         are in `after_args`, `after_kwargs`."""
         mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
-        if mapped is not None and self._wanted(mapped.op, name):
-            mapped = None
+        # A mapper may return several ops (one per output of the call): each is written.
+        mapped = [m for m in (mapped if isinstance(mapped, list) else [mapped] if mapped is not None else [])
+                  if not self._wanted(m.op, name)] or None
         if mapped is None:
             kind = aten_name(func)
             why = self._wanted(kind, name)
@@ -366,7 +371,8 @@ class record:
             params = {}
             self._write(kind, inputs, params, outputs, name, func, call, self.aten)
             return
-        self._write(mapped.op, mapped.inputs, mapped.params, mapped.outputs, name, func, mapped.call, self.kept)
+        for m in mapped:
+            self._write(m.op, m.inputs, m.params, m.outputs, name, func, m.call, self.kept)
 
     def _write(self, op, inputs, params, outputs, name, func, call, counter):
         import json

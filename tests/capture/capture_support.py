@@ -123,6 +123,45 @@ class SdpaBlock(nn.Module):
         return x + self.out(a.transpose(1, 2).reshape(b, t, d))
 
 
+class TinyGpt(nn.Module):
+    """A GPT language model, small: token and position embeddings, two pre-norm blocks, a final
+    layernorm and an untied lm head. `loss` is the cross-entropy of the next-token logits (in the
+    model's dtype), targets equal to -1 ignored, as nanoGPT writes it."""
+
+    def __init__(self, vocab=64, d=32, heads=4, layers=2, context=16):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(context, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+    def loss(self, idx, targets):
+        logits = self(idx)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
+
+
+def gpt_batch(vocab=64, batch=2, context=16, seed=0):
+    """(idx, targets) of a tiny GPT step: random tokens, the next token as the target, the last
+    position of each sequence ignored (-1)."""
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, vocab, (batch, context + 1), generator=g)
+    idx, targets = tokens[:, :-1].clone(), tokens[:, 1:].clone()
+    targets[:, -1] = -1
+    return idx, targets
+
+
+def gpt_step(model, idx, targets):
+    """Forward, cross-entropy and backward of one GPT training step."""
+    loss = model.loss(idx, targets)
+    loss.backward()
+    return loss
+
+
 def encoder_layer():
     """PyTorch's own transformer layer (a model this package was not written against)."""
     return nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
