@@ -165,6 +165,21 @@ def _map_softmax(func, args, kwargs, out):
     return Mapped("softmax", [x.movedim(dim, last)], {}, [out.movedim(dim, last)], call)
 
 
+def _map_safe_softmax(func, args, kwargs, out):
+    """aten::_safe_softmax(self, dim, dtype=None), torch >= 2.5's softmax in the math attention:
+    _softmax, except that a row entirely -inf gives 0 instead of NaN (such rows are not mapped)."""
+    x, dim = args[0], int(args[1])
+    dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+    if dtype is not None and dtype != x.dtype:
+        return None
+    if not _golden(x, out) or x.dim() == 0 or bool(torch.isneginf(x).all(dim).any()):
+        return None
+    m = _map_softmax(func, [x, dim, False], {}, out)
+    if m is not None:
+        m.call["args"][2] = {"none": True}  # the same call again: dtype None
+    return m
+
+
 def _map_unary(op):
     def mapper(func, args, kwargs, out):
         x = args[0]
@@ -204,10 +219,15 @@ def _map_attention(func, args, kwargs, out):
     bound.update(kwargs)
     q, k, v = bound.get("query"), bound.get("key"), bound.get("value")
     y = out[0] if isinstance(out, (tuple, list)) else out
-    if bound.get("attn_mask") is not None or float(bound.get("dropout_p", 0.0) or 0.0) != 0.0:
+    # A mask or bias (attn_mask; attn_bias in torch 2.x's CUDA kernels) and dropout are not what
+    # the attention op computes.
+    if bound.get("attn_mask") is not None or bound.get("attn_bias") is not None \
+            or float(bound.get("dropout_p", 0.0) or 0.0) != 0.0:
         return None
     if not _golden(q, k, v, y) or q.dim() not in (3, 4) or not (q.dim() == k.dim() == v.dim()):
         return None
+    if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2]:
+        return None  # grouped-query attention (enable_gqa): k and v have fewer heads
     d = q.shape[-1]
     scale = bound.get("scale")
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
@@ -486,9 +506,15 @@ def _table():
     add("add_", "Tensor", _map_add)
     add("mul", "Tensor", _map_mul)
     add("mul_", "Tensor", _map_mul)
+    # torch 1.13's and 2.x's attention calls; the fused kernels return the output first (the
+    # CPU kernel of 2.x: output, logsumexp).
     for name in ("_scaled_dot_product_attention_forward", "_scaled_dot_product_attention_math",
-                 "scaled_dot_product_attention", "_scaled_dot_product_attention"):
+                 "scaled_dot_product_attention", "_scaled_dot_product_attention",
+                 "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+                 "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                 "_scaled_dot_product_fused_attention_overrideable"):
         add(name, "default", _map_attention)
+    add("_safe_softmax", "default", _map_safe_softmax)
     _add_training_ops(add)
     return table
 
