@@ -103,10 +103,39 @@ void judgeByGolden(const Trace& trace, const TraceOp& op, const std::string& sus
     b.divergence = std::move(d).value();
 }
 
-// Why `peer` cannot judge the op bit for bit ("" when it can): no output for the op, fewer
-// outputs than the suspect recorded, or determinism not shown.
-std::string peerCannotJudge(const TraceOp& op, const std::string& peer, size_t suspectOutputs)
+const TraceDevice* deviceOf(const Trace& trace, const std::string& label)
 {
+    for (const TraceDevice& d : trace.devices)
+        if (d.label == label) return &d;
+    return nullptr;
+}
+
+std::string extraOf(const TraceDevice* d, const char* key)
+{
+    if (!d) return {};
+    const auto it = d->extra.find(key);
+    return it == d->extra.end() ? std::string() : it->second;
+}
+
+// Why `peer` cannot judge the op bit for bit ("" when it can): it ran on another kind of device
+// than the op was recorded on, or (CUDA) another GPU model than the suspect, so its kernels may
+// differ legitimately; no output for the op; fewer outputs than the suspect recorded; or
+// determinism not shown.
+std::string peerCannotJudge(const Trace& trace, const TraceOp& op, const std::string& peer,
+                            const std::string& suspect, size_t suspectOutputs)
+{
+    const TraceDevice* peerDevice = deviceOf(trace, peer);
+    const std::string peerType = extraOf(peerDevice, "device_type");
+    const auto recordedType = op.params.find("device_type");
+    if (!peerType.empty() && recordedType != op.params.end()) {
+        const auto* type = std::get_if<std::string>(&recordedType->second);
+        if (type && *type != peerType)
+            return "peer " + peer + " ran on " + peerType + ", the op was recorded on " + *type;
+    }
+    const TraceDevice* suspectDevice = deviceOf(trace, suspect);
+    if (peerType == "cuda" && peerDevice && suspectDevice && !peerDevice->name.empty() &&
+        !suspectDevice->name.empty() && peerDevice->name != suspectDevice->name)
+        return "peer " + peer + " is a " + peerDevice->name + ", the suspect a " + suspectDevice->name;
     const auto outs = op.outputs.find(peer);
     if (outs == op.outputs.end() || outs->second.empty()) return "peer " + peer + " recorded no output";
     const OutputReproducibility r = outputReproducibility(op, peer);
@@ -278,7 +307,9 @@ Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& option
         const bool recorded = outs != op.outputs.end() && !outs->second.empty() && trace.file;
         // Why the peer did not judge ("" when it did, or there is no peer).
         const std::string peerMissing =
-            recorded && !report.peer.empty() ? peerCannotJudge(op, report.peer, outs->second.size()) : "";
+            recorded && !report.peer.empty()
+                ? peerCannotJudge(trace, op, report.peer, suspect, outs->second.size())
+                : "";
         if (!recorded) {
             b.verdict = BisectVerdict::Skipped;
             b.detail = suspect + " recorded no output for this op";

@@ -205,6 +205,84 @@ private slots:
         QCOMPARE(golden->ops[5].judge, BisectJudge::GoldenBound);
     }
 
+    // A peer that ran on another kind of device than the op was recorded on, or another GPU model
+    // than the suspect, may legitimately differ bit for bit: the golden model judges, saying why.
+    void peerOfOtherHardwareDoesNotJudge_data()
+    {
+        QTest::addColumn<QString>("suspectName");
+        QTest::addColumn<QString>("peerName");
+        QTest::addColumn<QString>("peerType");
+        QTest::addColumn<QString>("recordedType");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("cpu peer, cuda capture") << "NVIDIA H100"
+                                                << "cpu"
+                                                << "cpu"
+                                                << "cuda"
+                                                << "ran on cpu";
+        QTest::newRow("another GPU model") << "NVIDIA H100"
+                                           << "NVIDIA A100"
+                                           << "cuda"
+                                           << "cuda"
+                                           << "is a NVIDIA A100, the suspect a NVIDIA H100";
+        QTest::newRow("same model judges") << "NVIDIA H100"
+                                           << "NVIDIA H100"
+                                           << "cuda"
+                                           << "cuda"
+                                           << "";
+    }
+    void peerOfOtherHardwareDoesNotJudge()
+    {
+        QFETCH(QString, suspectName);
+        QFETCH(QString, peerName);
+        QFETCH(QString, peerType);
+        QFETCH(QString, recordedType);
+        QFETCH(QString, reason);
+        const QString path =
+            m_dir.filePath("hardware-" + QString::number(qHash(peerName + peerType)) + ".h5");
+        const HostTensor a = test::randomNormalTensor({8, 8}, 1), b = test::randomNormalTensor({8, 8}, 2);
+        const HostTensor d = gemmDouble(a, b);
+        auto w = TraceWriter::create(path.toStdString());
+        QVERIFY(w);
+        QVERIFY(w->addDevice({"gpu1",
+                              suspectName.toStdString(),
+                              "",
+                              "",
+                              "",
+                              "",
+                              "suspect",
+                              {{"device_type", recordedType.toStdString()}}}));
+        QVERIFY(w->addDevice({"peer",
+                              peerName.toStdString(),
+                              "",
+                              "",
+                              "",
+                              "",
+                              "reference",
+                              {{"source", "rerun"}, {"device_type", peerType.toStdString()}}}));
+        QVERIFY(w->addTensor("a", data(a)));
+        QVERIFY(w->addTensor("b", data(b)));
+        TraceOp op;
+        op.index = 0;
+        op.op = "gemm";
+        op.inputs = {"a", "b"};
+        op.params["device_type"] = recordedType.toStdString();
+        QVERIFY(w->addOp(op, {{"gpu1", {data(d)}}, {"peer", {data(d)}}}));
+        QVERIFY(w->setOutputAttribute(0, "peer", "repeats", int64_t(2)));
+        QVERIFY(w->setOutputAttribute(0, "peer", "reproducible", int64_t(1)));
+        QVERIFY(w->close());
+        auto trace = readTrace(path.toStdString());
+        QVERIFY(trace);
+        auto report = bisectTrace(*trace, std::string("gpu1"));
+        QVERIFY2(report, report ? "" : report.message().c_str());
+        if (reason.isEmpty()) {
+            QCOMPARE(report->ops[0].judge, BisectJudge::Peer);
+        } else {
+            QCOMPARE(report->ops[0].judge, BisectJudge::GoldenBound);
+            QVERIFY2(QString::fromStdString(report->ops[0].judgeReason).contains(reason),
+                     report->ops[0].judgeReason.c_str());
+        }
+    }
+
     void jsonAndTextNameTheJudge()
     {
         const QString path = m_dir.filePath("cli.h5");
