@@ -344,10 +344,11 @@ Torch113Plan planBatched(const Torch113Call& c, const Torch113Environment& env)
 
 // ---- the kernels (§3), per output element --------------------------------------------------
 
-// Column-major view of one matrix problem (§2.1): opA m x k, opB k x n, cc m x n.
+// Column-major view of one matrix problem (§2.1): opA m x k, opB k x n, cc m x n. Stored as rows
+// of opA and rows of opB^T (each element's k terms contiguous).
 struct ColumnMajor {
     int64_t m = 0, n = 0, k = 0;
-    std::vector<float> opA, opB, cc;  // row-major storage of the logical column-major operands
+    std::vector<float> opA, opBt, cc;  // m x k, n x k, m x n
 };
 
 ColumnMajor columnMajor(bool tc, int64_t M, int64_t N, int64_t K, const float* a, const float* b,
@@ -355,48 +356,51 @@ ColumnMajor columnMajor(bool tc, int64_t M, int64_t N, int64_t K, const float* a
 {
     ColumnMajor v;
     v.k = K;
-    if (tc) {  // C^T (N x M) = B^T A^T
-        v.m = N;
-        v.n = M;
+    v.m = tc ? N : M;
+    v.n = tc ? M : N;
+    if (tc) {  // C^T (N x M) = B^T A^T: opA = B^T, opB^T = A
         v.opA.resize(size_t(N * K));
-        v.opB.resize(size_t(K * M));
         for (int64_t i = 0; i < N; ++i)
             for (int64_t l = 0; l < K; ++l) v.opA[size_t(i * K + l)] = b[l * N + i];
-        for (int64_t l = 0; l < K; ++l)
-            for (int64_t j = 0; j < M; ++j) v.opB[size_t(l * M + j)] = a[j * K + l];
+        v.opBt.assign(a, a + M * K);
         if (c) {
             v.cc.resize(size_t(N * M));
             for (int64_t i = 0; i < N; ++i)
                 for (int64_t j = 0; j < M; ++j) v.cc[size_t(i * M + j)] = c[j * N + i];
         }
     } else {
-        v.m = M;
-        v.n = N;
         v.opA.assign(a, a + M * K);
-        v.opB.assign(b, b + K * N);
+        v.opBt.resize(size_t(N * K));
+        for (int64_t l = 0; l < K; ++l)
+            for (int64_t j = 0; j < N; ++j) v.opBt[size_t(j * K + l)] = b[l * N + j];
         if (c) v.cc.assign(c, c + M * N);
     }
     return v;
 }
 
-// One brgemm K block of sum x_l w_l (§3.2): float accumulator from +0, pairs (2q, 2q+1) with the
-// odd element first, a missing partner counting as +0, every product and sum flushed (FTZ),
-// inputs read with DAZ. x_l = x[l * xs], w_l = w[l * ws].
-float dpbf16Block(const float* x, int64_t xs, const float* w, int64_t ws, int64_t len)
+// oneDNN reads subnormal bf16 inputs as zero (DAZ).
+void flushAll(std::vector<float>& v)
+{
+    for (float& x : v) x = ftz(x);
+}
+
+// One brgemm K block of sum x_l w_l (§3.2) over inputs already flushed (DAZ): float accumulator
+// from +0, pairs (2q, 2q+1) with the odd element first, a missing partner counting as +0, every
+// product and sum flushed (FTZ).
+float dpbf16Block(const float* x, const float* w, int64_t len)
 {
     float acc = 0.0f;
     for (int64_t q = 0; q < (len + 1) / 2; ++q) {
         const int64_t odd = 2 * q + 1, even = 2 * q;
-        const float pOdd = odd < len ? ftz(ftz(x[odd * xs]) * ftz(w[odd * ws])) : 0.0f;
+        const float pOdd = odd < len ? ftz(x[odd] * w[odd]) : 0.0f;
         acc = ftz(acc + pOdd);
-        const float pEven = ftz(ftz(x[even * xs]) * ftz(w[even * ws]));
-        acc = ftz(acc + pEven);
+        acc = ftz(acc + ftz(x[even] * w[even]));
     }
     return acc;
 }
 
-float brgemmElement(const float* x, int64_t xs, const float* w, int64_t ws, int64_t k, int64_t kBlk,
-                    int64_t kGroups, float alpha, float beta, float dstOld)
+float brgemmElement(const float* x, const float* w, int64_t k, int64_t kBlk, int64_t kGroups, float alpha,
+                    float beta, float dstOld)
 {
     const int64_t blocks = divUp(k, kBlk);
     float acc = 0.0f;
@@ -407,7 +411,7 @@ float brgemmElement(const float* x, int64_t xs, const float* w, int64_t ws, int6
         float g = 0.0f;
         for (int64_t blk = lo; blk < hi; ++blk) {
             const int64_t s = blk * kBlk;
-            const float part = dpbf16Block(x + s * xs, xs, w + s * ws, ws, std::min(kBlk, k - s));
+            const float part = dpbf16Block(x + s, w + s, std::min(kBlk, k - s));
             g = blk == lo ? part : g + part;
         }
         acc = first ? g : acc + g;
@@ -418,12 +422,12 @@ float brgemmElement(const float* x, int64_t xs, const float* w, int64_t ws, int6
     return cvtDnnl(acc);
 }
 
-float gemmJitElement(const float* x, int64_t xs, const float* w, int64_t ws, int64_t k, int64_t kp,
-                     float alpha, float beta, float dstOld)
+float gemmJitElement(const float* x, const float* w, int64_t k, int64_t kp, float alpha, float beta,
+                     float dstOld)
 {
     float c = 0.0f;
     for (int64_t s = 0; s < k; s += kp) {
-        const float p = dpbf16Block(x + s * xs, xs, w + s * ws, ws, std::min(kp, k - s));
+        const float p = dpbf16Block(x + s, w + s, std::min(kp, k - s));
         c = s == 0 ? p * alpha : std::fma(alpha, p, c);
     }
     if (beta != 0.0f) c = std::fma(beta, dstOld, c);
@@ -453,25 +457,23 @@ void parallelRows(int64_t count, int threads, F f)
 void runMatrix(const Torch113Plan& p, int64_t M, int64_t N, int64_t K, float alpha, float beta,
                const float* a, const float* b, const float* c, float* out, int threads)
 {
-    const ColumnMajor v = columnMajor(p.transC, M, N, K, a, b, beta != 0.0f ? c : nullptr);
+    ColumnMajor v = columnMajor(p.transC, M, N, K, a, b, beta != 0.0f ? c : nullptr);
+    if (p.kernel == Torch113Kernel::OneDnnBrgemm || p.kernel == Torch113Kernel::OneDnnGemmJit) {
+        flushAll(v.opA);
+        flushAll(v.opBt);
+    }
     const bool readC = !v.cc.empty();
-    auto store = [&](int64_t i, int64_t j, float value) {
-        if (p.transC)
-            out[j * N + i] = value;  // column-major m x n is the torch result transposed
-        else
-            out[i * N + j] = value;
-    };
     parallelRows(v.m, threads, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
             const float* rowA = v.opA.data() + i * v.k;
             for (int64_t j = 0; j < v.n; ++j) {
-                const float* colB = v.opB.data() + j;
+                const float* rowB = v.opBt.data() + j * v.k;  // column j of opB
                 const float cOld = readC ? v.cc[size_t(i * v.n + j)] : 0.0f;
                 float r = 0.0f;
                 switch (p.kernel) {
                     case Torch113Kernel::FallbackDot: {  // §3.1 gemm_transa_
                         float s = 0.0f;
-                        for (int64_t l = 0; l < v.k; ++l) s = s + rowA[l] * colB[l * v.n];
+                        for (int64_t l = 0; l < v.k; ++l) s = s + rowA[l] * rowB[l];
                         const float t = alpha * s;
                         r = bf16(beta == 0.0f ? t : std::fma(beta, cOld, t));
                         break;
@@ -479,7 +481,7 @@ void runMatrix(const Torch113Plan& p, int64_t M, int64_t N, int64_t K, float alp
                     case Torch113Kernel::FallbackSeq: {  // §3.1 scale_, then bf16 scalar steps
                         float acc = beta == 0.0f ? 0.0f : beta == 1.0f ? cOld : bf16(cOld * bf16(beta));
                         for (int64_t l = 0; l < v.k; ++l) {
-                            const float val = colB[l * v.n] * alpha;
+                            const float val = rowB[l] * alpha;
                             const float prod = bf16(rowA[l] * val);
                             acc = bf16(acc + prod);
                         }
@@ -487,16 +489,19 @@ void runMatrix(const Torch113Plan& p, int64_t M, int64_t N, int64_t K, float alp
                         break;
                     }
                     case Torch113Kernel::OneDnnBrgemm:  // x = src row j = opB column j, w = opA row i
-                        r = brgemmElement(colB, v.n, rowA, 1, v.k, p.kBlock, p.kGroups, alpha, beta, cOld);
+                        r = brgemmElement(rowB, rowA, v.k, p.kBlock, p.kGroups, alpha, beta, cOld);
                         break;
                     case Torch113Kernel::OneDnnGemmJit:
-                        r = gemmJitElement(colB, v.n, rowA, 1, v.k, p.kBlock, alpha, beta, cOld);
+                        r = gemmJitElement(rowB, rowA, v.k, p.kBlock, alpha, beta, cOld);
                         break;
                     case Torch113Kernel::Empty:
                     case Torch113Kernel::SmallBmm:
                         break;
                 }
-                store(i, j, r);
+                if (p.transC)
+                    out[j * N + i] = r;  // the column-major m x n result is the torch result transposed
+                else
+                    out[i * N + j] = r;
             }
         }
     });
@@ -547,11 +552,16 @@ void runTorch113Gemm(const Torch113Call& call, const Torch113Plan& plan, const f
         const float* cb = cIn ? cIn + bt * M * N : nullptr;
         float* ob = out + bt * M * N;
         if (batched && plan.kernel == Torch113Kernel::OneDnnBrgemm) {  // §2.2: src = A[b], wei = B[b]
+            std::vector<float> src(ab, ab + M * K), weiT(size_t(N * K));
+            for (int64_t l = 0; l < K; ++l)
+                for (int64_t j = 0; j < N; ++j) weiT[size_t(j * K + l)] = bb[l * N + j];
+            flushAll(src);
+            flushAll(weiT);
             parallelRows(M, threads, [&](int64_t lo, int64_t hi) {
                 for (int64_t i = lo; i < hi; ++i)
                     for (int64_t j = 0; j < N; ++j)
-                        ob[i * N + j] = brgemmElement(ab + i * K, 1, bb + j, N, K, plan.kBlock, plan.kGroups,
-                                                      alpha, beta, cb ? cb[i * N + j] : 0.0f);
+                        ob[i * N + j] = brgemmElement(src.data() + i * K, weiT.data() + j * K, K, plan.kBlock,
+                                                      plan.kGroups, alpha, beta, cb ? cb[i * N + j] : 0.0f);
             });
         } else if (plan.kernel == Torch113Kernel::SmallBmm) {  // §3.4
             const float al = bf16(alpha), be = bf16(beta);
