@@ -171,11 +171,17 @@ std::string narrowName(DType t)
     return std::string(dtypeName(t));
 }
 
+// "PyTorch CPU: why", unless `why` names the version itself ("PyTorch 1.13 CPU, ...").
+std::string cpuContext(const std::string& why)
+{
+    return why.rfind("PyTorch", 0) == 0 ? why : "PyTorch CPU: " + why;
+}
+
 CpuGemmJudgement narrow(DType t, const std::string& why)
 {
     CpuGemmJudgement j;
     j.kind = Kind::NarrowAccumulation;
-    j.model = narrowName(t) + " accumulation (PyTorch CPU: " + why + "): k u_" + narrowName(t) +
+    j.model = narrowName(t) + " accumulation (" + cpuContext(why) + "): k u_" + narrowName(t) +
               " of sum |a||b|, loose";
     return j;
 }
@@ -185,7 +191,7 @@ CpuGemmJudgement floatSum(DType t, const std::string& what, bool flush)
     CpuGemmJudgement j;
     j.kind = Kind::FloatAccumulation;
     j.flushSubnormals = flush;
-    j.model = narrowName(t) + " operands, float32 accumulation (PyTorch CPU: " + what + ")";
+    j.model = narrowName(t) + " operands, float32 accumulation (" + cpuContext(what) + ")";
     return j;
 }
 
@@ -271,18 +277,18 @@ CpuGemmJudgement judgeCpuGemm(GoldenInputs inputs, const OpParams& params)
             const uint64_t n = known ? (tb ? b[1] : b[2]) : 0;
             if (!known || k * m * n < 400)
                 return narrow(t, "PyTorch " + std::to_string(major) + "." + std::to_string(minor) +
-                                     " small bmm kernel (k m n < 400), whose accumulation type is not "
+                                     " CPU, small bmm kernel (k m n < 400), whose accumulation type is not "
                                      "verified for PyTorch 2.x");
         } else if (!aten) {
             return narrow(t, "the aten call is not mm/addmm/bmm/baddbmm, its kernel is unknown");
         }
         return floatSum(t,
                         "PyTorch " + std::to_string(major) + "." + std::to_string(minor) +
-                            ": oneDNN, BLAS and ATen's opmath fallback all sum in float",
+                            " CPU: oneDNN, BLAS and ATen's opmath fallback all sum in float",
                         true);
     }
     return narrow(t, "PyTorch " + std::to_string(major) + "." + std::to_string(minor) +
-                         ", whose CPU kernels are not modelled");
+                         " CPU, whose kernels are not modelled");
 }
 
 Result<HostTensor> emulateCpuGemm(GoldenInputs in, const OpParams& p, const CpuGemmJudgement& j, int threads)

@@ -34,13 +34,17 @@ std::optional<int64_t> positiveInt(const OpParams& params, const char* name)
     return std::nullopt;
 }
 
-// PyTorch before 2.8 (pytorch#153095) let cuBLASLt, which runs addmm with a bias, reduce in the
-// narrow type whatever allow_*_reduced_precision_reduction said. Unknown versions count as old.
+// PyTorch before 2.8 (pytorch#153095) let cuBLASLt, which runs addmm with a bias (and every GEMM
+// where the preferred BLAS library is cublaslt), reduce in the narrow type whatever
+// allow_*_reduced_precision_reduction said. Unknown versions count as old.
 bool cublasLtIgnoresSwitch(const OpParams& params)
 {
     const auto aten = params.find("aten");
     const auto* name = aten != params.end() ? std::get_if<std::string>(&aten->second) : nullptr;
-    if (!name || *name != "aten::addmm") return false;
+    const auto blas = params.find("blas_library");
+    const auto* library = blas != params.end() ? std::get_if<std::string>(&blas->second) : nullptr;
+    const bool lt = (name && *name == "aten::addmm") || (library && *library == "cublaslt");
+    if (!lt) return false;
     const auto version = params.find("torch_version");
     const auto* text = version != params.end() ? std::get_if<std::string>(&version->second) : nullptr;
     if (!text) return true;
@@ -82,7 +86,7 @@ void judgeCudaProduct(const OpParams& params, GoldenInputs inputs, const std::st
             j.model = type + " split-K with up to " + std::to_string(splits) + " parts reduced in " + type +
                       " (" +
                       (rpr ? std::string("reduced_precision_reduction=1")
-                           : std::string("cuBLASLt addmm before PyTorch 2.8 ignores the switch")) +
+                           : std::string("cuBLASLt before PyTorch 2.8 ignores the switch")) +
                       (recorded ? std::string(", split_k_max")
                                 : ", at least " + std::to_string(depth) + " of k per part") +
                       "): (s+1) u_" + type + " of sum |a||b|, loose";

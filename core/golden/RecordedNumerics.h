@@ -21,7 +21,8 @@
 //   bf16/fp16 GEMM on cuda
 //                      float accumulation (cuBLAS's default); tensor cores may truncate rather
 //                      than round each addition (one float ulp); with reduced_precision_reduction=1
-//                      (or a cuBLASLt addmm of PyTorch < 2.8, which ignored the switch) a split-K
+//                      (or on cuBLASLt of PyTorch < 2.8, which ignored the switch: addmm, or
+//                      every GEMM with blas_library=cublaslt) a split-K
 //                      bound whose width grows with the split count, not k (loose)
 //   bf16/fp16 attention on cpu: may accumulate in the narrow type (loose)
 //   norms, softmax, activations in bf16/fp16: intermediates in the narrow type

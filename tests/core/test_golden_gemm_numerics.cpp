@@ -192,6 +192,8 @@ private slots:
                                              << "rpr0 addmm 2.3" << true << false << 32 << "cuBLASLt";
         QTest::newRow("cuda lt addmm 2.8") << "cuda"
                                            << "rpr0 addmm 2.8" << false << false << 0 << "float32";
+        QTest::newRow("cuda lt preferred") << "cuda"
+                                           << "rpr0 mm 2.5 lt" << true << false << 32 << "cuBLASLt";
         // CPU: the recorded kernel.
         QTest::newRow("cpu old trace") << "cpu"
                                        << "old" << true << false << 0 << "torch_version not recorded";
@@ -233,6 +235,7 @@ private slots:
             const QStringList w = what.split(' ');
             p = cudaGemm(w[0] == "rpr1" ? 1 : 0, "aten::" + w[1].toStdString(), w[2].toStdString());
             if (what.contains("max4")) p["split_k_max"] = int64_t(4);
+            if (what.endsWith(" lt")) p["blas_library"] = std::string("cublaslt");
             in = {tensor(t, {4, 256}, std::vector<float>(1024, 1.0f)),
                   tensor(t, {256, 4}, std::vector<float>(1024, 1.0f))};
         } else if (what == "old") {
