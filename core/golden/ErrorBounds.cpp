@@ -52,6 +52,38 @@ std::vector<float> absCopy(const float* p, size_t n)
     return v;
 }
 
+// Per element of a GEMM: 2^-126 (|alpha| (sum_l |a_il| + sum_l |b_lj| + 2k + 2) + |beta| + 1), what
+// flushing subnormal inputs, products and sums to zero can cost (ErrorBounds.h).
+std::vector<double> flushTerms(const GemmBoundInput& in, double absAlpha)
+{
+    const GemmOperands& g = *in.ops;
+    std::vector<double> out(size_t(g.batch * g.m * g.n));
+    std::vector<double> rows(size_t(g.m)), cols(size_t(g.n));
+    const double absBeta = in.c ? std::fabs(double(in.beta)) : 0.0;
+    for (int64_t b = 0; b < g.batch; ++b) {
+        const int64_t aOff = g.aOffsets.empty() ? 0 : g.aOffsets[size_t(b)];
+        const int64_t bOff = g.bOffsets.empty() ? 0 : g.bOffsets[size_t(b)];
+        for (int64_t i = 0; i < g.m; ++i) {
+            double sum = 0;
+            for (int64_t l = 0; l < g.k; ++l)
+                sum += std::fabs(double(g.a[aOff + i * g.aRowStride + l * g.aColStride]));
+            rows[size_t(i)] = sum;
+        }
+        for (int64_t j = 0; j < g.n; ++j) {
+            double sum = 0;
+            for (int64_t l = 0; l < g.k; ++l)
+                sum += std::fabs(double(g.b[bOff + l * g.bRowStride + j * g.bColStride]));
+            cols[size_t(j)] = sum;
+        }
+        for (int64_t i = 0; i < g.m; ++i)
+            for (int64_t j = 0; j < g.n; ++j)
+                out[size_t((b * g.m + i) * g.n + j)] =
+                    0x1p-126 * (absAlpha * (rows[size_t(i)] + cols[size_t(j)] + 2.0 * double(g.k) + 2.0) +
+                                absBeta + 1.0);
+    }
+    return out;
+}
+
 }  // namespace
 
 BoundCheck checkWithinBound(std::span<const double> candidate, std::span<const double> golden,
@@ -106,16 +138,23 @@ std::vector<double> gemmErrorBound(const GemmBoundInput& in, std::span<const dou
     const double k = double(g.k);
     const double uOp = operandRoundoff(options);
     const double gk = gammaN(k, kU);
-    const double gkAcc = gammaN(k, accumulationRoundoff(options));
+    double gkAcc = gammaN(k, accumulationRoundoff(options));
+    // Split-K reduced in a narrow type: s narrow roundings of the parts and of their sum.
+    const bool split = options.splitCount > 1 && options.splitUnitRoundoff > 0.0;
+    const double gSplit = split ? gammaN(double(options.splitCount + 1), options.splitUnitRoundoff) : 0.0;
+    if (split) gkAcc = (1.0 + gkAcc) * (1.0 + gSplit) - 1.0;
     const double inflate = 1.0 + 2.0 * gk;  // S computed in float: S_true <= S (1 + 2 gamma_k)
     const double prodErr = 2.0 * uOp + uOp * uOp;
     const double accRel = gk + gkAcc * (1.0 + uOp) * (1.0 + uOp) + prodErr;
     const double absAlpha = std::fabs(double(in.alpha));
+    const std::vector<double> flushed =
+        options.flushSubnormals ? flushTerms(in, absAlpha) : std::vector<double>();
     for (size_t e = 0; e < total; ++e) {
         const double sTrue = double(s[e]) * inflate;
         const double aS = absAlpha * sTrue;
         const double bc = in.c ? std::fabs(double(in.beta) * double(in.c[e])) : 0.0;
-        const double pre = aS * accRel + 4.0 * kU * (aS * (1.0 + accRel) + bc);
+        double pre = aS * accRel + 4.0 * kU * (aS * (1.0 + accRel) + bc) + gSplit * bc;
+        if (!flushed.empty()) pre += flushed[e];
         if (!std::isfinite(golden[e]) || !std::isfinite(pre)) {
             bound[e] = kInf;
             continue;

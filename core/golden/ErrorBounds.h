@@ -45,6 +45,14 @@
 //   - small bmm/mm accumulate in bfloat16 (every product and partial sum rounded):
 //     u_acc = 2^-8 turns gamma_k(u_acc) into k 2^-8 of S. Rigorous, and loose: a corruption
 //     smaller than that share of S is not seen (callers say so per op);
+//   - split-K with a reduced-precision reduction (cuBLAS, reduced_precision_reduction=1): each of
+//     the s parts sums its products in float and is rounded to the narrow type, and the parts are
+//     summed in it: the implementation's relative error of S is (1 + gamma_k(u_acc))
+//     (1 + gamma_{s+1}(u_n)) - 1 (the +1: the epilogue's beta C in the narrow type), and beta C
+//     carries gamma_{s+1}(u_n) of |beta c|. It grows with s, not k;
+//   - subnormal flushing (oneDNN, flushSubnormals): each input read as zero, each product and sum
+//     flushed, costs below 2^-126 absolute: 2^-126 (|alpha| (sum_l |a_il| + sum_l |b_lj| + 2k + 2)
+//     + |beta| + 1) per element;
 //   - layernorm returns mean and rstd within a few bf16 ulps (about 1.5 of mean|x| and 3 of
 //     rstd, independent of n) and evaluates (x scale + bias) gamma + beta with each step
 //     rounded to bf16, bias = -mean rstd: intermediates of unit roundoff u_i = 2^-8.
@@ -85,6 +93,15 @@ struct BoundOptions {
                                                 // subnormal range (half the narrow type's
                                                 // smallest subnormal: 2^-134 for bf16)
     int threads = 0;                            // for the GEMMs inside the bounds (0 = all cores)
+    // GEMM split-K with reduced-precision reduction (cuBLAS with reduced_precision_reduction=1):
+    // K cut into at most splitCount parts, each summed with accumulationUnitRoundoff (float),
+    // each part rounded to a type of unit roundoff splitUnitRoundoff (2^-8 for bf16) and the parts
+    // summed in it. splitCount <= 1: no split.
+    int64_t splitCount = 0;
+    double splitUnitRoundoff = 0.0;
+    // GEMM: the implementation reads subnormal inputs as zero and flushes subnormal products and
+    // sums (oneDNN's vdpbf16ps, DAZ/FTZ): absolute errors below 2^-126 per step.
+    bool flushSubnormals = false;
 };
 
 // Extra roundings of norm statistics allowed when intermediates are narrow (see above).

@@ -1,10 +1,20 @@
 #include "RecordedNumerics.h"
 
+#include <sstream>
+
 #include "../trace/TraceOps.h"
+#include "CpuGemmNumerics.h"
 
 namespace faultline::golden {
 
 namespace {
+
+// A boolean op parameter, false when absent or unreadable.
+bool boolOr(const OpParams& p, const char* name)
+{
+    const Result<bool> v = paramBool("gemm", p, name, false);
+    return v && *v;
+}
 
 bool flag(const OpParams& params, const char* name)
 {
@@ -14,6 +24,79 @@ bool flag(const OpParams& params, const char* name)
     if (const auto* d = std::get_if<double>(&it->second)) return *d != 0.0;
     if (const auto* s = std::get_if<std::string>(&it->second)) return *s == "1" || *s == "true";
     return false;
+}
+
+std::optional<int64_t> positiveInt(const OpParams& params, const char* name)
+{
+    const auto it = params.find(name);
+    if (it == params.end()) return std::nullopt;
+    if (const auto* i = std::get_if<int64_t>(&it->second); i && *i > 0) return *i;
+    return std::nullopt;
+}
+
+// PyTorch before 2.8 (pytorch#153095) let cuBLASLt, which runs addmm with a bias (and every GEMM
+// where the preferred BLAS library is cublaslt), reduce in the narrow type whatever
+// allow_*_reduced_precision_reduction said. Unknown versions count as old.
+bool cublasLtIgnoresSwitch(const OpParams& params)
+{
+    const auto aten = params.find("aten");
+    const auto* name = aten != params.end() ? std::get_if<std::string>(&aten->second) : nullptr;
+    const auto blas = params.find("blas_library");
+    const auto* library = blas != params.end() ? std::get_if<std::string>(&blas->second) : nullptr;
+    const bool lt = (name && *name == "aten::addmm") || (library && *library == "cublaslt");
+    if (!lt) return false;
+    const auto version = params.find("torch_version");
+    const auto* text = version != params.end() ? std::get_if<std::string>(&version->second) : nullptr;
+    if (!text) return true;
+    int major = 0, minor = 0;
+    char dot = 0;
+    std::istringstream in(*text);
+    if (!(in >> major >> dot >> minor)) return true;
+    return major < 2 || (major == 2 && minor < 8);
+}
+
+// The largest k of a GEMM's inputs (A's inner dimension).
+int64_t gemmK(const OpParams& params, GoldenInputs inputs)
+{
+    const auto& a = inputs[0].shape;
+    if (a.size() < 2) return 1;
+    const bool ta = boolOr(params, "trans_a");
+    return int64_t(ta ? a[a.size() - 2] : a[a.size() - 1]);
+}
+
+void judgeCudaProduct(const OpParams& params, GoldenInputs inputs, const std::string& type, double un,
+                      bool attention, RecordedJudgement& j)
+{
+    // Tensor cores add products with truncation, not round-to-nearest (Fasi, Higham, Mikaitis,
+    // Pranesh 2021): one float ulp (2u) per addition.
+    j.options.accumulationUnitRoundoff = 0x1p-23;
+    j.model = type + " operands, float32 accumulation (cuBLAS; additions may truncate)";
+    const bool rpr = flag(params, "reduced_precision_reduction");
+    const bool lt = !attention && cublasLtIgnoresSwitch(params);
+    if (!attention && (rpr || lt)) {
+        const int64_t depth =
+            inputs[0].dtype == DType::Float16 ? kSplitKMinimumDepthFp16 : kSplitKMinimumDepthBf16;
+        const int64_t k = std::max<int64_t>(1, gemmK(params, inputs));
+        const auto recorded = positiveInt(params, "split_k_max");
+        const int64_t splits = recorded ? *recorded : (k + depth - 1) / depth;
+        if (splits > 1) {
+            j.options.splitCount = splits;
+            j.options.splitUnitRoundoff = un;
+            j.loose = true;
+            j.model = type + " split-K with up to " + std::to_string(splits) + " parts reduced in " + type +
+                      " (" +
+                      (rpr ? std::string("reduced_precision_reduction=1")
+                           : std::string("cuBLASLt before PyTorch 2.8 ignores the switch")) +
+                      (recorded ? std::string(", split_k_max")
+                                : ", at least " + std::to_string(depth) + " of k per part") +
+                      "): (s+1) u_" + type + " of sum |a||b|, loose";
+        }
+    } else if (attention && rpr) {
+        j.options.accumulationUnitRoundoff = un;
+        j.loose = true;
+        j.model =
+            type + " accumulation (reduced_precision_reduction=1): k u_" + type + " of sum |a||b|, loose";
+    }
 }
 
 }  // namespace
@@ -40,15 +123,26 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
     switch (spec->numerics) {
         case OpNumerics::MatrixProduct:
         case OpNumerics::Attention: {
-            const bool narrowSum = !cuda || flag(params, "reduced_precision_reduction");
-            if (narrowSum) {
+            const bool attention = spec->numerics == OpNumerics::Attention;
+            if (cuda) {
+                judgeCudaProduct(params, inputs, type, un, attention, j);
+            } else if (!attention) {
+                const CpuGemmJudgement g = judgeCpuGemm(inputs, params);
+                j.model = g.model;
+                j.options.flushSubnormals = g.flushSubnormals;
+                j.emulated = g.kind == CpuGemmJudgement::Kind::Emulated;
+                // An emulated op keeps the options of its kernel's bound: what other
+                // implementations (a replay) are judged with against the recorded output.
+                const bool narrowSum = g.kind == CpuGemmJudgement::Kind::NarrowAccumulation ||
+                                       (j.emulated && !g.plan.floatAccumulation);
+                if (narrowSum) j.options.accumulationUnitRoundoff = un;
+                j.loose = g.kind == CpuGemmJudgement::Kind::NarrowAccumulation;
+            } else {
                 j.options.accumulationUnitRoundoff = un;
                 j.loose = true;
-                j.model = type + " accumulation (" +
-                          std::string(cuda ? "reduced_precision_reduction=1" : "PyTorch CPU kernels") +
-                          "): k u_" + type + " of sum |a||b|, loose";
+                j.model = type + " accumulation (PyTorch CPU kernels): k u_" + type + " of sum |a||b|, loose";
             }
-            if (spec->numerics == OpNumerics::Attention) {
+            if (attention) {
                 j.options.operandUnitRoundoff = un;  // scaled q and the probabilities in the narrow type
                 j.options.intermediateUnitRoundoff = un;
                 j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
@@ -85,6 +179,33 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
             break;
     }
     return j;
+}
+
+Result<RecordedReference> recordedReference(std::string_view op, GoldenInputs inputs, const OpParams& params,
+                                            const GoldenRunOptions& options)
+{
+    RecordedReference r;
+    r.judgement = recordedJudgement(op, params, inputs);
+    if (r.judgement.emulated) {
+        // Validates inputs and parameters as the golden op does, then runs the production order.
+        auto spec = inferGoldenOutput(op, inputs, params);
+        if (!spec) return spec.error();
+        const CpuGemmJudgement g = judgeCpuGemm(inputs, params);
+        auto out = emulateCpuGemm(inputs, params, g, options.threads);
+        if (!out) return out.error();
+        if (out->dtype != spec->dtype || out->shape != spec->shape)
+            return opError(op, "the production order's emulation does not produce the op's output shape");
+        r.expected = std::move(out).value();
+        r.bound.assign(size_t(r.expected.elementCount()), 0.0);
+        return r;
+    }
+    auto golden = runGolden(op, inputs, params, options);
+    if (!golden) return golden.error();
+    auto bound = goldenErrorBound(op, inputs, params, *golden, r.judgement.options);
+    if (!bound) return bound.error();
+    r.expected = std::move(golden).value();
+    r.bound = std::move(bound).value();
+    return r;
 }
 
 }  // namespace faultline::golden

@@ -60,14 +60,18 @@ void judgeByGolden(const Trace& trace, const TraceOp& op, const std::string& sus
 {
     auto inputs = loadOpInputs(trace, op);
     auto recorded = inputs ? loadTensor(*trace.file, recordedName) : Result<HostTensor>(inputs.error());
-    auto gold =
-        recorded ? golden::runGolden(op.op, *inputs, op.params) : Result<HostTensor>(recorded.error());
-    const golden::RecordedJudgement judgement =
-        inputs ? golden::recordedJudgement(op.op, op.params, *inputs) : golden::RecordedJudgement{};
-    b.boundModel = judgement.model;
-    b.boundLoose = judgement.loose;
-    auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
-                      : Result<std::vector<double>>(gold.error());
+    // The golden model within the bound the recorded numerics allow, or the production order
+    // itself (bound 0) where it is emulated (golden/RecordedNumerics.h).
+    auto reference = recorded ? golden::recordedReference(op.op, *inputs, op.params)
+                              : Result<golden::RecordedReference>(recorded.error());
+    if (reference) {
+        b.boundModel = reference->judgement.model;
+        b.boundLoose = reference->judgement.loose;
+    }
+    auto gold = reference ? Result<HostTensor>(std::move(reference->expected))
+                          : Result<HostTensor>(reference.error());
+    auto bound = reference ? Result<std::vector<double>>(std::move(reference->bound))
+                           : Result<std::vector<double>>(reference.error());
     // reduce_scatter: the suspect recorded its own block of the reduction.
     auto rows = bound ? golden::recordedRowsOf(op.op, op.params, suspect, gold->shape)
                       : Result<std::optional<golden::RowBlock>>(bound.error());
@@ -226,6 +230,39 @@ std::string deviceList(const Trace& trace)
     return labels.empty() ? "none" : labels;
 }
 
+// The loose-bound warning: how many judged ops, and why each is loose (its bound model), grouped
+// by model with the ops it covers.
+std::string looseBoundSummary(const std::vector<BisectOp>& ops)
+{
+    constexpr size_t kShownOps = 6;
+    std::vector<std::pair<std::string, std::vector<size_t>>> groups;
+    size_t loose = 0;
+    for (const BisectOp& b : ops) {
+        if (!b.boundLoose || b.judge != BisectJudge::GoldenBound ||
+            (b.verdict != BisectVerdict::Ok && b.verdict != BisectVerdict::Divergent))
+            continue;
+        ++loose;
+        const std::string key = b.op + ": " + b.boundModel;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+        if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+        it->second.push_back(b.index);
+    }
+    if (!loose) return {};
+    std::string text = std::to_string(loose) +
+                       " of the judged op(s) had a loose bound from their recorded "
+                       "settings, where a corruption smaller than the bound is not seen:";
+    for (const auto& [model, indices] : groups) {
+        text +=
+            " " + std::to_string(indices.size()) + " × " + model + " (op" + (indices.size() > 1 ? "s" : "");
+        for (size_t i = 0; i < indices.size() && i < kShownOps; ++i)
+            text += (i ? ", " : " ") + std::to_string(indices[i]);
+        if (indices.size() > kShownOps) text += ", …";
+        text += ");";
+    }
+    text.pop_back();
+    return text;
+}
+
 }  // namespace
 
 Result<std::string> chooseBisectPeer(const Trace& trace, const BisectOptions& options,
@@ -336,16 +373,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& option
         ++report.judgedBy[b.judge];
         report.ops.push_back(std::move(b));
     }
-    size_t loose = 0;
-    std::string firstLoose;
-    for (const BisectOp& b : report.ops)
-        if (b.judge == BisectJudge::GoldenBound && b.boundLoose && loose++ == 0)
-            firstLoose = "op " + std::to_string(b.index) + " " + b.op + ": " + b.boundModel;
-    if (loose)
-        report.warnings.push_back(std::to_string(loose) +
-                                  " op(s) judged with a loose bound from their recorded "
-                                  "settings, where a corruption smaller than the bound is not seen (first: " +
-                                  firstLoose + ")");
+    if (std::string why = looseBoundSummary(report.ops); !why.empty()) report.warnings.push_back(why);
     if (progress) progress(trace.ops.size(), trace.ops.size(), "done");
     return report;
 }

@@ -24,8 +24,11 @@ const std::vector<TraceOpSpec>& table()
 
 const std::vector<std::string_view>& captureTraceOpAttributes()
 {
-    static const std::vector<std::string_view> attributes = {"aten", "device_type", "call", "allow_tf32",
-                                                             "reduced_precision_reduction"};
+    static const std::vector<std::string_view> attributes = {
+        "aten", "device_type", "call", "allow_tf32", "reduced_precision_reduction",
+        // What decides a GEMM's kernel (golden/CpuGemmNumerics.h, golden/RecordedNumerics.h).
+        "torch_version", "torch_threads", "mkldnn", "onednn_version", "onednn_max_cpu_isa", "cpu_capability",
+        "cpu_flags", "a_strides", "b_strides", "split_k_max", "blas_library"};
     return attributes;
 }
 

@@ -93,6 +93,75 @@ def numerics_switches():
     }
 
 
+# CPU features that decide which oneDNN implementation runs a bf16/fp16 GEMM
+# (docs/numerics/torch113-cpu-bf16-matmul.md): recorded on CPU GEMM ops as `cpu_flags`.
+_CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16",
+              "avx512_fp16", "avx512_vnni", "amx_bf16", "amx_fp16", "amx_int8", "amx_tile")
+_cpu_cache = {}
+
+
+def _cpu_flags():
+    """The CPU's relevant feature flags from /proc/cpuinfo (Linux), space-separated in
+    _CPU_FLAGS order; None where they cannot be read."""
+    if "flags" not in _cpu_cache:
+        found = None
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        have = set(line.split(":", 1)[1].split())
+                        found = " ".join(flag for flag in _CPU_FLAGS if flag in have)
+                        break
+        except OSError:
+            pass
+        _cpu_cache["flags"] = found
+    return _cpu_cache["flags"]
+
+
+def _build_config():
+    """(oneDNN version, ATen CPU capability) from torch.__config__.show(), None where absent."""
+    if "config" not in _cpu_cache:
+        onednn = capability = None
+        try:
+            import re
+            text = torch.__config__.show()
+            m = re.search(r"(?:MKL-DNN|oneDNN) v(\d+\.\d+(?:\.\d+)?)", text)
+            onednn = m.group(1) if m else None
+            m = re.search(r"CPU capability usage: (\w+)", text)
+            capability = m.group(1) if m else None
+        except Exception:
+            pass
+        try:  # torch >= 2.1 says it directly
+            capability = torch.backends.cpu.get_cpu_capability() or capability
+        except (AttributeError, RuntimeError):
+            pass
+        _cpu_cache["config"] = (onednn, capability)
+    return _cpu_cache["config"]
+
+
+def gemm_numerics(device_type):
+    """What decides the kernel of a GEMM (or attention) as it runs now: recorded on the op
+    (docs/capture.md); None values are left out."""
+    out = {"torch_version": str(torch.__version__)}
+    if device_type == "cpu":
+        onednn, capability = _build_config()
+        mkldnn = getattr(torch.backends, "mkldnn", None)
+        out.update({
+            "torch_threads": torch.get_num_threads(),
+            "mkldnn": int(bool(mkldnn is not None and mkldnn.is_available() and mkldnn.enabled)),
+            "onednn_version": onednn,
+            "cpu_capability": capability,
+            "cpu_flags": _cpu_flags(),
+            "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA"),
+        })
+    elif device_type == "cuda":
+        try:
+            out["blas_library"] = str(torch.backends.cuda.preferred_blas_library()).split(".")[-1].lower()
+        except (AttributeError, RuntimeError):
+            pass
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def versions():
     cuda = torch.version.cuda
     out = {

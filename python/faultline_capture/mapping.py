@@ -71,7 +71,9 @@ def _gemm(func, a, b, c, alpha, beta, out, build_call):
     sb, tb = _gemm_operand(b)
     inputs = [sa, sb]
     params = {"trans_a": int(ta), "trans_b": int(tb), "alpha": float(alpha), "beta": float(beta),
-              "out_dtype": dtype_name(out.dtype)}
+              "out_dtype": dtype_name(out.dtype),
+              # the operands' layouts as the call saw them: they choose the CPU kernel
+              "a_strides": [int(x) for x in a.stride()], "b_strides": [int(x) for x in b.stride()]}
     if c is not None:
         inputs.append(c.contiguous())
     return Mapped("gemm", inputs, params, [out], build_call(ta, tb))

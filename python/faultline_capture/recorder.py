@@ -409,8 +409,16 @@ class record:
 
     def _op_switches(self, op, device_type, inputs):
         """The numerics switches that apply to this op where it ran."""
-        if device_type != "cuda" or op not in ("gemm", "attention") or not inputs:
+        if op not in ("gemm", "attention") or not inputs:
             return {}
+        out = environment.gemm_numerics(device_type)
+        if device_type != "cuda":
+            return out
+        out.update(self._cuda_switches(inputs))
+        return out
+
+    @staticmethod
+    def _cuda_switches(inputs):
         switches = environment.numerics_switches()
         dtype = inputs[0].dtype
         out = {}
