@@ -105,6 +105,10 @@ std::string_view opNumericsName(OpNumerics n)
             return "data_movement";
         case OpNumerics::Intermediates:
             return "intermediates";
+        case OpNumerics::Pointwise:
+            return "pointwise";
+        case OpNumerics::Summation:
+            return "summation";
     }
     return "intermediates";
 }

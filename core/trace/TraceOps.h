@@ -24,9 +24,14 @@ enum class OpNumerics {
     MatrixProduct,  // sums of products over k (gemm): accumulation precision, TF32 operands
     Attention,      // products, a softmax and products again: also narrow scores and probabilities
     Reduction,      // sums across ranks (all_reduce, reduce_scatter): accumulation precision
-    OneRounding,    // an exact operation rounded once (add, mul): nothing to widen
-    DataMovement,   // bytes moved without arithmetic (all_gather, broadcast): nothing to widen
+    OneRounding,    // an exact operation rounded once (neg, sqrt): nothing to widen
+    DataMovement,   // bytes moved without arithmetic (all_gather, broadcast, where): nothing to widen
     Intermediates,  // norms, softmax, activations: intermediates in the op's dtype
+    Pointwise,      // element-wise formulas with scalars or several steps (add with alpha, mul by a
+                    // scalar, addcdiv, lerp, pow): bf16/fp16 kernels may round the steps and the
+                    // scalars to the op's dtype
+    Summation,      // sums over dims, accumulated in float (sum, mean): a bf16/fp16 mean may
+                    // divide the sum rounded to the op's dtype
 };
 
 struct TraceOpSpec {
@@ -45,7 +50,8 @@ const TraceOpSpec* findTraceOp(std::string_view op);
 const TraceOpSpec& traceOpSpec(OpKind kind);
 std::optional<OpKind> opKindOf(std::string_view op);
 std::string_view opName(OpKind kind);
-// "matrix_product", "attention", "reduction", "one_rounding", "data_movement", "intermediates".
+// "matrix_product", "attention", "reduction", "one_rounding", "data_movement", "intermediates",
+// "pointwise", "summation".
 std::string_view opNumericsName(OpNumerics n);
 
 // Attributes every op group may carry: op, inputs, name, phase.

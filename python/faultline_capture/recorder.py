@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import environment
 from .dtypes import is_storable
-from .mapping import MAPPERS, aten_name, generic_call, map_op
+from .mapping import KINDS, MAPPERS, aten_name, generic_call, map_op
 from .module_names import ModuleNames
 from .trace_file import TraceFile
 
@@ -35,7 +35,8 @@ _NO_ARITHMETIC = frozenset("aten::" + n for n in (
     "full_like", "fill_", "zero_", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
     "new_full", "scalar_tensor", "arange", "_local_scalar_dense", "resize_", "set_", "randn",
     "rand", "randint", "randperm", "normal_", "uniform_", "bernoulli_", "random_", "item",
-    "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_"))
+    "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_",
+    "_foreach_zero_"))
 
 # The trace op each mapped aten call becomes (for the `ops` filter before the call runs).
 _MAPPED_KIND = {}
@@ -47,6 +48,7 @@ for _f in MAPPERS:
                         "softmax" if _n == "aten::_softmax" else
                         "attention" if "scaled_dot_product" in _n else
                         _n[len("aten::"):].rstrip("_"))
+_MAPPED_KIND.update(KINDS)
 
 _state = threading.local()
 
@@ -61,6 +63,26 @@ def _returns_alias(func):
     if any(r.alias_info is not None for r in schema.returns):
         return "view"
     return None
+
+
+def _written(func):
+    """Positions of the arguments an in-place or out= call writes."""
+    return [i for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+
+def _clone(v):
+    if isinstance(v, torch.Tensor):
+        return v.detach().clone()
+    if isinstance(v, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in v):
+        return [_clone(e) for e in v]
+    return v
+
+
+def _storage_ptr(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:  # torch 1.13
+        return t.storage().data_ptr()
 
 
 def _flat_tensors(values):
@@ -270,6 +292,9 @@ class record:
         if schema_name in _COLLECTIVES:
             return self._collective(func, args, kwargs, record_it=True)
         alias = _returns_alias(func)
+        if schema_name.startswith("profiler::"):  # record_function markers: no tensor arithmetic
+            self.skipped["profiler markers"] += 1
+            return func(*args, **kwargs)
         if alias == "view" or schema_name in _NO_ARITHMETIC or schema_name.startswith("c10d::"):
             self.skipped["views and data movement" if alias == "view" or schema_name in _NO_ARITHMETIC
                          else schema_name] += 1
@@ -281,12 +306,28 @@ class record:
         if why and (func not in MAPPERS or self._wanted(aten_name(func), name)):
             self.skipped[why] += 1
             return func(*args, **kwargs)
-        # In-place and out= calls: keep what they will overwrite.
+        # In-place and out= calls: keep what they will overwrite (tensors, or lists of them).
         seen_args, seen_kwargs = args, kwargs
-        if alias == "write":
-            seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args)
-            seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        out = func(*args, **kwargs)
+        written = _written(func) if alias == "write" else []
+        if written:
+            # The written arguments, and any other that shares memory with one (x.add_(x)).
+            names = [a.name for a in func._schema.arguments]
+            pos = {k: names.index(k) if k in names else -1 for k in kwargs}
+            targets = _flat_tensors([a for i, a in enumerate(args) if i in written] +
+                                    [v for k, v in kwargs.items() if pos[k] in written])
+            memory = {_storage_ptr(t) for t in targets}
+
+            def keep(v, is_written):
+                if is_written or any(_storage_ptr(t) in memory for t in _flat_tensors([v])):
+                    return _clone(v)
+                return v
+            seen_args = tuple(keep(a, i in written) for i, a in enumerate(args))
+            seen_kwargs = {k: keep(v, pos[k] in written) for k, v in kwargs.items()}
+        out = result = func(*args, **kwargs)
+        if written and (out is None or (isinstance(out, (list, tuple)) and not out)):
+            # In-place foreach calls return nothing: their result is what they wrote.
+            first = written[0]
+            out = args[first] if first < len(args) else kwargs.get(names[first])
         try:
             self._record(func, seen_args, seen_kwargs, out, name)
         except Exception as e:  # the training step must not fail because recording did
@@ -294,12 +335,14 @@ class record:
                 self._next_index, aten_name(func), type(e).__name__, e)
             warnings.warn("faultline_capture: %s: %s; the trace keeps the ops before" % (self.path, self.stopped),
                           RuntimeWarning, stacklevel=3)
-        return out
+        return result
 
     def _record(self, func, args, kwargs, out, name):
         mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
-        if mapped is not None and self._wanted(mapped.op, name):
-            mapped = None
+        if mapped is not None:
+            # A call may become several trace ops (one per output, one per list element).
+            mapped = [m for m in (mapped if isinstance(mapped, list) else [mapped]) if not self._wanted(m.op, name)]
+            mapped = mapped or None
         if mapped is None:
             kind = aten_name(func)
             why = self._wanted(kind, name)
@@ -316,7 +359,8 @@ class record:
             params = {}
             self._write(kind, inputs, params, outputs, name, func, call, self.aten)
             return
-        self._write(mapped.op, mapped.inputs, mapped.params, mapped.outputs, name, func, mapped.call, self.kept)
+        for m in mapped:
+            self._write(m.op, m.inputs, m.params, m.outputs, name, func, m.call, self.kept)
 
     def _write(self, op, inputs, params, outputs, name, func, call, counter):
         import json
