@@ -43,9 +43,9 @@
 //            (the golden's one product rounding, any two on the other side)
 //   addcdiv  q = value t1 / t2: (2u + 2 u_i + u_s) |q| + (eta + eta_i)(1 + |value| + 1/|t2|)
 //   lerp     D = |end - self|, W = |w|, C = |1 - w|: the golden branch's roundings (small:
-//            u W D; large: 2u C D) + either branch on the other side (small: 2 u_i W D; large:
-//            3 u_i C D: PyTorch 1.13 takes the small branch for w < 0.5, later versions for
-//            |w| < 0.5) + u_s W D + eta terms
+//            u W D; large: 2u C D) + the other side's branch (small: 2 u_i W D; large: 3 u_i C D;
+//            either for w <= -0.5, where PyTorch 1.13 takes the small branch (w < 0.5) and later
+//            versions the large one (|w| < 0.5 is small)) + u_s W D + eta terms
 //   dropout  (3u + u_s) |r| + eta_i (the scale as float(1/(1-p)) or float(1/float(1-p)), and
 //            in the narrow type)
 // The bound is 0 exactly where pre is 0, so an op whose formula is one correctly rounded
@@ -402,8 +402,11 @@ Result<Formula> planLerp(GoldenInputs in, const OpParams& p)
         const double D = std::fabs(double(end) - double(self));
         const double W = std::fabs(double(w)), C = std::fabs(1.0 - double(w));
         const double golden = small ? r.u * W * D + r.eta : 2.0 * r.u * C * D + r.eta * (1.0 + C);
-        const double other =
-            std::max(2.0 * r.ui * W * D + r.etai * (1.0 + W), 3.0 * r.ui * C * D + r.etai * (2.0 + C));
+        const double smallSide = 2.0 * r.ui * W * D + r.etai * (1.0 + W);
+        const double largeSide = 3.0 * r.ui * C * D + r.etai * (2.0 + C);
+        // PyTorch 1.13 takes the small branch for w < 0.5, later versions for |w| < 0.5: they
+        // differ for w <= -0.5 only.
+        const double other = w <= -0.5f ? std::max(smallSide, largeSide) : small ? smallSide : largeSide;
         const double pre = golden + other + r.us * W * D;
         return Elem{value, pre};
     };

@@ -4,11 +4,16 @@
 //   Golden: the elements of each output reduced in the golden tree order (GoldenOrder.h treeSum,
 //   the reduced elements taken in row-major order) in float; mean = divRn(sum, n); the result
 //   rounded once to out_dtype. PyTorch accumulates in float on the CPU and on CUDA for every
-//   float dtype (bf16 and fp16 too); its CPU mean divides the sum already rounded to the output
-//   dtype, CUDA's multiplies the float sum by the rounded 1/n.
+//   float dtype (bf16 and fp16 too), but its CPU kernel adds partial sums into a narrow output
+//   when the reduced dims are not adjacent (measured on 1.13: sum over dims (0, 2) of a bf16
+//   [4, 30, 20]); its CPU mean divides the sum already rounded to the output dtype, CUDA's
+//   multiplies the float sum by the rounded 1/n.
 // Bound model (see PointwiseOps.cpp for formulaBound and the roundoffs):
 //   sum    pre = 2 gamma_{n-1}(u) sum|x| (the golden tree and any order of float additions)
-//   mean   pre = 2 gamma_{n-1}(u) sum|x| / n + (u + u_i) |mean| + eta (CUDA's rounded 1/n; the
+//          + gamma_{P-1}(u_i) sum|x| where narrow steps are allowed and PyTorch's CPU reduction
+//          rounds P partial sums of an output to its dtype (cpuNarrowPasses: P > 1 when the
+//          reduced dims are not adjacent, or for a large reduction to one element)
+//   mean   pre = the sum's / n + (u + u_i) |mean| + eta (CUDA's rounded 1/n; the
 //          CPU's sum rounded to a narrow dtype before the division)
 // A sum or mean of one element is exact (pre 0 for sum).
 #include <algorithm>
@@ -26,7 +31,33 @@ struct ReducePlan {
     OutputSpec out;
     std::vector<int64_t> keptOffsets;     // element offset of each output's first input element
     std::vector<int64_t> reducedOffsets;  // offsets of the reduced elements, row-major
+    double narrowPasses = 1;              // partial sums a CPU kernel may round to a narrow output
 };
+
+// How many partial sums of one output PyTorch's CPU reduction rounds to the output dtype: its
+// TensorIterator coalesces adjacent dims that are alike (reduced or kept), drops size-1 dims,
+// runs a 2-D loop over the innermost two (accumulating in float) and adds each 2-D loop's
+// result into the output: one rounding per iteration of the outer reduced dims. A reduction to
+// one output of at least 32768 elements is split across threads whose partial outputs are
+// combined in the output dtype (up to kCombinedThreads more).
+double cpuNarrowPasses(const std::vector<uint64_t>& shape, const std::vector<bool>& reduced, uint64_t n,
+                       uint64_t outputs)
+{
+    constexpr double kCombinedThreads = 64;
+    std::vector<std::pair<uint64_t, bool>> dims;  // innermost first: (size, reduced)
+    for (size_t k = shape.size(); k-- > 0;) {
+        if (shape[k] == 1) continue;
+        if (!dims.empty() && dims.back().second == reduced[k])
+            dims.back().first *= shape[k];
+        else
+            dims.push_back({shape[k], reduced[k]});
+    }
+    double passes = 1;
+    for (size_t k = 2; k < dims.size(); ++k)
+        if (dims[k].second) passes *= double(dims[k].first);
+    if (outputs == 1 && n >= 32768) passes += kCombinedThreads;
+    return passes;
+}
 
 Result<ReducePlan> planReduce(std::string_view op, GoldenInputs in, const OpParams& p)
 {
@@ -91,6 +122,9 @@ Result<ReducePlan> planReduce(std::string_view op, GoldenInputs in, const OpPara
     };
     plan.keptOffsets = offsets(keptShape, keptStride);
     plan.reducedOffsets = offsets(reducedShape, reducedStride);
+    if (rank > 0)
+        plan.narrowPasses =
+            cpuNarrowPasses(x.shape, reduced, plan.reducedOffsets.size(), plan.keptOffsets.size());
     return plan;
 }
 
@@ -104,6 +138,8 @@ Reduced reduce(const ReducePlan& plan, const HostTensor& x, bool mean, const For
     const std::vector<float> v = toFloatVector(x);
     const int64_t n = int64_t(plan.reducedOffsets.size());
     const double gamma = n > 1 ? gammaN(double(n - 1), r.u) : 0.0;
+    // Partial sums rounded to a narrow output (PyTorch's CPU kernels), where narrow steps are allowed.
+    const double narrow = r.ui > r.u && plan.narrowPasses > 1 ? gammaN(plan.narrowPasses - 1, r.ui) : 0.0;
     Reduced out;
     out.value.resize(plan.keptOffsets.size());
     out.pre.resize(plan.keptOffsets.size());
@@ -113,7 +149,7 @@ Reduced reduce(const ReducePlan& plan, const HostTensor& x, bool mean, const For
         const float sum = treeSum([base, red](int64_t i) { return base[red[i]]; }, n);
         double absSum = 0.0;
         for (int64_t i = 0; i < n; ++i) absSum += std::fabs(double(base[red[i]]));
-        double pre = 2.0 * gamma * absSum;
+        double pre = (2.0 * gamma + narrow) * absSum;
         float value = sum;
         if (mean) {
             value = divRn(sum, float(n));
