@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace faultline {
 
@@ -85,6 +86,51 @@ inline std::string printableText(std::string_view s)
         i += n;
     }
     return out;
+}
+
+// `items` joined by `separator` ("a, b, c").
+inline std::string joinText(const std::vector<std::string>& items, std::string_view separator = ", ")
+{
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) s += separator;
+        s += items[i];
+    }
+    return s;
+}
+
+// Op indices for a person: "3, 5, 8", at most `shown` of them, then ", …".
+template <class Int>
+std::string opListText(const std::vector<Int>& ops, size_t shown = 12)
+{
+    std::string s;
+    for (size_t i = 0; i < ops.size() && i < shown; ++i) s += (i ? ", " : "") + std::to_string(ops[i]);
+    if (ops.size() > shown) s += ", …";
+    return s;
+}
+
+// Op indices as an --ops argument: "3,5,8".
+template <class Int>
+std::string opListArgument(const std::vector<Int>& ops)
+{
+    std::string s;
+    for (size_t i = 0; i < ops.size(); ++i) s += (i ? "," : "") + std::to_string(ops[i]);
+    return s;
+}
+
+// Single-quoted for sh: any bytes, newlines included, stay one word.
+inline std::string shellQuote(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// `s` for the rest of a `#` comment line of a script: printable (control characters, a newline or
+// carriage return among them, written as \xHH), so it cannot end the comment.
+inline std::string shellCommentText(std::string_view s)
+{
+    return printableText(s);
 }
 
 }  // namespace faultline

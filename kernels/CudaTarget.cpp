@@ -519,6 +519,21 @@ private:
             case OpKind::AllReduce:
             case OpKind::ReduceScatter:
                 return launchAllReduce(r, op, p, dIn, dOut, view, dSm, extra);
+            // Loss, embedding and backward ops (#22): golden model on the host only.
+            case OpKind::Embedding:
+            case OpKind::EmbeddingBackward:
+            case OpKind::LogSoftmax:
+            case OpKind::LogSoftmaxBackward:
+            case OpKind::NllLoss:
+            case OpKind::NllLossTotalWeight:
+            case OpKind::NllLossBackward:
+            case OpKind::SoftmaxBackward:
+            case OpKind::LayerNormBackwardInput:
+            case OpKind::LayerNormBackwardWeight:
+            case OpKind::LayerNormBackwardBias:
+            case OpKind::GeluBackward:
+            case OpKind::SiluBackward:
+                return int(cudaErrorNotSupported);
         }
         return int(cudaErrorNotSupported);
     }
@@ -643,6 +658,21 @@ bool cudaTargetHasOp(const std::string& op)
         case OpKind::ReduceScatter:
         case OpKind::Broadcast:
             return true;
+        // Loss, embedding and backward ops (#22): no CUDA golden kernel.
+        case OpKind::Embedding:
+        case OpKind::EmbeddingBackward:
+        case OpKind::LogSoftmax:
+        case OpKind::LogSoftmaxBackward:
+        case OpKind::NllLoss:
+        case OpKind::NllLossTotalWeight:
+        case OpKind::NllLossBackward:
+        case OpKind::SoftmaxBackward:
+        case OpKind::LayerNormBackwardInput:
+        case OpKind::LayerNormBackwardWeight:
+        case OpKind::LayerNormBackwardBias:
+        case OpKind::GeluBackward:
+        case OpKind::SiluBackward:
+            return false;
         case OpKind::Sub:
         case OpKind::Div:
         case OpKind::Neg:

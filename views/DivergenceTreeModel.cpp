@@ -288,6 +288,8 @@ QVariant DivergenceTreeModel::displayData(const Node& n, int column) const
             return QString::fromUtf8(dtypeName(e->dtype).data(), qsizetype(dtypeName(e->dtype).size()));
         case Shape:
             return e ? shapeText(*e) : QVariant();
+        case Judge:
+            return e && !e->judge.isEmpty() ? QVariant(e->judge) : QVariant();
         case Mismatches:
             return n.hasStats ? QVariant(QString::number(n.mismatches)) : QVariant();
         case Beyond:
@@ -365,6 +367,7 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
             if (!e) return n.divergent ? tr("%n divergent below", nullptr, n.divergent) : QVariant();
             QString tip = QStringLiteral("<b>%1</b><br>%2").arg(e->name.toHtmlEscaped(), e->verdict);
             if (first) tip += tr("<br><b>First divergent op: the corruption enters here.</b>");
+            if (!e->judge.isEmpty()) tip += tr("<br>Judged by: %1").arg(e->judge.toHtmlEscaped());
             if (!e->detail.isEmpty()) tip += QStringLiteral("<br>") + e->detail.toHtmlEscaped();
             return tip;
         }
@@ -376,11 +379,17 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
 QVariant DivergenceTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Name",      "Op",         "Beyond tol.", "Max ULP",
-                                  "Signature", "Mismatches", "DType",       "Shape"};
+    static const char* names[] = {"Name",       "Op",    "Beyond tol.", "Max ULP", "Signature",
+                                  "Mismatches", "DType", "Shape",       "Judge"};
     if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
     if (role == Qt::ToolTipRole && section == Beyond)
-        return tr("Elements beyond tolerance (ops: beyond the golden model's error bound)");
+        return tr(
+            "Elements beyond tolerance (ops: differing from the peer's bits, or beyond the golden "
+            "model's error bound)");
+    if (role == Qt::ToolTipRole && section == Judge)
+        return tr(
+            "What judged the op: a peer's bits (a rerun on a healthy device), the golden model "
+            "exactly, or within its error bound (strict or loose)");
     return {};
 }
 

@@ -15,7 +15,18 @@ namespace faultline::views {
 class DivergenceTreeModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    enum Column { Name, Op, Beyond, MaxUlp, SignatureColumn, Mismatches, DTypeColumn, Shape, ColumnCount };
+    enum Column {
+        Name,
+        Op,
+        Beyond,
+        MaxUlp,
+        SignatureColumn,
+        Mismatches,
+        DTypeColumn,
+        Shape,
+        Judge,
+        ColumnCount
+    };
     enum Role {
         SortRole = Qt::UserRole,  // numbers as numbers, for QSortFilterProxyModel
         EntryRole,                // entry id, -1 for group rows

@@ -70,6 +70,23 @@ Result<ElementValues> ElementValueLoader::load(const Incident& incident, int ent
     if (e->source == EntrySource::TraceOp) {
         if (!incident.trace || e->suspectTensor.empty()) return Error{"no recorded output"};
         const Trace& trace = *incident.trace;
+        if (!e->referenceTensor.empty()) {  // judged by a peer: its bits are the reference
+            auto recorded = loadTensor(*trace.file, e->suspectTensor);
+            if (!recorded) return recorded.error();
+            if (cancel && cancel->load()) return cancelledError("cancelled");
+            auto peer = loadTensor(*trace.file, e->referenceTensor);
+            if (!peer) return peer.error();
+            if (peer->dtype != recorded->dtype || peer->shape != recorded->shape)
+                return Error{"the recorded output and the peer's differ in dtype or shape"};
+            v.dtype = recorded->dtype;
+            setRows(v, recorded->shape);
+            v.suspectRaw = std::move(recorded->data);
+            v.referenceRaw = std::move(peer->data);
+            v.suspectLabel = QStringLiteral("%1 (recorded)").arg(incident.suspectLabel);
+            v.referenceLabel = QStringLiteral("%1 (peer)").arg(e->peerLabel);
+            fillDoubles(v);
+            return v;
+        }
         const TraceOp* op = nullptr;
         for (const TraceOp& o : trace.ops)
             if (o.index == e->opIndex) op = &o;

@@ -28,7 +28,12 @@ QString tensorVerdict(const Divergence& d)
 QString Incident::title() const
 {
     QStringList parts;
-    if (hasTrace()) parts << QStringLiteral("%1 (%2 vs golden)").arg(fileName(tracePath), suspectLabel);
+    if (hasTrace()) {
+        const bool peer = bisect && !bisect->peer.empty();
+        parts << (peer ? QStringLiteral("%1 (%2 vs %3 and golden)")
+                             .arg(fileName(tracePath), suspectLabel, qs(bisect->peer))
+                       : QStringLiteral("%1 (%2 vs golden)").arg(fileName(tracePath), suspectLabel));
+    }
     if (hasPair())
         parts << QStringLiteral("%1 vs %2")
                      .arg(fileName(qs(suspectFile->path())), fileName(qs(referenceFile->path())));
@@ -109,10 +114,18 @@ void Incident::buildEntries()
                 e.dtype = b.divergence->dtype;
                 e.shape = b.divergence->shape;
             }
+            e.judge = qs(bisectJudgeText(b));
             for (const TraceOp& op : trace->ops) {
                 if (op.index != b.index) continue;
                 auto outs = op.outputs.find(suspect);
-                if (outs != op.outputs.end() && !outs->second.empty()) e.suspectTensor = outs->second.front();
+                if (outs != op.outputs.end() && b.output < outs->second.size())
+                    e.suspectTensor = outs->second[b.output];
+                auto peer = op.outputs.find(b.judgeLabel);
+                if (b.judge == BisectJudge::Peer && peer != op.outputs.end() &&
+                    b.output < peer->second.size()) {
+                    e.referenceTensor = peer->second[b.output];
+                    e.peerLabel = qs(b.judgeLabel);
+                }
             }
             if (!e.hasInfo && trace->file && !e.suspectTensor.empty())
                 if (auto i = trace->file->find(e.suspectTensor)) {

@@ -33,13 +33,16 @@ struct IncidentEntry {
     // unpaired | listed (a lone file: no comparison)
     QString verdict;
     QString detail;
+    QString judge;  // ops: what judged the op (bisectJudgeText: "peer cpu1, bitwise", ...)
     const Divergence* divergence = nullptr;  // owned by the Incident; null when not compared
     bool hasInfo = false;                    // dtype and shape known
     DType dtype = DType::Float32;
     std::vector<uint64_t> shape;
     // Where the element values come from (ElementValueLoader): tensors: names in the suspect and
-    // reference files; ops: the suspect's recorded output (the reference is the golden model).
+    // reference files; ops: the suspect's recorded output and, for ops a peer judged, the peer's
+    // (in the trace; otherwise the reference is the golden model).
     std::string suspectTensor, referenceTensor;
+    QString peerLabel;  // ops judged by a peer
 
     bool isDivergent() const
     {

@@ -70,16 +70,20 @@ QString IncidentBanner::story(const Incident& inc)
         const IncidentEntry* first = inc.firstDivergentEntry ? inc.entry(*inc.firstDivergentEntry) : nullptr;
         if (first && first->divergence) {
             const Divergence& d = *first->divergence;
-            lines << tr("<b>Corruption enters at op %1 %2</b> (%3) on %4: %5 of %6 elements beyond the "
-                        "golden model's "
-                        "error bound, max %7 ulp. %8 of %9 ops divergent.")
+            const QString against =
+                first->peerLabel.isEmpty()
+                    ? tr("beyond the golden model's error bound")
+                    : tr("differing from peer %1's bits").arg(first->peerLabel.toHtmlEscaped());
+            lines << tr("<b>Corruption enters at op %1 %2</b> (%3) on %4: %5 of %6 elements %10, max %7 "
+                        "ulp. %8 of %9 ops divergent.")
                          .arg(first->opIndex)
                          .arg(first->opKind, first->name.toHtmlEscaped(), inc.suspectLabel.toHtmlEscaped())
                          .arg(d.beyondTolerance)
                          .arg(d.elements)
                          .arg(d.maxUlp)
                          .arg(divergent)
-                         .arg(inc.bisect->ops.size());
+                         .arg(inc.bisect->ops.size())
+                         .arg(against);
             lines << tr("Signature: <b>%1</b> — %2")
                          .arg(QString::fromUtf8(signatureKindName(d.signature.kind).data()),
                               QString::fromStdString(d.signature.detail).toHtmlEscaped());
@@ -89,6 +93,15 @@ QString IncidentBanner::story(const Incident& inc)
                          .arg(first->opKind, first->name.toHtmlEscaped(), first->detail.toHtmlEscaped());
         } else if (inc.bisect->checkedOps == 0) {
             lines << tr("<b>No op could be checked</b> against the golden model (%1 ops): no verdict.")
+                         .arg(inc.bisect->ops.size());
+        } else if (!inc.bisect->peer.empty()) {
+            const auto byPeer = inc.bisect->judgedBy.find(BisectJudge::Peer);
+            lines << tr("<b>No op left its judgement</b>: %1's recorded outputs agree with peer %2 bit for "
+                        "bit (%3 ops) and with the golden model (%4 of %5 ops checked).")
+                         .arg(inc.suspectLabel.toHtmlEscaped(),
+                              QString::fromStdString(inc.bisect->peer).toHtmlEscaped())
+                         .arg(byPeer == inc.bisect->judgedBy.end() ? 0 : byPeer->second)
+                         .arg(inc.bisect->checkedOps)
                          .arg(inc.bisect->ops.size());
         } else {
             lines << tr("<b>No op left its error bound</b>: %1's recorded outputs agree with the golden "

@@ -1,4 +1,4 @@
-// faultline bisect TRACE --suspect LABEL [--json]
+// faultline bisect TRACE --suspect LABEL [--peer LABEL | --no-peer] [--json]
 #include <iostream>
 #include <memory>
 
@@ -10,12 +10,12 @@
 namespace faultline::cli {
 namespace {
 
-struct BisectOptions {
-    std::string trace, suspect;
-    bool json = false, allowExternal = false, quiet = false;
+struct BisectCliOptions {
+    std::string trace, suspect, peer;
+    bool json = false, allowExternal = false, quiet = false, noPeer = false;
 };
 
-int runBisect(const BisectOptions& o)
+int runBisect(const BisectCliOptions& o)
 {
     OpenOptions open;
     open.allowExternal = o.allowExternal;
@@ -24,8 +24,12 @@ int runBisect(const BisectOptions& o)
         return failWith(trace.error());
     }
     const auto* cancel = installInterruptFlag();
+    faultline::BisectOptions options;
+    options.suspect = o.suspect;
+    options.peer = o.peer;
+    options.noPeer = o.noPeer;
     auto report = bisectTrace(
-        *trace, o.suspect,
+        *trace, options,
         [&o](size_t done, size_t total, const std::string& what) {
             if (!o.quiet) printProgress(total ? double(done) / double(total) : 1.0, what);
         },
@@ -44,7 +48,7 @@ int runBisect(const BisectOptions& o)
     }
     if (report->checkedOps == 0 && !report->firstDivergentOp) {
         std::cerr << "error: " << o.trace
-                  << ": no op could be checked against the golden model (see the ops' details)\n";
+                  << ": no op could be checked against a peer or the golden model (see the ops' details)\n";
         return kExitError;
     }
     return report->firstDivergentOp ? kExitDiverged : kExitOk;
@@ -54,11 +58,17 @@ int runBisect(const BisectOptions& o)
 
 CommandRunner addBisectCommand(CLI::App& app)
 {
-    auto o = std::make_shared<BisectOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "bisect", "Find the first op whose recorded output on the suspect leaves the golden model's bound");
+    auto o = std::make_shared<BisectCliOptions>();
+    CLI::App* cmd = app.add_subcommand("bisect",
+                                       "Find the first op whose recorded output on the suspect differs from "
+                                       "a rerun peer's bits or leaves the "
+                                       "golden model's bound");
     cmd->add_option("TRACE", o->trace, "trace v1 file")->required();
     cmd->add_option("--suspect", o->suspect, "device label of the suspect (see `inspect`)")->required();
+    auto* peer = cmd->add_option("--peer", o->peer,
+                                 "device judging bit for bit where it reproduced itself (default: the device "
+                                 "whose source is rerun; the first of several)");
+    cmd->add_flag("--no-peer", o->noPeer, "judge by the golden model alone")->excludes(peer);
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");

@@ -20,7 +20,6 @@
 #include "Cli.h"
 #include "Commands.h"
 #include "core/Text.h"
-#include "core/evidence/MinimalReproducer.h"
 #include "core/fleet/FleetJob.h"
 #include "core/fleet/FleetStatus.h"
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "core/Base64.h"
 #include "core/collectives/CollectiveReplay.h"
-#include "core/evidence/Base64.h"
 #include "core/replay/TargetSpec.h"
 
 using namespace faultline;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <set>
 
-#include "../evidence/Base64.h"
+#include "../Base64.h"
 #include "../replay/WorkerProcess.h"
 #include "CollectiveTransport.h"
 

@@ -16,7 +16,7 @@
 #include <map>
 #include <thread>
 
-#include "../evidence/Base64.h"
+#include "../Base64.h"
 #include "../replay/WorkerProcess.h"
 
 namespace faultline {

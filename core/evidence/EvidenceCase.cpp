@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "../Text.h"
 #include "../replay/Statistics.h"
 
 namespace faultline {
@@ -25,13 +26,6 @@ bool flag(const json& g, const char* name)
 {
     auto f = g.find("flags");
     return f != g.end() && f->is_object() && f->value(name, false);
-}
-
-std::string joinOps(const std::vector<size_t>& ops)
-{
-    std::string s;
-    for (size_t i : ops) s += (s.empty() ? "" : ",") + std::to_string(i);
-    return s;
 }
 
 // Per Xid code: count, first and last time, name.
@@ -188,8 +182,8 @@ void EvidenceCase::finish()
                                      " failed " + std::to_string(t->failures) + " of " +
                                      std::to_string(t->runs) + " runs (" + percentText(t->rate.rate) +
                                      ", 95% CI " + percentText(t->rate.low) + "-" +
-                                     percentText(t->rate.high) + ") on op(s) " + joinOps(t->failingOps) +
-                                     ", verdict " + t->verdict);
+                                     percentText(t->rate.high) + ") on op(s) " +
+                                     opListArgument(t->failingOps) + ", verdict " + t->verdict);
 
     // What was ruled out.
     if (campaign)

@@ -35,21 +35,15 @@ Result<LoadedTensor> loadTensor(const TensorFile& file, const std::string& name)
     return t;
 }
 
-std::string joinOps(const std::vector<size_t>& ops)
-{
-    std::string s;
-    for (size_t i : ops) s += (s.empty() ? "" : ",") + std::to_string(i);
-    return s;
-}
-
 Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const std::string& path)
 {
     auto w = TraceWriter::create(path);
     if (!w) return w.error();
     for (const auto& [name, value] : trace.attributes)
         if (Status st = w->setAttribute(name, value); !st) return st;
-    if (Status st = w->setAttribute("faultline_evidence", std::string("minimal reproducer: ops ") +
-                                                              joinOps({ops.begin(), ops.end()}));
+    if (Status st = w->setAttribute("faultline_evidence",
+                                    std::string("minimal reproducer: ops ") +
+                                        opListArgument(std::vector<size_t>(ops.begin(), ops.end())));
         !st)
         return st;
     for (const TraceDevice& d : trace.devices)
@@ -199,7 +193,7 @@ std::string printLine(const std::string& text)
 
 std::string replayScript(const ReproducerFiles& r, const std::string& args)
 {
-    const std::string ops = joinOps(r.ops);
+    const std::string ops = opListArgument(r.ops);
     std::string s;
     s += "#!/bin/sh\n";
     s += "# Reproduces the divergence of this evidence bundle: replays ops " + ops +
@@ -251,30 +245,19 @@ std::string notReplayableScript(const ReproducerFiles& r)
 {
     std::string s;
     s += "#!/bin/sh\n";
-    s += "# The minimal reproducer of this evidence bundle: reproducer/trace.h5 holds ops " + joinOps(r.ops) +
+    s += "# The minimal reproducer of this evidence bundle: reproducer/trace.h5 holds ops " +
+         opListArgument(r.ops) +
          " of the incident's\n# trace and their inputs. This script cannot replay them automatically:\n#\n#  "
          " " +
          shellCommentText(r.notReplayable) +
-         "\n#\n# Replay them by hand: faultline replay trace.h5 --targets TARGETS --ops " + joinOps(r.ops) +
-         "\n# Exit 2: could not run.\n";
+         "\n#\n# Replay them by hand: faultline replay trace.h5 --targets TARGETS --ops " +
+         opListArgument(r.ops) + "\n# Exit 2: could not run.\n";
     s += printLine("reproduce.sh: cannot replay this campaign automatically: " + r.notReplayable);
     s += "exit 2\n";
     return s;
 }
 
 }  // namespace
-
-std::string shellQuote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string shellCommentText(const std::string& s)
-{
-    return printableText(s);
-}
 
 Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
@@ -311,8 +294,9 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
             r.expectedVerdicts.emplace_back(t, v);
             if (v != "healthy") r.expectedExitCode = 1;
         }
-        std::string args = "--targets " + shellQuote(targets) + " --ops " + joinOps(r.ops) + " --reps " +
-                           std::to_string(campaign.reps) + " --seed " + std::to_string(campaign.seed);
+        std::string args = "--targets " + shellQuote(targets) + " --ops " + opListArgument(r.ops) +
+                           " --reps " + std::to_string(campaign.reps) + " --seed " +
+                           std::to_string(campaign.seed);
         if (!plan.reference.empty()) args += " --reference " + shellQuote(plan.reference);
         r.command = "faultline replay trace.h5 " + args;
         script = replayScript(r, args);

@@ -45,10 +45,4 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
                                                const ReproducerSuspect& suspect = {});
 
-// Single-quoted for sh: any bytes, newlines included, stay one word.
-std::string shellQuote(const std::string& s);
-// `s` for the rest of a `#` comment line: printable (control characters, a newline or carriage
-// return among them, written as \xHH), so it cannot end the comment.
-std::string shellCommentText(const std::string& s);
-
 }  // namespace faultline

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "../Base64.h"
 #include "../io/SafeFiles.h"
-#include "Base64.h"
 
 #include <openssl/evp.h>
 

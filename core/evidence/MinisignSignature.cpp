@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "Base64.h"
+#include "../Base64.h"
 #include "MessageDigest.h"
 
 namespace faultline {

@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "../Text.h"
-#include "../evidence/MinimalReproducer.h"  // shellQuote
 #include "../replay/TargetSpec.h"
 
 namespace faultline {

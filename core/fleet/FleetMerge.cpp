@@ -21,14 +21,6 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxWarnings = 64;  // past that, one line says how many more there were
 constexpr size_t kMaxOpenOpFiles = 64;
 
-std::string joinOps(const std::vector<uint32_t>& ops)
-{
-    std::string s;
-    for (size_t i = 0; i < ops.size() && i < 12; ++i) s += (i ? ", " : "") + std::to_string(ops[i]);
-    if (ops.size() > 12) s += ", …";
-    return s;
-}
-
 // A private directory for the second pass's sections, removed with everything in it.
 class ScratchDir {
 public:
@@ -467,10 +459,11 @@ private:
         std::string verdict = g.verdict, explanation = g.explanation;
         if (j.outlierOps.empty()) return {verdict, explanation};
         if (verdict == "healthy" || verdict == "none" || verdict.empty()) verdict = "device-specific";
-        explanation +=
-            std::string(explanation.empty() ? "" : "; ") + "fleet outlier: bitwise different from " +
-            std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
-            std::to_string(first["peers"].get<uint32_t>()) + " fleet peers on op(s) " + joinOps(j.outlierOps);
+        explanation += std::string(explanation.empty() ? "" : "; ") +
+                       "fleet outlier: bitwise different from " +
+                       std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
+                       std::to_string(first["peers"].get<uint32_t>()) + " fleet peers on op(s) " +
+                       opListText(j.outlierOps);
         return {verdict, explanation};
     }
 

@@ -1,6 +1,7 @@
 #include "OpChecks.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace faultline::golden {
 
@@ -66,6 +67,67 @@ Status checkVector(std::string_view op, GoldenInputs in, size_t i, std::string_v
     if (in[i].shape.size() == 1 && in[i].shape[0] == n) return Status::success();
     return opError(op, inputName(i) + " (" + std::string(role) + ") has shape " + shapeString(in[i].shape) +
                            " but needs [" + std::to_string(n) + "] (the last dimension of inputs[0])");
+}
+
+bool isIndexDType(DType t)
+{
+    return t == DType::Int64 || t == DType::Int32;
+}
+
+Status checkIndexInput(std::string_view op, GoldenInputs in, size_t i, std::string_view role)
+{
+    const HostTensor& t = in[i];
+    if (!isIndexDType(t.dtype))
+        return opError(op, inputName(i) + " (" + std::string(role) + ") has dtype " +
+                               std::string(dtypeName(t.dtype)) + " but needs int64 or int32");
+    uint64_t n = 1;
+    for (uint64_t d : t.shape) {
+        if (d != 0 && n > kMaxGoldenElements / d)
+            return opError(op, inputName(i) + " has shape " + shapeString(t.shape) + ", too many elements");
+        n *= d;
+    }
+    if (n * dtypeSize(t.dtype) != t.data.size())
+        return opError(op, inputName(i) + " has shape " + shapeString(t.shape) + " of " +
+                               std::string(dtypeName(t.dtype)) + " but holds " +
+                               std::to_string(t.data.size()) + " bytes");
+    return Status::success();
+}
+
+Status checkFloatInput(std::string_view op, GoldenInputs in, size_t i)
+{
+    return checkGoldenInput(op, in[i], inputName(i));
+}
+
+std::vector<int64_t> indexVector(const HostTensor& t)
+{
+    std::vector<int64_t> v(size_t(t.elementCount()));
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (t.dtype == DType::Int64) {
+            std::memcpy(&v[i], t.data.data() + i * 8, 8);
+        } else {
+            int32_t x = 0;
+            std::memcpy(&x, t.data.data() + i * 4, 4);
+            v[i] = x;
+        }
+    }
+    return v;
+}
+
+Result<int64_t> paramInt(std::string_view op, const OpParams& p, const std::string& name,
+                         std::optional<int64_t> fallback)
+{
+    const auto it = p.find(name);
+    if (it == p.end()) {
+        if (fallback) return *fallback;
+        return opError(op, "missing parameter " + name);
+    }
+    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i;
+    if (const auto* iv = std::get_if<std::vector<int64_t>>(&it->second); iv && iv->size() == 1)
+        return (*iv)[0];
+    if (const auto* d = std::get_if<double>(&it->second);
+        d && std::nearbyint(*d) == *d && std::fabs(*d) < 9.0e15)
+        return int64_t(*d);
+    return opError(op, "parameter " + name + "=" + attrValueToString(it->second) + " is not an integer");
 }
 
 Status checkGolden(std::string_view op, const OutputSpec& spec, const HostTensor& golden)

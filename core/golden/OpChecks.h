@@ -42,6 +42,16 @@ struct RowView {
 Result<RowView> lastAxisRows(std::string_view op, const HostTensor& x, std::string_view what);
 // inputs[i] has shape [n].
 Status checkVector(std::string_view op, GoldenInputs in, size_t i, std::string_view role, uint64_t n);
+// Integer inputs (embedding indices, nll_loss targets): int64 or int32, bytes matching the shape.
+// The float inputs of an op that also reads integers are checked one by one (checkFloatInput).
+bool isIndexDType(DType t);
+Status checkIndexInput(std::string_view op, GoldenInputs in, size_t i, std::string_view role);
+Status checkFloatInput(std::string_view op, GoldenInputs in, size_t i);
+// The values of an index input (checked by checkIndexInput), widened to int64.
+std::vector<int64_t> indexVector(const HostTensor& t);
+// An integer parameter (int64, or a double holding an integer).
+Result<int64_t> paramInt(std::string_view op, const OpParams& p, const std::string& name,
+                         std::optional<int64_t> fallback);
 // A golden output handed to a bound function matches what the op produces.
 Status checkGolden(std::string_view op, const OutputSpec& spec, const HostTensor& golden);
 

@@ -86,23 +86,6 @@ Result<std::vector<uint64_t>> broadcastInputs(std::string_view op, GoldenInputs 
     return shape;
 }
 
-Result<int64_t> paramInt(std::string_view op, const OpParams& p, const std::string& name,
-                         std::optional<int64_t> fallback)
-{
-    const auto it = p.find(name);
-    if (it == p.end()) {
-        if (fallback) return *fallback;
-        return opError(op, "missing parameter " + name);
-    }
-    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i;
-    if (const auto* iv = std::get_if<std::vector<int64_t>>(&it->second); iv && iv->size() == 1)
-        return (*iv)[0];
-    if (const auto* d = std::get_if<double>(&it->second);
-        d && std::isfinite(*d) && std::nearbyint(*d) == *d && std::fabs(*d) < 0x1p62)
-        return int64_t(*d);
-    return opError(op, "parameter " + name + "=" + attrValueToString(it->second) + " is not an integer");
-}
-
 Result<std::optional<std::vector<int64_t>>> paramInts(std::string_view op, const OpParams& p,
                                                       const std::string& name)
 {

@@ -59,10 +59,8 @@ Status checkSameFloatInputs(std::string_view op, GoldenInputs in, std::span<cons
 Result<std::vector<uint64_t>> broadcastInputs(std::string_view op, GoldenInputs in,
                                               std::span<const size_t> indices);
 
-// An integer parameter (int64, or a double holding an integer).
-Result<int64_t> paramInt(std::string_view op, const OpParams& p, const std::string& name,
-                         std::optional<int64_t> fallback);
-// A list of integers (an int64 vector, or a single integer); nullopt when the parameter is absent.
+// A list of integers (an int64 vector, or a single integer: OpChecks.h's paramInt); nullopt when
+// the parameter is absent.
 Result<std::optional<std::vector<int64_t>>> paramInts(std::string_view op, const OpParams& p,
                                                       const std::string& name);
 // A dimension index in [-rank, rank) made non-negative (rank 0 accepts -1 and 0, as PyTorch).

@@ -68,6 +68,21 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
             j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
             j.model = type + " intermediates";
             break;
+        case OpNumerics::NarrowSums:
+            j.options.intermediateUnitRoundoff = un;
+            j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+            j.model = type + " intermediates";
+            if (cuda) break;
+            // PyTorch's CPU kernels keep these partial sums in the narrow type: in their order,
+            // emulated, where the capture recorded it (cpu_order), else any order, loose.
+            if (flag(params, "cpu_order") && !flag(params, "scale_grad_by_freq")) {
+                j.model = type + " sums in PyTorch's CPU order (cpu_order), emulated";
+                break;
+            }
+            j.options.accumulationUnitRoundoff = un;
+            j.loose = true;
+            j.model = type + " sums (PyTorch CPU kernels): (terms - 1) u_" + type + " of sum |x|, loose";
+            break;
         case OpNumerics::Pointwise:
             // PyTorch's CPU kernels (1.13) round alpha, value, other and exponent to the narrow
             // type and compute some formulas step by step in it (pow, rsqrt); CUDA kernels that

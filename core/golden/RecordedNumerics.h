@@ -13,6 +13,11 @@
 //                      type, norms, softmax, activations round intermediates to it
 //   bf16/fp16 on cuda  intermediates of norms, softmax and activations in the narrow type;
 //                      narrow accumulation only with reduced_precision_reduction=1
+//   narrow sums        (embedding_backward, nll_loss, layernorm weight/bias gradients) of bf16/
+//                      fp16 on cpu: PyTorch's CPU kernels keep the partial sums in the narrow
+//                      type (loose: (terms - 1) u of sum |x|) unless the capture recorded
+//                      cpu_order (the golden model then follows that order bit for bit); on
+//                      cuda: float sums, narrow steps
 //   all_reduce, reduce_scatter
 //                      of bf16/fp16 ranks: the sum in the narrow type
 //   pointwise formulas of bf16/fp16 (either device): scalars (alpha, value, other, exponent)

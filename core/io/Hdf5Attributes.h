@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../AttrValue.h"
 #include "../Result.h"
-#include "../trace/Trace.h"
 
 namespace faultline::hdf5 {
 

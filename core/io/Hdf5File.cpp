@@ -12,7 +12,7 @@
 #include <set>
 #include <utility>
 
-#include "../trace/Trace.h"
+#include "../AttrValue.h"
 #include "FlatRange.h"
 #include "Hdf5Attributes.h"
 #include "Hdf5Handles.h"

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "../AttrValue.h"
 #include "../DType.h"
 #include "../Result.h"
-#include "../trace/Trace.h"
 
 namespace faultline {
 

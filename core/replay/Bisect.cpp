@@ -1,7 +1,9 @@
 #include "Bisect.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "../compare/TensorComparer.h"
 #include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
@@ -51,25 +53,206 @@ std::string collectiveInvariantText(const CollectiveInvariantReport& c)
     return out.str();
 }
 
+// The golden model's judgement of the suspect's first output (today's bisect): exact where the
+// op's bound is 0 everywhere, else within the bound.
+void judgeByGolden(const Trace& trace, const TraceOp& op, const std::string& suspect,
+                   const std::string& recordedName, BisectOp& b)
+{
+    auto inputs = loadOpInputs(trace, op);
+    auto recorded = inputs ? loadTensor(*trace.file, recordedName) : Result<HostTensor>(inputs.error());
+    auto gold =
+        recorded ? golden::runGolden(op.op, *inputs, op.params) : Result<HostTensor>(recorded.error());
+    const golden::RecordedJudgement judgement =
+        inputs ? golden::recordedJudgement(op.op, op.params, *inputs) : golden::RecordedJudgement{};
+    b.boundModel = judgement.model;
+    b.boundLoose = judgement.loose;
+    auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
+                      : Result<std::vector<double>>(gold.error());
+    // reduce_scatter: the suspect recorded its own block of the reduction.
+    auto rows = bound ? golden::recordedRowsOf(op.op, op.params, suspect, gold->shape)
+                      : Result<std::optional<golden::RowBlock>>(bound.error());
+    if (rows && *rows) {
+        *bound = golden::rowsOf(*bound, gold->shape, **rows);
+        *gold = golden::rowsOf(*gold, **rows);
+    } else if (!rows) {
+        bound = rows.error();
+    }
+    if (!bound) {
+        b.verdict = BisectVerdict::Error;
+        b.detail = bound.message();
+        return;
+    }
+    b.judge = std::all_of(bound->begin(), bound->end(), [](double e) { return e == 0.0; })
+                  ? BisectJudge::GoldenExact
+                  : BisectJudge::GoldenBound;
+    if (recorded->dtype != gold->dtype || recorded->shape != gold->shape) {
+        b.verdict = BisectVerdict::Divergent;
+        b.detail = "recorded output is " + std::string(dtypeName(recorded->dtype)) + " " +
+                   shapeToString(recorded->shape) + ", the op produces " +
+                   std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
+        return;
+    }
+    auto d = compareWithinBound(*recorded, *gold, *bound, 1.0, recordedName);
+    if (!d) {
+        b.verdict = BisectVerdict::Error;
+        b.detail = d.message();
+        return;
+    }
+    b.verdict = d->beyondTolerance > 0 ? BisectVerdict::Divergent : BisectVerdict::Ok;
+    b.detail = d->signature.detail;
+    b.divergence = std::move(d).value();
+}
+
+// Why `peer` cannot judge the op bit for bit ("" when it can): no output for the op, fewer
+// outputs than the suspect recorded, or determinism not shown.
+std::string peerCannotJudge(const TraceOp& op, const std::string& peer, size_t suspectOutputs)
+{
+    const auto outs = op.outputs.find(peer);
+    if (outs == op.outputs.end() || outs->second.empty()) return "peer " + peer + " recorded no output";
+    const OutputReproducibility r = outputReproducibility(op, peer);
+    if (!r.reproducible || (r.repeats && *r.repeats < 2))
+        return "peer " + peer + " reproducibility unknown (rerun with --repeat 2)";
+    if (!*r.reproducible)
+        return "peer " + peer + " did not reproduce itself bit for bit" +
+               (r.repeats ? " in " + std::to_string(*r.repeats) + " runs" : std::string());
+    if (outs->second.size() < suspectOutputs)
+        return "peer " + peer + " recorded " + std::to_string(outs->second.size()) +
+               " output(s), the suspect " + std::to_string(suspectOutputs);
+    return "";
+}
+
+// Every recorded output k of the suspect against the peer's output k, bit for bit (any
+// differing bit is beyond tolerance, NaNs compared by their bits). The op's divergence is the
+// first differing output's, else output 0's.
+void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutputs,
+                 const std::vector<std::string>& peerOutputs, const std::string& peer, BisectOp& b)
+{
+    b.judge = BisectJudge::Peer;
+    b.judgeLabel = peer;
+    CompareOptions options;
+    options.tolerance = Tolerance::exact();
+    options.threads = 1;  // small tensors, one op at a time
+    const TensorComparer comparer(options);
+    std::vector<size_t> differing;
+    std::string firstDetail;
+    bool keptDiffering = false;  // b.divergence is of an output that differs
+    for (size_t k = 0; k < suspectOutputs.size(); ++k) {
+        auto recorded = loadTensor(*trace.file, suspectOutputs[k]);
+        auto reference =
+            recorded ? loadTensor(*trace.file, peerOutputs[k]) : Result<HostTensor>(recorded.error());
+        if (!reference) {
+            b.verdict = BisectVerdict::Error;
+            b.detail = reference.message();
+            b.divergence.reset();
+            return;
+        }
+        if (recorded->dtype != reference->dtype || recorded->shape != reference->shape) {
+            differing.push_back(k);
+            if (firstDetail.empty())
+                firstDetail = "output " + std::to_string(k) + " is " +
+                              std::string(dtypeName(recorded->dtype)) + " " + shapeToString(recorded->shape) +
+                              ", " + peer + "'s " + std::string(dtypeName(reference->dtype)) + " " +
+                              shapeToString(reference->shape);
+            continue;
+        }
+        auto d = comparer.compare(recorded->dtype, recorded->shape, recorded->data.data(),
+                                  reference->data.data(), suspectOutputs[k]);
+        if (!d) {
+            b.verdict = BisectVerdict::Error;
+            b.detail = d.message();
+            b.divergence.reset();
+            return;
+        }
+        d->referenceName = peerOutputs[k];
+        const bool differs = d->beyondTolerance > 0;
+        if (differs) differing.push_back(k);
+        if (differs && firstDetail.empty())
+            firstDetail = (suspectOutputs.size() > 1 ? "output " + std::to_string(k) + ": " : std::string()) +
+                          d->signature.detail;
+        if (differs ? !keptDiffering : !b.divergence) {
+            b.output = k;
+            b.divergence = std::move(d).value();
+            keptDiffering = differs;
+        }
+    }
+    b.verdict = differing.empty() ? BisectVerdict::Ok : BisectVerdict::Divergent;
+    if (differing.empty()) {
+        b.detail = b.divergence ? b.divergence->signature.detail : std::string();
+        return;
+    }
+    if (!keptDiffering) b.divergence.reset();  // only dtypes or shapes differ: no element comparison
+    b.detail = firstDetail;
+    if (differing.size() > 1) {
+        std::string list;
+        for (size_t k : differing) list += (list.empty() ? "" : ", ") + std::to_string(k);
+        b.detail += " (outputs " + list + " of " + std::to_string(suspectOutputs.size()) + " differ from " +
+                    peer + ")";
+    }
+}
+
+std::string deviceList(const Trace& trace)
+{
+    std::string labels;
+    for (const TraceDevice& d : trace.devices) labels += (labels.empty() ? "" : ", ") + d.label;
+    return labels.empty() ? "none" : labels;
+}
+
 }  // namespace
 
-Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
-                                 const std::function<void(size_t, size_t, const std::string&)>& progress,
-                                 const std::atomic<bool>* cancel)
+Result<std::string> chooseBisectPeer(const Trace& trace, const BisectOptions& options,
+                                     std::vector<std::string>* warnings)
 {
-    bool known = false;
-    std::string labels;
-    for (const TraceDevice& d : trace.devices) {
-        known = known || d.label == suspect;
-        labels += (labels.empty() ? "" : ", ") + d.label;
+    const std::string path = trace.file ? trace.file->path() : std::string("trace");
+    if (options.noPeer) return std::string();
+    if (!options.peer.empty()) {
+        const bool known = std::any_of(trace.devices.begin(), trace.devices.end(),
+                                       [&](const TraceDevice& d) { return d.label == options.peer; });
+        if (!known || options.peer == options.suspect)
+            return Error{path + ": peer '" + options.peer + "' " +
+                             (known ? "is the suspect" : "is not a device of the trace") +
+                             "; the peer must be a device other than the suspect '" + options.suspect +
+                             "' (devices: " + deviceList(trace) + ")",
+                         ErrorCode::Usage};
+        return options.peer;
     }
+    std::vector<std::string> reruns;
+    for (const TraceDevice& d : trace.devices)
+        if (d.source() == "rerun" && d.label != options.suspect) reruns.push_back(d.label);
+    if (reruns.empty()) return std::string();
+    if (reruns.size() > 1 && warnings) {
+        std::string others;
+        for (size_t i = 1; i < reruns.size(); ++i) others += (i > 1 ? ", " : "") + reruns[i];
+        warnings->push_back(path + ": " + std::to_string(reruns.size()) +
+                            " devices were rerun from the recorded inputs; judged against the first, " +
+                            reruns.front() + " (not " + others + "); choose one with --peer");
+    }
+    return reruns.front();
+}
+
+Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
+                                 const BisectProgress& progress, const std::atomic<bool>* cancel)
+{
+    BisectOptions options;
+    options.suspect = suspect;
+    return bisectTrace(trace, options, progress, cancel);
+}
+
+Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& options,
+                                 const BisectProgress& progress, const std::atomic<bool>* cancel)
+{
+    const std::string& suspect = options.suspect;
+    const bool known = std::any_of(trace.devices.begin(), trace.devices.end(),
+                                   [&](const TraceDevice& d) { return d.label == suspect; });
     if (!known)
         return Error{(trace.file ? trace.file->path() : std::string("trace")) + ": no device '" + suspect +
-                     "' (devices: " + (labels.empty() ? "none" : labels) + ")"};
+                     "' (devices: " + deviceList(trace) + ")"};
     BisectReport report;
     report.trace = trace.file ? trace.file->path() : "";
     report.suspect = suspect;
     report.warnings = trace.warnings;
+    auto peer = chooseBisectPeer(trace, options, &report.warnings);
+    if (!peer) return peer.error();
+    report.peer = *peer;
     // A capture cut short (faultline_capture's complete = 0): what it holds is judged, but the
     // ops after the cut are missing.
     if (auto c = trace.attributes.find("complete"); c != trace.attributes.end() && c->second == "0") {
@@ -92,64 +275,40 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
         b.op = op.op;
         b.name = op.name;
         auto outs = op.outputs.find(suspect);
-        if (!golden::findGoldenOp(op.op)) {
-            b.verdict = BisectVerdict::Skipped;
-            b.detail = "the golden model has no '" + op.op + "' op";
-        } else if (outs == op.outputs.end() || outs->second.empty()) {
+        const bool recorded = outs != op.outputs.end() && !outs->second.empty() && trace.file;
+        // Why the peer did not judge ("" when it did, or there is no peer).
+        const std::string peerMissing =
+            recorded && !report.peer.empty() ? peerCannotJudge(op, report.peer, outs->second.size()) : "";
+        if (!recorded) {
             b.verdict = BisectVerdict::Skipped;
             b.detail = suspect + " recorded no output for this op";
+        } else if (!report.peer.empty() && peerMissing.empty()) {
+            judgeByPeer(trace, outs->second, op.outputs.at(report.peer), report.peer, b);
+        } else if (!golden::findGoldenOp(op.op)) {
+            b.verdict = BisectVerdict::Skipped;
+            b.detail = (peerMissing.empty() ? "" : peerMissing + "; ") + "the golden model has no '" + op.op +
+                       "' op";
         } else {
-            auto inputs = loadOpInputs(trace, op);
-            auto recorded =
-                inputs ? loadTensor(*trace.file, outs->second.front()) : Result<HostTensor>(inputs.error());
-            auto gold = recorded ? golden::runGolden(op.op, *inputs, op.params)
-                                 : Result<HostTensor>(recorded.error());
-            const golden::RecordedJudgement judgement =
-                inputs ? golden::recordedJudgement(op.op, op.params, *inputs) : golden::RecordedJudgement{};
-            b.boundModel = judgement.model;
-            b.boundLoose = judgement.loose;
-            auto bound = gold ? golden::goldenErrorBound(op.op, *inputs, op.params, *gold, judgement.options)
-                              : Result<std::vector<double>>(gold.error());
-            // reduce_scatter: the suspect recorded its own block of the reduction.
-            auto rows = bound ? golden::recordedRowsOf(op.op, op.params, suspect, gold->shape)
-                              : Result<std::optional<golden::RowBlock>>(bound.error());
-            if (rows && *rows) {
-                *bound = golden::rowsOf(*bound, gold->shape, **rows);
-                *gold = golden::rowsOf(*gold, **rows);
-            } else if (!rows) {
-                bound = rows.error();
-            }
-            if (!bound) {
-                b.verdict = BisectVerdict::Error;
-                b.detail = bound.message();
-            } else if (recorded->dtype != gold->dtype || recorded->shape != gold->shape) {
-                b.verdict = BisectVerdict::Divergent;
-                b.detail = "recorded output is " + std::string(dtypeName(recorded->dtype)) + " " +
-                           shapeToString(recorded->shape) + ", the op produces " +
-                           std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
-            } else {
-                auto d = compareWithinBound(*recorded, *gold, *bound, 1.0, outs->second.front());
-                if (!d) {
-                    b.verdict = BisectVerdict::Error;
-                    b.detail = d.message();
-                } else {
-                    b.verdict = d->beyondTolerance > 0 ? BisectVerdict::Divergent : BisectVerdict::Ok;
-                    b.detail = d->signature.detail;
-                    b.divergence = std::move(d).value();
-                }
-            }
+            judgeByGolden(trace, op, suspect, outs->second.front(), b);
+            if (!peerMissing.empty()) b.judgeReason = peerMissing + ": judged by the golden model";
         }
         if (golden::isCollectiveOp(op.op) && trace.file) judgeCollective(trace, op, b, report.warnings);
+        const bool judged = b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok;
+        if (!judged || (b.judge == BisectJudge::None)) {
+            b.judge = BisectJudge::None;
+            b.judgeLabel.clear();
+            b.judgeReason = b.detail;
+        }
         if (b.verdict == BisectVerdict::Divergent && !report.firstDivergentOp)
             report.firstDivergentOp = b.index;
-        if (b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok) ++report.checkedOps;
+        if (judged) ++report.checkedOps;
+        ++report.judgedBy[b.judge];
         report.ops.push_back(std::move(b));
     }
     size_t loose = 0;
     std::string firstLoose;
     for (const BisectOp& b : report.ops)
-        if (b.boundLoose && (b.verdict == BisectVerdict::Ok || b.verdict == BisectVerdict::Divergent) &&
-            loose++ == 0)
+        if (b.judge == BisectJudge::GoldenBound && b.boundLoose && loose++ == 0)
             firstLoose = "op " + std::to_string(b.index) + " " + b.op + ": " + b.boundModel;
     if (loose)
         report.warnings.push_back(std::to_string(loose) +
@@ -189,10 +348,25 @@ nlohmann::json bisectJson(const BisectReport& report)
             j["signature"] = nullptr;
         }
         j["collective"] = b.collective ? collectiveInvariantJson(*b.collective) : nlohmann::json();
+        j["output"] = b.divergence ? nlohmann::json(b.output) : nlohmann::json();
+        j["judge"] = {
+            {"kind", nameOf(b.judge)},
+            {"label", b.judgeLabel.empty() ? nlohmann::json() : nlohmann::json(b.judgeLabel)},
+            {"bound", b.judge == BisectJudge::GoldenBound ? nlohmann::json(b.boundLoose ? "loose" : "strict")
+                                                          : nlohmann::json()},
+            {"reason", b.judgeReason.empty() ? nlohmann::json() : nlohmann::json(b.judgeReason)}};
         ops.push_back(std::move(j));
+    }
+    nlohmann::json judgedBy = nlohmann::json::object();
+    for (BisectJudge k :
+         {BisectJudge::Peer, BisectJudge::GoldenExact, BisectJudge::GoldenBound, BisectJudge::None}) {
+        const auto it = report.judgedBy.find(k);
+        judgedBy[nameOf(k)] = it == report.judgedBy.end() ? 0 : it->second;
     }
     return {{"trace", report.trace},
             {"suspect", report.suspect},
+            {"peer", report.peer.empty() ? nlohmann::json() : nlohmann::json(report.peer)},
+            {"judged_by", judgedBy},
             {"first_divergent_op",
              report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
             {"checked_ops", report.checkedOps},
@@ -201,33 +375,65 @@ nlohmann::json bisectJson(const BisectReport& report)
             {"cancelled", report.cancelled}};
 }
 
+std::string bisectJudgeText(const BisectOp& b)
+{
+    std::string text;
+    switch (b.judge) {
+        case BisectJudge::Peer:
+            text = "peer " + b.judgeLabel + ", bitwise";
+            break;
+        case BisectJudge::GoldenExact:
+            text = "golden, exact";
+            break;
+        case BisectJudge::GoldenBound:
+            text = std::string("golden bound, ") + (b.boundLoose ? "loose" : "strict");
+            break;
+        case BisectJudge::None:
+            return "no judge";
+    }
+    return b.judgeReason.empty() ? text : text + " — " + b.judgeReason;
+}
+
 std::string bisectText(const BisectReport& report)
 {
     std::ostringstream out;
-    out << "bisect " << report.trace << " against the golden model, suspect " << report.suspect << "\n";
+    out << "bisect " << report.trace << ", suspect " << report.suspect;
+    if (report.peer.empty())
+        out << ", against the golden model\n";
+    else
+        out << ", bit for bit against peer " << report.peer
+            << " where it reproduces itself, else against the golden model\n";
     size_t divergent = 0;
     for (const BisectOp& b : report.ops) {
         if (b.verdict == BisectVerdict::Divergent) ++divergent;
         out << (b.verdict == BisectVerdict::Divergent ? "  ✗ "
                 : b.verdict == BisectVerdict::Ok      ? "  ✓ "
                                                       : "  - ")
-            << "op " << b.index << " " << b.op << " " << b.name << ": " << bisectVerdictName(b.verdict);
+            << "op " << b.index << " " << b.op << " " << b.name << ": " << bisectVerdictName(b.verdict)
+            << " [" << bisectJudgeText(b) << "]";
         if (b.divergence && b.divergence->mismatches)
             out << " (" << b.divergence->beyondTolerance << " of " << b.divergence->elements
-                << " beyond bound, max " << b.divergence->maxUlp << " ulp, "
-                << signatureKindName(b.divergence->signature.kind) << ")";
+                << (b.judge == BisectJudge::Peer ? " differ" : " beyond bound") << ", max "
+                << b.divergence->maxUlp << " ulp, " << signatureKindName(b.divergence->signature.kind) << ")";
         if (b.verdict != BisectVerdict::Ok && !b.detail.empty()) out << " — " << b.detail;
         out << "\n";
         if (b.collective) out << collectiveInvariantText(*b.collective);
     }
-    out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s)\n";
+    out << "checked " << report.checkedOps << " of " << report.ops.size() << " op(s); judged by:";
+    for (BisectJudge k :
+         {BisectJudge::Peer, BisectJudge::GoldenExact, BisectJudge::GoldenBound, BisectJudge::None}) {
+        const auto it = report.judgedBy.find(k);
+        out << " " << bisectJudgeName(k) << " " << (it == report.judgedBy.end() ? 0 : it->second)
+            << (k == BisectJudge::None ? "\n" : ",");
+    }
     if (report.firstDivergentOp)
         out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent
             << " divergent op(s) in all)\n";
     else if (report.checkedOps == 0)
         out << "no op could be checked: no verdict\n";
     else
-        out << "no op left its error bound\n";
+        out << (report.peer.empty() ? "no op left its error bound\n"
+                                    : "no op differed from the peer or left its error bound\n");
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
     return out.str();
 }

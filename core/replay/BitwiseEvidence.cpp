@@ -1,16 +1,10 @@
 #include "BitwiseEvidence.h"
 
+#include "../Text.h"
 #include "JsonFields.h"
 
 namespace faultline {
 namespace {
-
-std::string joinLabels(const std::vector<std::string>& labels)
-{
-    std::string s;
-    for (const std::string& l : labels) s += (s.empty() ? "" : ", ") + l;
-    return s;
-}
 
 }  // namespace
 
@@ -69,7 +63,7 @@ std::map<std::pair<size_t, std::string>, PeerDecision> judgePeers(const PeerDige
             (agrees ? g.agreeing : g.differing).push_back(target);
         }
         if (g.basis == PeerBasis::None)
-            undecided[joinLabels(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
+            undecided[joinText(g.targets) + " (" + g.peerKey + ")"].push_back(g.opIndex);
         decided[key] = {g.basis, g.digest, byTarget.size()};
         report.peers.push_back(std::move(g));
     }

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "../Text.h"
 #include "CampaignSummary.h"
 #include "CampaignTally.h"
 
@@ -14,14 +15,6 @@ namespace {
 nlohmann::json rateJson(const RateInterval& r)
 {
     return {{"rate", r.rate}, {"ci", {r.low, r.high}}};
-}
-
-std::string joinOps(const std::vector<size_t>& ops)
-{
-    std::string s;
-    for (size_t i = 0; i < ops.size() && i < 12; ++i) s += (i ? ", " : "") + std::to_string(ops[i]);
-    if (ops.size() > 12) s += ", …";
-    return s;
 }
 
 }  // namespace
@@ -166,7 +159,7 @@ std::string campaignText(const CampaignReport& report)
         }
         peerLines[what].push_back(g.opIndex);
     }
-    for (const auto& [what, ops] : peerLines) out << "  " << what << " (op " << joinOps(ops) << ")\n";
+    for (const auto& [what, ops] : peerLines) out << "  " << what << " (op " << opListText(ops) << ")\n";
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
     return out.str();
 }

@@ -4,16 +4,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "../Text.h"
+
 namespace faultline {
 namespace {
-
-std::string joinOps(const std::vector<size_t>& ops)
-{
-    std::string s;
-    for (size_t i = 0; i < ops.size() && i < 12; ++i) s += (i ? ", " : "") + std::to_string(ops[i]);
-    if (ops.size() > 12) s += ", …";
-    return s;
-}
 
 }  // namespace
 
@@ -279,7 +273,7 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
                                    std::to_string(exact) + " bit-identical to it)";
         } else if (t.reproducingOps.empty()) {
             t.verdict = Verdict::Transient;
-            t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + joinOps(t.failingOps) +
+            t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + opListText(t.failingOps) +
                             ", none reproduced on the same op";
         } else {
             bool othersFail = false;
@@ -289,7 +283,7 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
                     othersFail = true;
             const bool alone = targets.size() > 1 && !othersFail;
             t.verdict = alone ? Verdict::DeviceSpecific : Verdict::Persistent;
-            t.explanation = "reproduces on op(s) " + joinOps(t.reproducingOps) + " (" +
+            t.explanation = "reproduces on op(s) " + opListText(t.reproducingOps) + " (" +
                             std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs failed)" +
                             (alone ? "; no other target fails them" : "");
         }
@@ -302,7 +296,7 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
                 "; " + std::to_string(peerMismatches) +
                 " run(s) inside the golden bound but bitwise different from its peers' reference";
         if (!t.peerSplitOps.empty())
-            t.explanation += "; differs bitwise from its peers on op(s) " + joinOps(t.peerSplitOps) +
+            t.explanation += "; differs bitwise from its peers on op(s) " + opListText(t.peerSplitOps) +
                              " with nothing to decide which is right";
         if (!t.deterministic && t.bitwiseStable)
             t.explanation += "; NOT bitwise deterministic across repetitions";

@@ -41,4 +41,11 @@ std::optional<BisectVerdict> parseBisectVerdict(std::string_view name)
     return parseByName(name, all, bisectVerdictName);
 }
 
+std::optional<BisectJudge> parseBisectJudge(std::string_view name)
+{
+    static constexpr BisectJudge all[] = {BisectJudge::Peer, BisectJudge::GoldenExact,
+                                          BisectJudge::GoldenBound, BisectJudge::None};
+    return parseByName(name, all, bisectJudgeName);
+}
+
 }  // namespace faultline

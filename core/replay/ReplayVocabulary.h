@@ -41,6 +41,15 @@ enum class BisectVerdict {
     Error,      // the op could not be checked (bad inputs or parameters)
 };
 
+// What judged one op's recorded output in bisect, strictest first (docs/DESIGN "Judging real
+// kernels").
+enum class BisectJudge {
+    Peer,         // bit for bit against a healthy peer's output computed from the same inputs
+    GoldenExact,  // against the golden model with a bound of 0 for every element
+    GoldenBound,  // against the golden model within the op's error bound (strict or loose)
+    None,         // nothing judged it (the reason says why)
+};
+
 constexpr std::string_view runOutcomeName(RunOutcome v)
 {
     switch (v) {
@@ -103,10 +112,26 @@ constexpr std::string_view bisectVerdictName(BisectVerdict v)
     return "error";
 }
 
+constexpr std::string_view bisectJudgeName(BisectJudge v)
+{
+    switch (v) {
+        case BisectJudge::Peer:
+            return "peer";
+        case BisectJudge::GoldenExact:
+            return "golden_exact";
+        case BisectJudge::GoldenBound:
+            return "golden_bound";
+        case BisectJudge::None:
+            return "none";
+    }
+    return "none";
+}
+
 std::optional<RunOutcome> parseRunOutcome(std::string_view name);
 std::optional<Verdict> parseVerdict(std::string_view name);
 std::optional<PeerBasis> parsePeerBasis(std::string_view name);
 std::optional<BisectVerdict> parseBisectVerdict(std::string_view name);
+std::optional<BisectJudge> parseBisectJudge(std::string_view name);
 
 // The names as std::string, for JSON and text. (Not "toString": that name is Qt Test's hook for
 // printing values, with another signature.)
@@ -125,6 +150,10 @@ inline std::string nameOf(PeerBasis v)
 inline std::string nameOf(BisectVerdict v)
 {
     return std::string(bisectVerdictName(v));
+}
+inline std::string nameOf(BisectJudge v)
+{
+    return std::string(bisectJudgeName(v));
 }
 
 }  // namespace faultline

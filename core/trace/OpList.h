@@ -33,6 +33,28 @@ FL_TRACE_OP(all_gather, AllGather, DataMovement, true, "all_gather(x_rank0, x_ra
 FL_TRACE_OP(reduce_scatter, ReduceScatter, Reduction, true, "reduce_scatter(x_rank0, x_rank1, ...)",
             "reduce_op", "ranks")
 FL_TRACE_OP(broadcast, Broadcast, DataMovement, true, "broadcast(x_rank0, x_rank1, ...)", "root", "ranks")
+// Loss, embedding and backward ops of a training step (#22: golden-rowops). Indices and targets are
+// int64/int32 inputs.
+FL_TRACE_OP(embedding, Embedding, DataMovement, false, "embedding(weight, indices)")
+FL_TRACE_OP(embedding_backward, EmbeddingBackward, NarrowSums, false, "embedding_backward(grad, indices)",
+            "num_weights", "padding_idx", "scale_grad_by_freq", "cpu_order")
+FL_TRACE_OP(log_softmax, LogSoftmax, Intermediates, false, "log_softmax(x)")
+FL_TRACE_OP(log_softmax_backward, LogSoftmaxBackward, Intermediates, false, "log_softmax_backward(grad, y)")
+FL_TRACE_OP(nll_loss, NllLoss, NarrowSums, false, "nll_loss(x, target[, weight])", "reduction",
+            "ignore_index")
+FL_TRACE_OP(nll_loss_total_weight, NllLossTotalWeight, NarrowSums, false,
+            "nll_loss_total_weight(x, target[, weight])", "reduction", "ignore_index")
+FL_TRACE_OP(nll_loss_backward, NllLossBackward, OneRounding, false,
+            "nll_loss_backward(grad, x, target, total_weight[, weight])", "reduction", "ignore_index")
+FL_TRACE_OP(softmax_backward, SoftmaxBackward, Intermediates, false, "softmax_backward(grad, p)")
+FL_TRACE_OP(layernorm_backward_input, LayerNormBackwardInput, Intermediates, false,
+            "layernorm_backward_input(dy, x, mean, rstd, gamma, beta)")
+FL_TRACE_OP(layernorm_backward_weight, LayerNormBackwardWeight, NarrowSums, false,
+            "layernorm_backward_weight(dy, x, mean, rstd, gamma, beta)", "cpu_order")
+FL_TRACE_OP(layernorm_backward_bias, LayerNormBackwardBias, NarrowSums, false,
+            "layernorm_backward_bias(dy, x, mean, rstd, gamma, beta)", "cpu_order")
+FL_TRACE_OP(gelu_backward, GeluBackward, Intermediates, false, "gelu_backward(grad, x)", "approximate")
+FL_TRACE_OP(silu_backward, SiluBackward, Intermediates, false, "silu_backward(grad, x)")
 // The element-wise part of a training step (#22): arithmetic with tensors and scalars, the
 // optimizer updates' formulas, dropout with its recorded mask, selections, sums over dims.
 FL_TRACE_OP(sub, Sub, Pointwise, false, "sub(x, y) | sub(x; other)", "other", "alpha")

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "../AttrValue.h"
 #include "../Result.h"
 #include "../TensorFile.h"
 
@@ -20,12 +22,16 @@ struct TraceDevice {
     std::string label;
     std::string name, uuid, serial, pciBusId, driverVersion, role;  // role: suspect | reference | ""
     std::map<std::string, std::string> extra;                       // any other string attributes
-};
 
-// An op attribute value: HDF5 scalar or 1-D attributes of integers, floats or strings.
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>>;
-std::string attrValueToString(const AttrValue& v);
+    // What produced the device's outputs: "rerun" where faultline_capture's rerun computed them
+    // from the trace's recorded inputs (a healthy peer's answer to the same inputs), "" for a
+    // recording. Read from the string attribute `source` (kept in `extra`).
+    std::string source() const
+    {
+        const auto it = extra.find("source");
+        return it == extra.end() ? std::string() : it->second;
+    }
+};
 
 // One op: /ops/<NNNNNN>.
 struct TraceOp {
@@ -38,7 +44,19 @@ struct TraceOp {
     std::map<std::string, AttrValue> params;  // every other attribute (trans_a, alpha, eps, ...)
     // device label -> tensor names (paths in the file, e.g. "ops/000003/outputs/gpu0/0"), k order
     std::map<std::string, std::vector<std::string>> outputs;
+    // device label -> the attributes of /ops/<NNNNNN>/outputs/<label> (faultline_capture's
+    // rerun: repeats, reproducible); labels without attributes are absent.
+    std::map<std::string, std::map<std::string, AttrValue>> outputAttributes;
 };
+
+// Whether device `label`'s outputs of `op` were shown to be bit-for-bit reproducible: rerun's
+// `repeats` (runs of the op) and `reproducible` (1: every run gave the same bits). Traces
+// without the attributes (recordings, older reruns) give unknown.
+struct OutputReproducibility {
+    std::optional<int64_t> repeats;
+    std::optional<bool> reproducible;  // nullopt: unknown
+};
+OutputReproducibility outputReproducibility(const TraceOp& op, const std::string& label);
 
 struct Trace {
     int version = kTraceFormatVersion;

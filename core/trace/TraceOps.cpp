@@ -1,7 +1,6 @@
 #include "TraceOps.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include "Trace.h"
@@ -29,38 +28,6 @@ const std::vector<std::string_view>& captureTraceOpAttributes()
                                                              "reduced_precision_reduction"};
     return attributes;
 }
-
-namespace {
-
-std::string numberToString(double v)
-{
-    char buffer[64];
-    const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);  // shortest round-trip form
-    return std::string(buffer, r.ptr);
-}
-
-std::string quoted(const std::string& s)
-{
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
-
-template <class T, class F>
-std::string listToString(const std::vector<T>& values, F format)
-{
-    std::string out = "[";
-    for (size_t i = 0; i < values.size(); ++i) {
-        if (i) out += ", ";
-        out += format(values[i]);
-    }
-    return out + "]";
-}
-
-}  // namespace
 
 std::span<const TraceOpSpec> traceOpTable()
 {
@@ -105,6 +72,8 @@ std::string_view opNumericsName(OpNumerics n)
             return "data_movement";
         case OpNumerics::Intermediates:
             return "intermediates";
+        case OpNumerics::NarrowSums:
+            return "narrow_sums";
         case OpNumerics::Pointwise:
             return "pointwise";
         case OpNumerics::Summation:
@@ -141,27 +110,21 @@ bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute
     return isKnownTraceOp(op) && std::find(capture.begin(), capture.end(), attribute) != capture.end();
 }
 
-// Integers as decimal, floats in their shortest round-trip form, strings as they are; arrays as
-// "[1, 2]" / "[0.5, 2]" / "[\"gpu0\", \"gpu1\"]".
-std::string attrValueToString(const AttrValue& v)
+OutputReproducibility outputReproducibility(const TraceOp& op, const std::string& label)
 {
-    return std::visit(
-        [](const auto& x) -> std::string {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, int64_t>)
-                return std::to_string(x);
-            else if constexpr (std::is_same_v<T, double>)
-                return numberToString(x);
-            else if constexpr (std::is_same_v<T, std::string>)
-                return x;
-            else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
-                return listToString(x, [](int64_t i) { return std::to_string(i); });
-            else if constexpr (std::is_same_v<T, std::vector<double>>)
-                return listToString(x, numberToString);
-            else
-                return listToString(x, quoted);
-        },
-        v);
+    OutputReproducibility out;
+    const auto attrs = op.outputAttributes.find(label);
+    if (attrs == op.outputAttributes.end()) return out;
+    auto integer = [&](const char* name) -> std::optional<int64_t> {
+        const auto it = attrs->second.find(name);
+        if (it == attrs->second.end()) return std::nullopt;
+        if (const int64_t* v = std::get_if<int64_t>(&it->second)) return *v;
+        return std::nullopt;
+    };
+    out.repeats = integer("repeats");
+    if (const std::optional<int64_t> r = integer("reproducible"); r && (*r == 0 || *r == 1))
+        out.reproducible = *r == 1;
+    return out;
 }
 
 }  // namespace faultline

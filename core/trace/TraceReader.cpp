@@ -56,6 +56,8 @@ private:
     Result<GroupHandle> openGroup(hid_t parent, const std::string& name, const std::string& where);
     Result<TraceOp> readOp(hid_t group, size_t index, const std::string& groupPath);
     Status readOutputs(hid_t opGroup, TraceOp& op, const std::string& groupPath);
+    Status readOutputAttributes(hid_t labelGroup, TraceOp& op, const std::string& label,
+                                const std::string& labelPath);
     Error error(const std::string& problem) const { return fileError(m_path, problem); }
     std::string text(const AttrValue& v) const { return attrValueToString(v); }
 
@@ -256,6 +258,7 @@ Status TraceScanner::readOutputs(hid_t opGroup, TraceOp& op, const std::string& 
                                 labelPath);
         Result<GroupHandle> lg = openGroup(g->get(), label.name, labelPath);
         if (!lg) return lg.error();
+        if (Status s = readOutputAttributes(lg->get(), op, label.name, labelPath); !s) return s.error();
         Result<std::vector<Link>> items = links(lg->get(), labelPath);
         if (!items) return items.error();
         std::vector<std::pair<size_t, std::string>> numbered;
@@ -276,6 +279,22 @@ Status TraceScanner::readOutputs(hid_t opGroup, TraceOp& op, const std::string& 
             }
             names.push_back(std::move(name));
         }
+    }
+    return Status::success();
+}
+
+Status TraceScanner::readOutputAttributes(hid_t labelGroup, TraceOp& op, const std::string& label,
+                                          const std::string& labelPath)
+{
+    Result<std::vector<std::string>> names = attributeNames(labelGroup);
+    if (!names) return error(labelPath + ": " + names.message());
+    for (const std::string& name : *names) {
+        Result<AttrValue> value = readAttribute(labelGroup, name);
+        if (!value) {
+            m_other.add("output group attribute '" + name + "' skipped: " + value.message(), labelPath);
+            continue;
+        }
+        op.outputAttributes[label].emplace(name, std::move(*value));
     }
     return Status::success();
 }

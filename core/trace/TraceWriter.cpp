@@ -133,6 +133,16 @@ Status TraceWriter::addOp(const TraceOp& op, const std::map<std::string, std::ve
     return Status::success();
 }
 
+Status TraceWriter::setOutputAttribute(size_t opIndex, const std::string& label, const std::string& name,
+                                       const AttrValue& value)
+{
+    if (!m_ops.count(opIndex)) return error("op " + std::to_string(opIndex) + " was not added");
+    if (!m_devices.count(label)) return error("output device '" + label + "' was not added");
+    if (name.empty() || name.find('/') != std::string::npos)
+        return error("output attribute name '" + name + "' is invalid");
+    return m_writer.setGroupAttribute("ops/" + opGroupName(opIndex) + "/outputs/" + label, name, value);
+}
+
 Status TraceWriter::beginOutput(size_t opIndex, const std::string& label, size_t k, DType dtype,
                                 const std::vector<uint64_t>& shape, const TensorWriteOptions& options)
 {

@@ -36,6 +36,11 @@ public:
     // the reader fills in). Each index once.
     Status addOp(const TraceOp& op, const std::map<std::string, std::vector<TensorData>>& outputs = {});
 
+    // An attribute of /ops/<NNNNNN>/outputs/<label> (rerun's repeats, reproducible): the op must
+    // have been added and the label be a device.
+    Status setOutputAttribute(size_t opIndex, const std::string& label, const std::string& name,
+                              const AttrValue& value);
+
     // Streaming big tensors: begin a /tensors/<id> or an op output, then write through
     // snapshot().writeElements / appendElements and finish with snapshot().endTensor().
     Status beginTensor(const std::string& id, DType dtype, const std::vector<uint64_t>& shape,

@@ -1,12 +1,12 @@
 """python3 -m faultline_capture convert CHECKPOINT OUT.h5 [--trust]
-python3 -m faultline_capture rerun TRACE LABEL DEVICE
+python3 -m faultline_capture rerun TRACE LABEL DEVICE [--repeat N]
 
 Exit codes: 0 done, 2 bad input (one line on standard error naming the file and the problem)."""
 import argparse
 import sys
 
 from .convert import ConvertError, convert_checkpoint
-from .rerun import TraceError, rerun
+from .rerun import MAX_REPEAT, TraceError, rerun
 
 
 def main(argv=None):
@@ -22,6 +22,9 @@ def main(argv=None):
     r.add_argument("trace")
     r.add_argument("label")
     r.add_argument("device")
+    r.add_argument("--repeat", type=int, default=2, metavar="N",
+                   help="runs of each op (1..%d, default 2): the outputs are marked reproducible when "
+                        "every run gave the same bits" % MAX_REPEAT)
     args = parser.parse_args(argv)
     try:
         if args.command == "convert":
@@ -29,7 +32,7 @@ def main(argv=None):
             print("%s: %d tensor(s), %.1f MiB%s" % (args.out, count, size / 2**20,
                   ", skipped %d non-tensor value(s)" % len(skipped) if skipped else ""))
         else:
-            rerun(args.trace, args.label, args.device)
+            rerun(args.trace, args.label, args.device, repeat=args.repeat)
     except (ConvertError, TraceError) as e:
         print(e, file=sys.stderr)
         return 2

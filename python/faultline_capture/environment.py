@@ -27,24 +27,65 @@ def _cuda_matmul_flag(name):
         return bool(getattr(torch.backends.cuda.matmul, name))
     except (AttributeError, AssertionError):
         return None  # this torch version has no such switch
+    except RuntimeError:
+        # torch >= 2.9 refuses to read a legacy TF32 switch once the fp32_precision API set
+        # the same thing ("mix of the legacy and new APIs"); the caller asks that API instead.
+        return None
+
+
+def _fp32_precision(backend, op):
+    """torch >= 2.9's fp32_precision of (backend, op) ("tf32", "ieee", "none" for the
+    default), or None where torch has no such API."""
+    getter = getattr(torch._C, "_get_fp32_precision_getter", None)
+    if getter is None:
+        return None
+    try:
+        return str(getter(backend, op))
+    except (RuntimeError, TypeError, ValueError):
+        return None
+
+
+def _float32_matmul_precision():
+    precision = getattr(torch, "get_float32_matmul_precision", None)
+    if precision is None:
+        return None
+    try:
+        return precision()
+    except RuntimeError:  # torch >= 2.9 after the fp32_precision API was used: no answer
+        return None
+
+
+def _cudnn_allow_tf32():
+    try:
+        return bool(torch.backends.cudnn.allow_tf32)
+    except RuntimeError:  # as for the cuBLAS switch
+        return None
 
 
 def numerics_switches():
     """Every switch that changes the bits a correct kernel may produce; None where this torch
-    version does not have it."""
-    precision = getattr(torch, "get_float32_matmul_precision", None)
+    version does not have it (or will not say)."""
     cudnn_version = None
     try:
         cudnn_version = torch.backends.cudnn.version()
     except (AttributeError, RuntimeError):
         pass
+    # TF32: torch >= 2.9 keeps it as fp32_precision per backend and op, which the legacy
+    # switches only mirror (and cannot be read at all once that API was used); where it
+    # exists it is the answer, "tf32" meaning TF32 allowed.
+    matmul_precision = _fp32_precision("cuda", "matmul")
+    conv_precision = _fp32_precision("cuda", "conv")
+    allow_tf32_matmul = _cuda_matmul_flag("allow_tf32") if matmul_precision is None else matmul_precision == "tf32"
+    allow_tf32_cudnn = _cudnn_allow_tf32() if conv_precision is None else conv_precision == "tf32"
     return {
-        "allow_tf32_matmul": _cuda_matmul_flag("allow_tf32"),
-        "allow_tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+        "allow_tf32_matmul": allow_tf32_matmul,
+        "allow_tf32_cudnn": allow_tf32_cudnn,
         "allow_fp16_reduced_precision_reduction": _cuda_matmul_flag("allow_fp16_reduced_precision_reduction"),
         "allow_bf16_reduced_precision_reduction": _cuda_matmul_flag("allow_bf16_reduced_precision_reduction"),
         "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
-        "float32_matmul_precision": precision() if precision else None,
+        "float32_matmul_precision": _float32_matmul_precision(),
+        "fp32_precision_cuda_matmul": matmul_precision,
+        "fp32_precision_cuda_conv": conv_precision,
         "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
         "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
         "cudnn_version": cudnn_version,

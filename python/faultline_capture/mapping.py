@@ -1,9 +1,9 @@
 """aten ops -> trace v1 ops (the table in docs/capture.md).
 
-``map_op(func, args, kwargs, out)`` returns a Mapped op whose inputs, parameters and outputs are
-what the golden model's op of that name expects (a list of them for a call that becomes several
-ops, such as ``_foreach_*`` over lists), or None when the call is not one trace v1 knows (the
-recorder then records it as ``aten::<name>`` or skips it).
+``map_op(func, args, kwargs, out)`` returns a Mapped op (or a list of them: one per output of
+the call, one per list element of a ``_foreach_*`` call) whose inputs, parameters and outputs are
+what the golden model's op of that name expects, or None when the call is not one trace v1
+knows (the recorder then records it as ``aten::<name>`` or skips it).
 
 Each Mapped also carries ``call``: how to make the same aten call again from the recorded
 inputs (``rerun``). Its references name inputs by position and list the views that turn a
@@ -165,6 +165,21 @@ def _map_softmax(func, args, kwargs, out):
     return Mapped("softmax", [x.movedim(dim, last)], {}, [out.movedim(dim, last)], call)
 
 
+def _map_safe_softmax(func, args, kwargs, out):
+    """aten::_safe_softmax(self, dim, dtype=None), torch >= 2.5's softmax in the math attention:
+    _softmax, except that a row entirely -inf gives 0 instead of NaN (such rows are not mapped)."""
+    x, dim = args[0], int(args[1])
+    dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+    if dtype is not None and dtype != x.dtype:
+        return None
+    if not _golden(x, out) or x.dim() == 0 or bool(torch.isneginf(x).all(dim).any()):
+        return None
+    m = _map_softmax(func, [x, dim, False], {}, out)
+    if m is not None:
+        m.call["args"][2] = {"none": True}  # the same call again: dtype None
+    return m
+
+
 def _map_unary(op):
     def mapper(func, args, kwargs, out):
         x = args[0]
@@ -185,10 +200,15 @@ def _map_attention(func, args, kwargs, out):
     bound.update(kwargs)
     q, k, v = bound.get("query"), bound.get("key"), bound.get("value")
     y = out[0] if isinstance(out, (tuple, list)) else out
-    if bound.get("attn_mask") is not None or float(bound.get("dropout_p", 0.0) or 0.0) != 0.0:
+    # A mask or bias (attn_mask; attn_bias in torch 2.x's CUDA kernels) and dropout are not what
+    # the attention op computes.
+    if bound.get("attn_mask") is not None or bound.get("attn_bias") is not None \
+            or float(bound.get("dropout_p", 0.0) or 0.0) != 0.0:
         return None
     if not _golden(q, k, v, y) or q.dim() not in (3, 4) or not (q.dim() == k.dim() == v.dim()):
         return None
+    if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2]:
+        return None  # grouped-query attention (enable_gqa): k and v have fewer heads
     d = q.shape[-1]
     scale = bound.get("scale")
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
@@ -208,6 +228,219 @@ def _map_attention(func, args, kwargs, out):
                                             "transform": [] if q.dim() == 4 else [["reshape", list(four(y).shape)]]}])
     return Mapped("attention", [four(q).contiguous(), four(k).contiguous(), four(v).contiguous()],
                   {"causal": causal, "scale": scale}, [four(y)], call)
+
+
+# ---- loss, embedding and backward ops of a training step (#22) ----------------------------------
+# Each trace op has one output: an aten call with several (nll_loss_forward, native_layer_norm_backward)
+# maps to a list of Mapped, one per output, each with every input the call takes and a call spec
+# selecting its result. Index inputs (embedding indices, nll_loss targets) are stored as they are.
+
+_INDEX_DTYPES = (torch.int64, torch.int32)
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+# torch versions whose CPU kernels were checked bit for bit against the golden model's emulation of
+# their narrow-type summation order (embedding_dense_backward; native_layer_norm_backward's weight
+# and bias gradients, bfloat16): the capture records `cpu_order` there, and the golden model
+# follows that order instead of bounding any order.
+_CPU_ORDER_TORCH = ("1.13.", "2.15.")
+
+
+def _cpu_order_known(t, dtypes):
+    return t.device.type == "cpu" and t.dtype in dtypes and torch.__version__.startswith(_CPU_ORDER_TORCH)
+
+
+def _indices(t):
+    return isinstance(t, torch.Tensor) and t.dtype in _INDEX_DTYPES and t.layout == torch.strided
+
+
+def _last_dim_pair(op, func, args, out):
+    """_log_softmax_backward_data / _softmax_backward_data (grad, output, dim, input_dtype): the
+    gradient over `dim`, moved to the last axis."""
+    g, y, dim, input_dtype = args[0], args[1], int(args[2]), args[3]
+    if not _golden(g, y, out) or g.shape != y.shape or g.dim() == 0 or input_dtype != g.dtype:
+        return None
+    dim = dim % g.dim()
+    last = g.dim() - 1
+    moved = [] if dim == last else [["movedim", last, dim]]
+    back = [] if dim == last else [["movedim", dim, last]]
+    call = _spec(func, [_ref(0, *moved), _ref(1, *moved), {"value": dim}, _plain(input_dtype)],
+                 outputs=[{"result": None, "transform": back}])
+    return Mapped(op, [g.movedim(dim, last), y.movedim(dim, last)], {}, [out.movedim(dim, last)], call)
+
+
+def _map_log_softmax(func, args, kwargs, out):
+    x, dim, half_to_float = args[0], int(args[1]), bool(args[2])
+    if not _golden(x, out) or half_to_float or x.dim() == 0:
+        return None
+    dim = dim % x.dim()
+    last = x.dim() - 1
+    moved = [] if dim == last else [["movedim", last, dim]]
+    back = [] if dim == last else [["movedim", dim, last]]
+    call = _spec(func, [_ref(0, *moved), {"value": dim}, {"value": False}],
+                 outputs=[{"result": None, "transform": back}])
+    return Mapped("log_softmax", [x.movedim(dim, last)], {}, [out.movedim(dim, last)], call)
+
+
+def _map_log_softmax_backward(func, args, kwargs, out):
+    return _last_dim_pair("log_softmax_backward", func, args, out)
+
+
+def _map_softmax_backward(func, args, kwargs, out):
+    return _last_dim_pair("softmax_backward", func, args, out)
+
+
+def _map_embedding(func, args, kwargs, out):
+    weight, idx = args[0], args[1]
+    if not _golden(weight, out) or weight.dim() != 2 or not _indices(idx):
+        return None
+    rest = [_plain(a) for a in args[2:]]
+    return Mapped("embedding", [weight, idx], {}, [out],
+                  _spec(func, [_ref(0), _ref(1)] + rest, {k: _plain(v) for k, v in kwargs.items()}))
+
+
+def _map_embedding_backward(func, args, kwargs, out):
+    grad, idx, num_weights, padding_idx, scale = args[0], args[1], int(args[2]), int(args[3]), bool(args[4])
+    if not _golden(grad, out) or not _indices(idx) or grad.dim() == 0:
+        return None
+    params = {"num_weights": num_weights, "padding_idx": padding_idx, "scale_grad_by_freq": int(scale)}
+    if not scale and _cpu_order_known(grad, (torch.bfloat16, torch.float16)):
+        params["cpu_order"] = 1  # each index's rows added in index order, partial sums rounded
+    call = _spec(func, [_ref(0), _ref(1), {"value": num_weights}, {"value": padding_idx}, {"value": scale}])
+    return Mapped("embedding_backward", [grad, idx], params, [out], call)
+
+
+def _nll_rows(x, target):
+    """(x as [rows, classes] or [classes], target as [rows] or [], transforms back, rows): nll_loss2d's
+    [N, C, H, W] and [N, H, W] flattened to rows, classes last."""
+    if x.dim() <= 2:
+        return x, target, [], [], None
+    n, c = x.shape[0], x.shape[1]
+    moved = x.movedim(1, -1)
+    flat = moved.reshape(-1, c)
+    x_back = [["reshape", list(moved.shape)], ["movedim", x.dim() - 1, 1]]
+    t_back = [["reshape", list(target.shape)]]
+    return flat, target.reshape(-1), x_back, t_back, flat.shape[0]
+
+
+def _map_nll_loss(func, args, kwargs, out):
+    """nll_loss_forward / nll_loss2d_forward (x, target, weight, reduction, ignore_index) ->
+    (output, total_weight): nll_loss and nll_loss_total_weight."""
+    x, target, weight, reduction, ignore = args[0], args[1], args[2], int(args[3]), int(args[4])
+    loss, total = out[0], out[1]
+    if not _golden(x, loss, total) or not _indices(target) or reduction not in _REDUCTIONS:
+        return None
+    if weight is not None and not _golden(weight):
+        return None
+    xs, ts, x_back, t_back, rows = _nll_rows(x, target)
+    inputs = [xs, ts] + ([weight] if weight is not None else [])
+    params = {"reduction": _REDUCTIONS[reduction], "ignore_index": ignore}
+    refs = [_ref(0, *x_back), _ref(1, *t_back), _ref(2) if weight is not None else {"none": True},
+            {"value": reduction}, {"value": ignore}]
+    flat_loss = [["reshape", [rows]]] if rows is not None and reduction == 0 else []
+    loss_out = loss.reshape(-1) if flat_loss else loss
+    return [Mapped("nll_loss", inputs, params, [loss_out],
+                   _spec(func, refs, outputs=[{"result": 0, "transform": flat_loss}])),
+            Mapped("nll_loss_total_weight", inputs, dict(params), [total],
+                   _spec(func, refs, outputs=[{"result": 1, "transform": []}]))]
+
+
+def _map_nll_loss_backward(func, args, kwargs, out):
+    """nll_loss_backward / nll_loss2d_backward (grad, x, target, weight, reduction, ignore_index,
+    total_weight)."""
+    grad, x, target, weight, reduction, ignore, total = args[:7]
+    reduction, ignore = int(reduction), int(ignore)
+    if not _golden(grad, x, total, out) or not _indices(target) or reduction not in _REDUCTIONS:
+        return None
+    if weight is not None and not _golden(weight):
+        return None
+    xs, ts, x_back, t_back, rows = _nll_rows(x, target)
+    grads = grad.reshape(-1) if rows is not None and reduction == 0 else grad
+    g_back = [["reshape", list(grad.shape)]] if grads is not grad else []
+    inputs = [grads, xs, ts, total] + ([weight] if weight is not None else [])
+    refs = [_ref(0, *g_back), _ref(1, *x_back), _ref(2, *t_back), _ref(4) if weight is not None else {"none": True},
+            {"value": reduction}, {"value": ignore}, _ref(3)]
+    out_back = [] if rows is None else [["movedim", 1, -1], ["reshape", [rows, x.shape[1]]]]
+    result = out if rows is None else out.movedim(1, -1).reshape(rows, x.shape[1])
+    return Mapped("nll_loss_backward", inputs, {"reduction": _REDUCTIONS[reduction], "ignore_index": ignore},
+                  [result], _spec(func, refs, outputs=[{"result": None, "transform": out_back}]))
+
+
+def _map_layer_norm_backward(func, args, kwargs, out):
+    """native_layer_norm_backward (dy, x, normalized_shape, mean, rstd, weight, bias, output_mask)
+    -> (grad_input, grad_weight, grad_bias): one trace op per output the mask asks for."""
+    dy, x, shape, mean, rstd, weight, bias, mask = args[:8]
+    shape = list(shape)
+    if not _golden(dy, x, mean, rstd) or not shape or dy.shape != x.shape:
+        return None
+    n = int(math.prod(shape))
+    lead = list(x.shape[: x.dim() - len(shape)])
+    rows = int(math.prod(lead))
+    gamma = weight.reshape(n) if weight is not None else torch.ones(n, dtype=x.dtype)
+    beta = bias.reshape(n) if bias is not None else torch.zeros(n, dtype=x.dtype)
+    if not _golden(gamma, beta) or mean.numel() != rows or rstd.numel() != rows:
+        return None
+    flat = lead + [n]
+    inputs = [dy.reshape(flat), x.reshape(flat), mean.reshape(rows), rstd.reshape(rows), gamma, beta]
+    refs = [_ref(0, ["reshape", list(x.shape)]), _ref(1, ["reshape", list(x.shape)]), {"value": shape},
+            _ref(2, ["reshape", list(mean.shape)]), _ref(3, ["reshape", list(rstd.shape)]),
+            _ref(4, ["reshape", shape]) if weight is not None else {"none": True},
+            _ref(5, ["reshape", shape]) if bias is not None else {"none": True},
+            {"value": [bool(m) for m in mask]}]
+    # The weight and bias gradients' partial sums: in bf16 per thread's chunk of rows.
+    sums = {"cpu_order": torch.get_num_threads()} if _cpu_order_known(x, (torch.bfloat16,)) else {}
+    mapped = []
+    for k, (op, view) in enumerate((("layernorm_backward_input", flat), ("layernorm_backward_weight", [n]),
+                                    ("layernorm_backward_bias", [n]))):
+        if not mask[k] or out[k] is None or not _golden(out[k]):
+            continue
+        mapped.append(Mapped(op, inputs, dict(sums) if k else {}, [out[k].reshape(view)],
+                             _spec(func, refs, outputs=[{"result": k, "transform": [["reshape", view]]}])))
+    return mapped or None
+
+
+def _map_activation_backward(op):
+    def mapper(func, args, kwargs, out):
+        g, x = args[0], args[1]
+        if not _golden(g, x, out) or g.shape != x.shape or out.shape != x.shape:
+            return None
+        params, spec_kwargs = {}, {}
+        if op == "gelu_backward":
+            params["approximate"] = str(kwargs.get("approximate", args[2] if len(args) > 2 else "none"))
+            spec_kwargs["approximate"] = {"value": params["approximate"]}
+        return Mapped(op, [g, x], params, [out], _spec(func, [_ref(0), _ref(1)], spec_kwargs))
+    return mapper
+
+
+def _add_training_ops(add):
+    add("embedding", "default", _map_embedding)
+    add("embedding_dense_backward", "default", _map_embedding_backward)
+    add("_log_softmax", "default", _map_log_softmax)
+    add("_log_softmax_backward_data", "default", _map_log_softmax_backward)
+    add("_softmax_backward_data", "default", _map_softmax_backward)
+    add("nll_loss_forward", "default", _map_nll_loss)
+    add("nll_loss2d_forward", "default", _map_nll_loss)
+    add("nll_loss_backward", "default", _map_nll_loss_backward)
+    add("nll_loss2d_backward", "default", _map_nll_loss_backward)
+    add("native_layer_norm_backward", "default", _map_layer_norm_backward)
+    add("gelu_backward", "default", _map_activation_backward("gelu_backward"))
+    add("silu_backward", "default", _map_activation_backward("silu_backward"))
+
+
+# The trace ops each aten call of the block above may become (the recorder's `ops` filter).
+TRAINING_TRACE_OPS = {
+    "aten::embedding": ("embedding",),
+    "aten::embedding_dense_backward": ("embedding_backward",),
+    "aten::_log_softmax": ("log_softmax",),
+    "aten::_log_softmax_backward_data": ("log_softmax_backward",),
+    "aten::_softmax_backward_data": ("softmax_backward",),
+    "aten::nll_loss_forward": ("nll_loss", "nll_loss_total_weight"),
+    "aten::nll_loss2d_forward": ("nll_loss", "nll_loss_total_weight"),
+    "aten::nll_loss_backward": ("nll_loss_backward",),
+    "aten::nll_loss2d_backward": ("nll_loss_backward",),
+    "aten::native_layer_norm_backward": ("layernorm_backward_input", "layernorm_backward_weight",
+                                         "layernorm_backward_bias"),
+    "aten::gelu_backward": ("gelu_backward",),
+    "aten::silu_backward": ("silu_backward",),
+}
 
 
 def _plain(v):
@@ -250,9 +483,16 @@ def _table():
     add("gelu_", "default", _map_unary("gelu"))
     add("silu", "default", _map_unary("silu"))
     add("silu_", "default", _map_unary("silu"))
+    # torch 1.13's and 2.x's attention calls; the fused kernels return the output first (the
+    # CPU kernel of 2.x: output, logsumexp).
     for name in ("_scaled_dot_product_attention_forward", "_scaled_dot_product_attention_math",
-                 "scaled_dot_product_attention", "_scaled_dot_product_attention"):
+                 "scaled_dot_product_attention", "_scaled_dot_product_attention",
+                 "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+                 "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                 "_scaled_dot_product_fused_attention_overrideable"):
         add(name, "default", _map_attention)
+    add("_safe_softmax", "default", _map_safe_softmax)
+    _add_training_ops(add)
 
     # Element-wise arithmetic, optimizer updates (per tensor and _foreach_*), dropout,
     # selections and sums (pointwise_mapping.py); each with the trace op kind it writes.

@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import environment
 from .dtypes import is_storable
-from .mapping import KINDS, MAPPERS, aten_name, generic_call, map_op
+from .mapping import KINDS, MAPPERS, TRAINING_TRACE_OPS, aten_name, generic_call, map_op
 from .module_names import ModuleNames
 from .trace_file import TraceFile
 
@@ -36,7 +36,7 @@ _NO_ARITHMETIC = frozenset("aten::" + n for n in (
     "new_full", "scalar_tensor", "arange", "_local_scalar_dense", "resize_", "set_", "randn",
     "rand", "randint", "randperm", "normal_", "uniform_", "bernoulli_", "random_", "item",
     "is_nonzero", "equal", "_has_compatible_shallow_copy_type", "record_stream", "detach_",
-    "_foreach_zero_"))
+    "_foreach_zero_", "_foreach_copy_"))
 
 # The trace op each mapped aten call becomes (for the `ops` filter before the call runs).
 _MAPPED_KIND = {}
@@ -45,10 +45,11 @@ for _f in MAPPERS:
     _MAPPED_KIND[_f] = ("gemm" if _n in ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm") else
                         "layernorm" if _n == "aten::native_layer_norm" else
                         "rmsnorm" if "rms_norm" in _n else
-                        "softmax" if _n == "aten::_softmax" else
+                        "softmax" if _n in ("aten::_softmax", "aten::_safe_softmax") else
                         "attention" if "scaled_dot_product" in _n else
+                        TRAINING_TRACE_OPS[_n] if _n in TRAINING_TRACE_OPS else
                         _n[len("aten::"):].rstrip("_"))
-_MAPPED_KIND.update(KINDS)
+_MAPPED_KIND.update(KINDS)  # _foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow
 
 _state = threading.local()
 
@@ -65,24 +66,27 @@ def _returns_alias(func):
     return None
 
 
-def _written(func):
-    """Positions of the arguments an in-place or out= call writes."""
-    return [i for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+def _written(func, args, kwargs):
+    """The arguments an in-place or out= call writes, as (position or keyword name, value)."""
+    out = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        if not a.kwarg_only and i < len(args):
+            out.append((i, args[i]))
+        elif a.name in kwargs:
+            out.append((a.name, kwargs[a.name]))
+    return out
 
 
-def _clone(v):
-    if isinstance(v, torch.Tensor):
-        return v.detach().clone()
-    if isinstance(v, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in v):
-        return [_clone(e) for e in v]
-    return v
-
-
-def _storage_ptr(t):
-    try:
-        return t.untyped_storage().data_ptr()
-    except AttributeError:  # torch 1.13
-        return t.storage().data_ptr()
+def _snapshot(value):
+    """A copy of a tensor, or of a list of tensors, that an in-place call is about to
+    overwrite."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in value):
+        return type(value)(e.detach().clone() if isinstance(e, torch.Tensor) else e for e in value)
+    return value
 
 
 def _flat_tensors(values):
@@ -272,6 +276,9 @@ class record:
         return self._names.backward_name() if self._phase == "backward" else self._names.forward_name()
 
     def _wanted(self, kind, name):
+        if isinstance(kind, tuple):  # a call that becomes several trace ops: wanted if one is
+            whys = [self._wanted(k, name) for k in kind]
+            return None if None in whys else whys[0]
         if self.ops is not None and kind not in self.ops and not (kind.startswith("aten::") and "aten" in self.ops):
             return "not in ops"
         if self.modules is not None and not any(name == m or name.startswith(m + ".") for m in self.modules):
@@ -291,10 +298,12 @@ class record:
             return self._all_reduce(func, args, kwargs, record_it=True)
         if schema_name in _COLLECTIVES:
             return self._collective(func, args, kwargs, record_it=True)
-        alias = _returns_alias(func)
-        if schema_name.startswith("profiler::"):  # record_function markers: no tensor arithmetic
+        if schema_name.startswith("profiler::"):
+            # torch.profiler.record_function's markers (torch.optim's step() enters one): no
+            # arithmetic, and torch 1.13's returns a handle tensor whose value differs per run.
             self.skipped["profiler markers"] += 1
             return func(*args, **kwargs)
+        alias = _returns_alias(func)
         if alias == "view" or schema_name in _NO_ARITHMETIC or schema_name.startswith("c10d::"):
             self.skipped["views and data movement" if alias == "view" or schema_name in _NO_ARITHMETIC
                          else schema_name] += 1
@@ -306,43 +315,40 @@ class record:
         if why and (func not in MAPPERS or self._wanted(aten_name(func), name)):
             self.skipped[why] += 1
             return func(*args, **kwargs)
-        # In-place and out= calls: keep what they will overwrite (tensors, or lists of them).
+        # In-place and out= calls: keep what they will overwrite (lists of tensors too: the
+        # _foreach_*_ calls and fused optimizers, which return nothing).
         seen_args, seen_kwargs = args, kwargs
-        written = _written(func) if alias == "write" else []
-        if written:
-            # The written arguments, and any other that shares memory with one (x.add_(x)).
-            names = [a.name for a in func._schema.arguments]
-            pos = {k: names.index(k) if k in names else -1 for k in kwargs}
-            targets = _flat_tensors([a for i, a in enumerate(args) if i in written] +
-                                    [v for k, v in kwargs.items() if pos[k] in written])
-            memory = {_storage_ptr(t) for t in targets}
-
-            def keep(v, is_written):
-                if is_written or any(_storage_ptr(t) in memory for t in _flat_tensors([v])):
-                    return _clone(v)
-                return v
-            seen_args = tuple(keep(a, i in written) for i, a in enumerate(args))
-            seen_kwargs = {k: keep(v, pos[k] in written) for k, v in kwargs.items()}
-        out = result = func(*args, **kwargs)
-        if written and (out is None or (isinstance(out, (list, tuple)) and not out)):
-            # In-place foreach calls return nothing: their result is what they wrote.
-            first = written[0]
-            out = args[first] if first < len(args) else kwargs.get(names[first])
+        written = None
+        if alias == "write":
+            written = [k for k, _ in _written(func, args, kwargs)]
+            seen_args = tuple(a.detach().clone() if isinstance(a, torch.Tensor) else
+                              _snapshot(a) if i in written else a for i, a in enumerate(args))
+            seen_kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else
+                           _snapshot(v) if k in written else v for k, v in kwargs.items()}
+        out = func(*args, **kwargs)
         try:
-            self._record(func, seen_args, seen_kwargs, out, name)
+            self._record(func, seen_args, seen_kwargs, out, name, written, args, kwargs)
         except Exception as e:  # the training step must not fail because recording did
             self.stopped = "recording failed at op %d (%s): %s: %s" % (
                 self._next_index, aten_name(func), type(e).__name__, e)
             warnings.warn("faultline_capture: %s: %s; the trace keeps the ops before" % (self.path, self.stopped),
                           RuntimeWarning, stacklevel=3)
-        return result
+        return out
 
-    def _record(self, func, args, kwargs, out, name):
-        mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
-        if mapped is not None:
-            # A call may become several trace ops (one per output, one per list element).
-            mapped = [m for m in (mapped if isinstance(mapped, list) else [mapped]) if not self._wanted(m.op, name)]
-            mapped = mapped or None
+    def _record(self, func, args, kwargs, out, name, written=None, after_args=(), after_kwargs=None):
+        """`args`, `kwargs`: what the call saw (copies of what it overwrote); `written`: the
+        positions and keyword names of the arguments it wrote, whose values after the call
+        are in `after_args`, `after_kwargs`."""
+        mapped_out = out
+        if written and (out is None or (isinstance(out, (list, tuple)) and not out)):
+            # An in-place call that returns nothing (_foreach_mul_): its result is what it wrote.
+            after_kwargs = after_kwargs or {}
+            values = [after_args[k] if isinstance(k, int) else after_kwargs[k] for k in written]
+            mapped_out = values[0] if len(values) == 1 else values
+        mapped = map_op(func, args, kwargs, mapped_out) if func in MAPPERS else None
+        # A mapper may return several ops (one per output of the call): each is written.
+        mapped = [m for m in (mapped if isinstance(mapped, list) else [mapped] if mapped is not None else [])
+                  if not self._wanted(m.op, name)] or None
         if mapped is None:
             kind = aten_name(func)
             why = self._wanted(kind, name)
@@ -351,11 +357,24 @@ class record:
                 return
             inputs = [t for t in _flat_tensors(list(args) + list(kwargs.values())) if is_storable(t)]
             outputs = [t for t in _flat_tensors(out if isinstance(out, (list, tuple)) else [out]) if is_storable(t)]
+            from_written = False
+            if not outputs and written:
+                # An in-place call that returns nothing (_foreach_add_, _fused_adamw_): its
+                # outputs are the tensors it wrote.
+                after_kwargs = after_kwargs or {}
+                values = [after_args[k] if isinstance(k, int) else after_kwargs[k] for k in written]
+                outputs = [t for t in _flat_tensors(values) if is_storable(t)]
+                from_written = True
             if not outputs:
                 self.skipped["no tensor output"] += 1
                 return
             positions = {id(t): i for i, t in enumerate(inputs)}
             call = generic_call(func, args, kwargs, lambda t: positions[id(t)]) if len(positions) == len(inputs) else None
+            if call is not None and from_written:
+                # rerun: the outputs are the written arguments after the call, when every
+                # tensor they hold was stored.
+                complete = len(outputs) == len(_flat_tensors(values))
+                call = dict(call, outputs=[{"written": list(written)}]) if complete else None
             params = {}
             self._write(kind, inputs, params, outputs, name, func, call, self.aten)
             return

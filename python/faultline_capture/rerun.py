@@ -1,14 +1,18 @@
 """rerun(): re-executes every recorded op with PyTorch on another device, from the recorded
 inputs, and adds its outputs to the trace under a new label: a healthy device's answer to the
-same inputs through the same production kernels."""
+same inputs through the same production kernels. Each op runs `repeat` times: whether the device
+reproduces itself bit for bit is recorded, so that `faultline bisect` judges by its bits only
+where they are shown to be deterministic."""
 import json
 import sys
+from typing import Tuple, Union
 
 import h5py
+import numpy as np
 import torch
 
 from . import environment
-from .dtypes import read_dataset, torch_dtype, write_dataset
+from .dtypes import read_dataset, to_numpy, torch_dtype, write_dataset
 from .trace_file import set_attrs
 
 
@@ -57,9 +61,16 @@ def _func(name):
     return getattr(getattr(getattr(torch.ops, namespace), op), overload)
 
 
-def _outputs(result, spec):
+def _outputs(result, spec, args, kwargs):
     tensors = []
     for out in spec["outputs"]:
+        if "written" in out:
+            # An in-place call that returns nothing (_foreach_add_): the arguments it wrote.
+            for k in out["written"]:
+                value = args[k] if isinstance(k, int) else kwargs[k]
+                values = value if isinstance(value, (list, tuple)) else [value]
+                tensors.extend(v for v in values if isinstance(v, torch.Tensor))
+            continue
         which = out.get("result")
         if which == "all":
             values = result if isinstance(result, (list, tuple)) else [result]
@@ -70,18 +81,46 @@ def _outputs(result, spec):
     return tensors
 
 
-def rerun(path, label, device, role="reference"):
-    """Re-runs every op of trace `path` that records how it was called, on torch device
-    `device`, and writes the results as /ops/<NNNNNN>/outputs/<label>/<k>; adds
-    /devices/<label>. An op whose call fails here is skipped and counted. Returns (re-run
-    count, skipped count)."""
+MAX_REPEAT = 100
+
+
+def _bits(t):
+    """(dtype, shape, bytes) of a tensor: equal triples mean bit-identical tensors (NaN payloads
+    and the sign of zero included; bfloat16 compared by its bits)."""
+    array, dtype_attr = to_numpy(t)
+    return (str(t.dtype), tuple(t.shape), dtype_attr, array.tobytes())
+
+
+def _call(group, spec, tensors, device):
+    """One execution of the op's recorded call from freshly read inputs (an in-place call
+    overwrites them, so every repetition reads them again)."""
+    ids = group.attrs["inputs"]
+    ids = [_text(ids)] if isinstance(ids, (str, bytes)) else [_text(i) for i in ids]
+    inputs = [read_dataset(tensors[i], device) for i in ids]
+    func = _func(spec["func"])
+    args = [_resolve(r, inputs, device) for r in spec["args"]]
+    kwargs = {k: _resolve(r, inputs, device) for k, r in spec["kwargs"].items()}
+    return _outputs(func(*args, **kwargs), spec, args, kwargs)
+
+
+def rerun(path: str, label: str, device: Union[str, "torch.device"], role: str = "reference",
+          repeat: int = 2) -> Tuple[int, int]:
+    """Re-runs every op of trace `path` that records how it was called, `repeat` times (1..100)
+    on torch device `device`, and writes the first run's results as
+    /ops/<NNNNNN>/outputs/<label>/<k>, with the attributes `repeats` (the number of runs) and
+    `reproducible` (1 when every run gave the same bits for every output, else 0; absent with
+    repeat=1, which shows nothing) on the outputs/<label> group; adds /devices/<label> with `source = "rerun"`. An op whose call fails
+    here is skipped and counted. Returns (re-run count, skipped count)."""
     device = str(device)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise TraceError("%s: repeat must be an integer from 1 to %d, not %r" % (path, MAX_REPEAT, repeat))
     try:
         f = h5py.File(path, "r+")
     except OSError as e:
         raise TraceError("%s: cannot open for writing: %s" % (path, e)) from None
     done = skipped = 0
     failed = []
+    unreproducible = []
     with f:
         if _text(f.attrs.get("faultline_format", b"")) != "trace" or "ops" not in f or "tensors" not in f:
             raise TraceError("%s: not a Faultline trace (no faultline_format='trace')" % path)
@@ -96,23 +135,35 @@ def rerun(path, label, device, role="reference"):
                     continue
                 try:
                     spec = json.loads(_text(group.attrs["call"]))
-                    ids = group.attrs["inputs"]
-                    ids = [_text(ids)] if isinstance(ids, (str, bytes)) else [_text(i) for i in ids]
-                    inputs = [read_dataset(tensors[i], device) for i in ids]
-                    func = _func(spec["func"])
-                    args = [_resolve(r, inputs, device) for r in spec["args"]]
-                    kwargs = {k: _resolve(r, inputs, device) for k, r in spec["kwargs"].items()}
-                    results = _outputs(func(*args, **kwargs), spec)
+                    results = _call(group, spec, tensors, device)
+                    first = [_bits(t) for t in results]
                 except Exception as e:  # a call this torch cannot make, a malformed entry
                     failed.append("ops/%s: %s: %s" % (index, type(e).__name__, e))
                     continue
+                reproducible = True
+                for _ in range(repeat - 1):
+                    try:
+                        again = [_bits(t) for t in _call(group, spec, tensors, device)]
+                    except Exception:  # failing on a repetition is not reproducing the first run
+                        again = None
+                    if again != first:
+                        reproducible = False
+                if not reproducible:
+                    unreproducible.append("ops/%s (%s)" % (index, _text(group.attrs.get("op", ""))))
                 outputs = group.require_group("outputs").create_group(label)
                 for k, t in enumerate(results):
                     write_dataset(outputs, str(k), t)
+                outputs.attrs["repeats"] = np.int64(repeat)
+                if repeat > 1:  # one run shows nothing about determinism
+                    outputs.attrs["reproducible"] = np.int64(1 if reproducible else 0)
                 done += 1
         dev = f.require_group("devices").create_group(label)
         set_attrs(dev, environment.device_identity(device, role))
-    print("faultline_capture: %s: re-ran %d op(s) on %s as '%s', skipped %d without a recorded call%s"
-          % (path, done, device, label, skipped,
-             ", %d failed (first: %s)" % (len(failed), failed[0]) if failed else ""), file=sys.stderr)
+        dev.attrs["source"] = "rerun"
+    print("faultline_capture: %s: re-ran %d op(s) %d time(s) each on %s as '%s', skipped %d without a "
+          "recorded call%s%s"
+          % (path, done, repeat, device, label, skipped,
+             ", %d failed (first: %s)" % (len(failed), failed[0]) if failed else "",
+             ", %d not reproducible bit for bit (first: %s)" % (len(unreproducible), unreproducible[0])
+             if unreproducible else ""), file=sys.stderr)
     return done, skipped + len(failed)

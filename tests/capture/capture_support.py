@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -34,9 +35,9 @@ def run_faultline(*args):
     return p.returncode, p.stdout, p.stderr
 
 
-def bisect(trace, suspect):
-    """(exit code, JSON report) of `faultline bisect TRACE --suspect LABEL --json`."""
-    rc, out, err = run_faultline("bisect", trace, "--suspect", suspect, "--json")
+def bisect(trace, suspect, *options):
+    """(exit code, JSON report) of `faultline bisect TRACE --suspect LABEL --json [OPTIONS]`."""
+    rc, out, err = run_faultline("bisect", trace, "--suspect", suspect, "--json", *options)
     check(rc in (0, 1), "bisect %s exited %d: %s" % (trace, rc, err.strip()))
     return rc, json.loads(out)
 
@@ -122,6 +123,45 @@ class SdpaBlock(nn.Module):
         return x + self.out(a.transpose(1, 2).reshape(b, t, d))
 
 
+class TinyGpt(nn.Module):
+    """A GPT language model, small: token and position embeddings, two pre-norm blocks, a final
+    layernorm and an untied lm head. `loss` is the cross-entropy of the next-token logits (in the
+    model's dtype), targets equal to -1 ignored, as nanoGPT writes it."""
+
+    def __init__(self, vocab=64, d=32, heads=4, layers=2, context=16):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(context, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+    def loss(self, idx, targets):
+        logits = self(idx)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
+
+
+def gpt_batch(vocab=64, batch=2, context=16, seed=0):
+    """(idx, targets) of a tiny GPT step: random tokens, the next token as the target, the last
+    position of each sequence ignored (-1)."""
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, vocab, (batch, context + 1), generator=g)
+    idx, targets = tokens[:, :-1].clone(), tokens[:, 1:].clone()
+    targets[:, -1] = -1
+    return idx, targets
+
+
+def gpt_step(model, idx, targets):
+    """Forward, cross-entropy and backward of one GPT training step."""
+    loss = model.loss(idx, targets)
+    loss.backward()
+    return loss
+
+
 def encoder_layer():
     """PyTorch's own transformer layer (a model this package was not written against)."""
     return nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
@@ -150,6 +190,25 @@ def step(model, x):
     y = model(x)
     loss = y.float().pow(2).mean()
     loss.backward()
+    return loss
+
+
+def make_training(name, dtype, seed=0):
+    """A model, its input, class targets and an AdamW optimizer: one training step's parts."""
+    model, x = make(name, dtype, seed)
+    classes = x.shape[-1]
+    target = torch.randint(0, classes, x.shape[:-1], generator=torch.Generator().manual_seed(seed))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    return model, x, target, optimizer
+
+
+def train_step(model, x, target, optimizer):
+    """One whole training step: forward, cross-entropy loss (in float32), backward, AdamW."""
+    optimizer.zero_grad()
+    y = model(x)
+    loss = F.cross_entropy(y.reshape(-1, y.shape[-1]).float(), target.reshape(-1))
+    loss.backward()
+    optimizer.step()
     return loss
 
 
@@ -188,3 +247,25 @@ def flip(t, bit=None, count=8):
         bits = flat.view(int_type)
         mask = torch.tensor(1 << bit if bit < 31 else -(1 << 31), dtype=torch.int64).to(int_type)
         bits[idx] = bits[idx] ^ mask
+
+
+def unlink_output(f, path):
+    """Makes the dataset at `path` (an op output in h5py file `f`) its own copy: the recorder
+    hard-links an output that a later op reads to that op's input, and a planted corruption
+    must change the recorded output only."""
+    ds = f[path]
+    data, attrs = ds[()], dict(ds.attrs)
+    del f[path]
+    copy = f.create_dataset(path, data=data)
+    for k, v in attrs.items():
+        copy.attrs[k] = v
+
+
+def flip_recorded(f, path, element, bit):
+    """Flips bit `bit` of element `element` (flat index) of dataset `path` in h5py file `f`, in
+    place; flipping it again restores it."""
+    ds = f[path]
+    data = np.array(ds[()])
+    flat = data.reshape(-1).view({1: "u1", 2: "u2", 4: "u4", 8: "u8"}[data.dtype.itemsize])
+    flat[element] ^= flat.dtype.type(1 << bit)
+    ds[...] = data

@@ -193,4 +193,17 @@ with open(stale + ".tmp", "w") as fh:
 with faultline_capture.record(stale, "gpu0", model=model):
     cs.step(model, x)
 cs.check(os.path.exists(stale) and not os.path.exists(stale + ".tmp"), "stale PATH.tmp not replaced")
+
+# ---- torch >= 2.9's fp32_precision API -----------------------------------------------------------
+# Once it set TF32, torch refuses to read the legacy switches (allow_tf32,
+# get_float32_matmul_precision): record() still starts and writes TF32 as that API says.
+if hasattr(torch._C, "_get_fp32_precision_getter"):
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    tf32 = os.path.join(work, "tf32.h5")
+    with faultline_capture.record(tf32, "cpu0"):
+        torch.mm(torch.randn(4, 4), torch.randn(4, 4))
+    attrs, _ = root(tf32)
+    cs.check(attrs["allow_tf32_matmul"] == 1 and attrs["fp32_precision_cuda_matmul"] == "tf32",
+             "fp32_precision='tf32' recorded as %s" % {k: v for k, v in attrs.items() if "32" in k})
+    print("fp32_precision API: TF32 recorded")
 print("ok")

@@ -91,6 +91,34 @@ def gpu_skips():
             expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})", p.stdout + p.stderr)
 
 
+def core_layers():
+    docs = ("# Architecture\n\n## Layers inside core\n\n| layer | folders | builds on |\n|---|---|---|\n"
+            "| formats | `core/` (top), `core/io/` | — |\n| trace | `core/trace/` | formats |\n"
+            "| replay | `core/replay/` | trace |\n| health | `core/health/` | formats |\n\n## Next\n")
+    with tempfile.TemporaryDirectory() as root:
+        write(root, "docs/architecture.md", docs)
+        write(root, "core/Types.h", "#pragma once\n")
+        write(root, "core/io/File.h", '#pragma once\n#include "../Types.h"\n')
+        write(root, "core/trace/Trace.h", '#pragma once\n#include "../io/File.h"\n')
+        write(root, "core/replay/Bisect.h", '#pragma once\n#include "../trace/Trace.h"\n#include "../io/File.h"\n')
+        write(root, "core/health/Log.h", '#pragma once\n#include "../io/File.h"\n')
+        rc, out = run("check_layering.py", root)
+        expect(rc == 0, "core layers: includes down the layers pass", out)
+
+        write(root, "core/trace/Up.cpp", '#include "../replay/Bisect.h"\n')
+        write(root, "core/health/Side.cpp", '#include "../trace/Trace.h"\n')
+        write(root, "core/io/Top.cpp", '#include "../replay/Bisect.h"\n')
+        write(root, "core/ledger/New.cpp", '#include "../io/File.h"\n')
+        rc, out = run("check_layering.py", root)
+        expect(rc == 1, "core layers: planted violations fail the check", out)
+        for needle in ("core/trace/Up.cpp:1: core layer trace must not include layer replay",
+                       "core/health/Side.cpp:1: core layer health must not include layer trace",
+                       "core/io/Top.cpp:1: core layer formats must not include layer replay",
+                       "core/ledger/New.cpp:1: core/ledger is in no layer",
+                       "layering: 4 violation(s)"):
+            expect(needle in out, "core layers names " + needle, out)
+
+
 def op_table():
     ops = {"ops": [{"name": n} for n in ("gemm", "add", "mul")]}
     docs = ("# File formats\n\n### Ops\n\n| op | inputs | parameters |\n|---|---|---|\n"
@@ -122,6 +150,7 @@ def op_table():
 
 if __name__ == "__main__":
     layering()
+    core_layers()
     op_table()
     gpu_skips()
     if shutil.which("clang-format"):

@@ -4,8 +4,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/collectives/CollectiveInvariants.h"
 #include "core/replay/Bisect.h"
+#include "core/replay/CollectiveInvariants.h"
 #include "support/CollectiveTrace.h"
 
 using namespace faultline;

@@ -6,7 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/evidence/Base64.h"
+#include "core/Base64.h"
 #include "core/evidence/MessageDigest.h"
 #include "core/evidence/MinisignKey.h"
 #include "core/evidence/MinisignSignature.h"

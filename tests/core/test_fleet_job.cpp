@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "core/Text.h"
-#include "core/evidence/MinimalReproducer.h"
 #include "core/fleet/FleetJob.h"
 #include "core/fleet/NodeIdentity.h"
 

@@ -2,6 +2,7 @@
 // messages that name the op, the input and what it needs, output shapes and dtypes are inferred.
 #include <QtTest>
 
+#include "core/trace/TraceOps.h"
 #include "test_golden_util.h"
 
 using namespace faultline;
@@ -31,13 +32,21 @@ class TestGoldenRegistry : public QObject {
 private slots:
     void everyTraceOpIsRegistered()
     {
-        const char* ops[] = {"gemm", "layernorm", "rmsnorm", "softmax", "gelu", "silu", "add", "mul",
-                             "attention", "all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                             // element-wise ops, selections and sums (test_golden_pointwise.cpp)
-                             "sub", "div", "neg", "sqrt", "rsqrt", "exp", "pow", "addcmul", "addcdiv", "lerp",
-                             "dropout", "masked_fill", "where", "triu", "tril", "cat", "sum", "mean"};
-        QCOMPARE(goldenOps().size(), std::size(ops));
-        for (const char* op : ops) {
+        const char* ops[] = {
+            "gemm", "layernorm", "rmsnorm",    "softmax",    "gelu",           "silu",     "add",
+            "mul",  "attention", "all_reduce", "all_gather", "reduce_scatter", "broadcast"};
+        // The loss, embedding and backward ops of a training step (#22).
+        const char* training[] = {
+            "embedding", "embedding_backward", "log_softmax", "log_softmax_backward", "nll_loss",
+            "nll_loss_total_weight", "nll_loss_backward", "softmax_backward", "layernorm_backward_input",
+            "layernorm_backward_weight", "layernorm_backward_bias", "gelu_backward", "silu_backward",
+            // element-wise ops, selections and sums (test_golden_pointwise.cpp)
+            "sub", "div", "neg", "sqrt", "rsqrt", "exp", "pow", "addcmul", "addcdiv", "lerp", "dropout",
+            "masked_fill", "where", "triu", "tril", "cat", "sum", "mean"};
+        QCOMPARE(goldenOps().size(), traceOpTable().size());
+        std::vector<const char*> all(std::begin(ops), std::end(ops));
+        all.insert(all.end(), std::begin(training), std::end(training));
+        for (const char* op : all) {
             const GoldenOp* def = findGoldenOp(op);
             QVERIFY2(def, op);
             QCOMPARE(def->name, std::string_view(op));

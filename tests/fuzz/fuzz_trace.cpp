@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "core/TensorFile.h"
-#include "core/collectives/CollectiveInvariants.h"
 #include "core/golden/CollectiveGolden.h"
 #include "core/io/SnapshotWriter.h"
+#include "core/replay/CollectiveInvariants.h"
 #include "core/trace/Trace.h"
 #include "core/trace/TraceOps.h"
 

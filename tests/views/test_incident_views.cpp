@@ -394,12 +394,14 @@ private slots:
         QVERIFY(csvFile.open(QIODevice::ReadOnly | QIODevice::Text));
         const QStringList lines = QString::fromUtf8(csvFile.readAll()).split('\n', Qt::SkipEmptyParts);
         QVERIFY(lines.size() > int(m_window->incident()->entries.size()));
-        QCOMPARE(lines.front(), QString("Name,Op,Beyond tol.,Max ULP,Signature,Mismatches,DType,Shape"));
+        QCOMPARE(lines.front(),
+                 QString("Name,Op,Beyond tol.,Max ULP,Signature,Mismatches,DType,Shape,Judge"));
         const IncidentEntry& e = firstEntry();
         bool found = false;
         for (const QString& line : lines)
             if (line.contains(QStringLiteral("#%1 gemm").arg(e.opIndex)) &&
-                line.contains(QStringLiteral(",%1,").arg(e.divergence->beyondTolerance)))
+                line.contains(QStringLiteral(",%1,").arg(e.divergence->beyondTolerance)) &&
+                line.endsWith(QStringLiteral(",\"golden bound, strict\"")))
                 found = true;
         QVERIFY2(found, qPrintable(lines.join('\n')));
         QVERIFY(m_window->exportCurrentPlot(out.filePath("plot.gif")).contains("plot.gif"));

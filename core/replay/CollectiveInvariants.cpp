@@ -9,9 +9,9 @@
 #include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
 #include "../golden/RecordedNumerics.h"
-#include "../replay/BoundCompare.h"
-#include "../replay/GoldenExact.h"
-#include "../replay/TensorLoad.h"
+#include "BoundCompare.h"
+#include "GoldenExact.h"
+#include "TensorLoad.h"
 
 namespace faultline {
 
