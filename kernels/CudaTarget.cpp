@@ -468,11 +468,33 @@ private:
             case OpKind::Gemm:
                 return int(cudaErrorNotSupported);  // runOnDevice runs it
             case OpKind::Add:
+                // The kernel computes x + y of one shape: alpha, a scalar or broadcasting are not on cuda.
+                if (!plainBinary(in, p)) return int(cudaErrorNotSupported);
                 return launchGoldenElementwise(ElementwiseKind::Add, dIn[0], dIn[1], dOut, view, dSm,
                                                m_stream);
             case OpKind::Mul:
+                if (!plainBinary(in, p)) return int(cudaErrorNotSupported);
                 return launchGoldenElementwise(ElementwiseKind::Mul, dIn[0], dIn[1], dOut, view, dSm,
                                                m_stream);
+            case OpKind::Sub:
+            case OpKind::Div:
+            case OpKind::Neg:
+            case OpKind::Sqrt:
+            case OpKind::Rsqrt:
+            case OpKind::Exp:
+            case OpKind::Pow:
+            case OpKind::Addcmul:
+            case OpKind::Addcdiv:
+            case OpKind::Lerp:
+            case OpKind::Dropout:
+            case OpKind::MaskedFill:
+            case OpKind::Where:
+            case OpKind::Triu:
+            case OpKind::Tril:
+            case OpKind::Cat:
+            case OpKind::Sum:
+            case OpKind::Mean:
+                return int(cudaErrorNotSupported);  // no CUDA kernel: golden on the CPU only
             case OpKind::Silu:
                 return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm,
                                                m_stream);
@@ -514,6 +536,14 @@ private:
                 return int(cudaErrorNotSupported);
         }
         return int(cudaErrorNotSupported);
+    }
+
+    // add/mul as the golden kernel computes them: two inputs of one shape, alpha 1.
+    static bool plainBinary(golden::GoldenInputs in, const OpParams& p)
+    {
+        if (in.size() != 2 || in[0].shape != in[1].shape) return false;
+        const auto alpha = golden::paramDouble("add", p, "alpha", 1.0);
+        return alpha && *alpha == 1.0;
     }
 
     int launchGelu(const std::string& op, const OpParams& p, const std::vector<float*>& dIn, float* dOut,
@@ -643,6 +673,25 @@ bool cudaTargetHasOp(const std::string& op)
         case OpKind::GeluBackward:
         case OpKind::SiluBackward:
             return false;
+        case OpKind::Sub:
+        case OpKind::Div:
+        case OpKind::Neg:
+        case OpKind::Sqrt:
+        case OpKind::Rsqrt:
+        case OpKind::Exp:
+        case OpKind::Pow:
+        case OpKind::Addcmul:
+        case OpKind::Addcdiv:
+        case OpKind::Lerp:
+        case OpKind::Dropout:
+        case OpKind::MaskedFill:
+        case OpKind::Where:
+        case OpKind::Triu:
+        case OpKind::Tril:
+        case OpKind::Cat:
+        case OpKind::Sum:
+        case OpKind::Mean:
+            return false;  // golden on the CPU only
     }
     return false;
 }

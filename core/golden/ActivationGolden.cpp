@@ -19,14 +19,4 @@ void activationGolden(Activation kind, const float* x, float* y, int64_t count)
     }
 }
 
-void addGolden(const float* x, const float* y, float* out, int64_t count)
-{
-    for (int64_t i = 0; i < count; ++i) out[i] = x[i] + y[i];
-}
-
-void mulGolden(const float* x, const float* y, float* out, int64_t count)
-{
-    for (int64_t i = 0; i < count; ++i) out[i] = x[i] * y[i];
-}
-
 }  // namespace faultline::golden

@@ -1,4 +1,5 @@
-// Glue of the element-wise golden ops: gelu, silu, add, mul, all_reduce.
+// Glue of the element-wise golden ops: gelu, silu, all_reduce (add, mul and the other formulas:
+// PointwiseOps.cpp).
 #include "ActivationGolden.h"
 #include "AllReduceGolden.h"
 #include "OpDefinitions.h"
@@ -86,78 +87,6 @@ Result<std::vector<double>> boundSilu(GoldenInputs in, const OpParams& p, const 
                                       const BoundOptions& o)
 {
     return boundActivation("silu", in, p, golden, o);
-}
-
-// ---- add, mul: same-shaped binary element-wise ops ---------------------------------------
-
-namespace {
-
-Result<OutputSpec> inferBinary(std::string_view op, GoldenInputs in)
-{
-    if (Status s = checkCount(op, in, 2, 2, "2 inputs (x, y)"); !s) return s.error();
-    if (Status s = checkInputs(op, in); !s) return s.error();
-    if (in[1].shape != in[0].shape)
-        return opError(op, "inputs[1] (y) has shape " + shapeString(in[1].shape) +
-                               " but needs the shape of inputs[0] " + shapeString(in[0].shape));
-    return OutputSpec{in[0].dtype, in[0].shape};
-}
-
-using BinaryGolden = void (*)(const float*, const float*, float*, int64_t);
-using BinaryBound = std::vector<double> (*)(const float*, const float*, int64_t, std::span<const double>,
-                                            DType, const BoundOptions&);
-
-Result<HostTensor> runBinary(std::string_view op, GoldenInputs in, BinaryGolden golden)
-{
-    Result<OutputSpec> spec = inferBinary(op, in);
-    if (!spec) return spec.error();
-    const std::vector<float> y = toFloatVector(in[1]);
-    std::vector<float> x = toFloatVector(in[0]);
-    golden(x.data(), y.data(), x.data(), int64_t(x.size()));
-    return fromFloatVector(spec->dtype, spec->shape, x);
-}
-
-Result<std::vector<double>> boundBinary(std::string_view op, GoldenInputs in, const HostTensor& golden,
-                                        const BoundOptions& o, BinaryBound bound)
-{
-    Result<OutputSpec> spec = inferBinary(op, in);
-    if (!spec) return spec.error();
-    if (Status s = checkGolden(op, *spec, golden); !s) return s.error();
-    const std::vector<float> x = toFloatVector(in[0]), y = toFloatVector(in[1]);
-    return bound(x.data(), y.data(), int64_t(x.size()), toDoubleVector(golden), spec->dtype, o);
-}
-
-}  // namespace
-
-Result<OutputSpec> inferAdd(GoldenInputs in, const OpParams&)
-{
-    return inferBinary("add", in);
-}
-
-Result<HostTensor> runAdd(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
-{
-    return runBinary("add", in, addGolden);
-}
-
-Result<std::vector<double>> boundAdd(GoldenInputs in, const OpParams&, const HostTensor& golden,
-                                     const BoundOptions& o)
-{
-    return boundBinary("add", in, golden, o, addErrorBound);
-}
-
-Result<OutputSpec> inferMul(GoldenInputs in, const OpParams&)
-{
-    return inferBinary("mul", in);
-}
-
-Result<HostTensor> runMul(GoldenInputs in, const OpParams&, const GoldenRunOptions&)
-{
-    return runBinary("mul", in, mulGolden);
-}
-
-Result<std::vector<double>> boundMul(GoldenInputs in, const OpParams&, const HostTensor& golden,
-                                     const BoundOptions& o)
-{
-    return boundBinary("mul", in, golden, o, mulErrorBound);
 }
 
 // ---- all_reduce ------------------------------------------------------------------------------

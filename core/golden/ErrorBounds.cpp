@@ -353,34 +353,6 @@ std::vector<double> activationErrorBound(Activation kind, const float* x, int64_
     return bound;
 }
 
-std::vector<double> addErrorBound(const float* x, const float* y, int64_t count,
-                                  std::span<const double> golden, DType out, const BoundOptions&)
-{
-    std::vector<double> bound(size_t(count), kInf);
-    for (int64_t i = 0; i < count; ++i) {
-        const double s = double(x[i]) + double(y[i]);
-        const double g = golden[size_t(i)];
-        if (!std::isfinite(g)) continue;
-        const double pre = 2.0 * kU * std::fabs(s);
-        bound[size_t(i)] = pre + ulpAt(out, std::fabs(g) + pre);
-    }
-    return bound;
-}
-
-std::vector<double> mulErrorBound(const float* x, const float* y, int64_t count,
-                                  std::span<const double> golden, DType out, const BoundOptions&)
-{
-    std::vector<double> bound(size_t(count), kInf);
-    for (int64_t i = 0; i < count; ++i) {
-        const double p = double(x[i]) * double(y[i]);  // exact: 24 + 24 bits fit a double
-        const double g = golden[size_t(i)];
-        if (!std::isfinite(g)) continue;
-        const double pre = 2.0 * kU * std::fabs(p);
-        bound[size_t(i)] = pre + ulpAt(out, std::fabs(g) + pre);
-    }
-    return bound;
-}
-
 std::vector<double> attentionErrorBound(const float* q, const float* k, const float* v,
                                         const AttentionShape& sh, float scale, bool causal,
                                         std::span<const double> golden, DType out,

@@ -34,9 +34,9 @@
 //                then out error sum_j p_j e_pj |v_jc| + (gamma_sk + u_op terms) sum_j p_j |v_jc|.
 //     gelu/silu  argument error through the derivative, 4u per special function, u per
 //                rounding (see ErrorBounds.cpp).
-//     add        2u |x + y| + ulp_out.   mul  2u |x y| + ulp_out (one rounding each side).   all_reduce sum:
-//     (gamma_{R-1}(u) + gamma_{R-1}(u_acc))
-//                sum_r |x_r| + ulp_out; max/min: 0 (exact in any order).
+//     add, mul, and the other element-wise formulas, sum, mean: PointwiseOps.cpp's model.
+//     all_reduce sum: (gamma_{R-1}(u) + gamma_{R-1}(u_acc)) sum_r |x_r| + ulp_out; max/min: 0
+//                (exact in any order).
 // Non-finite results: where the golden value is NaN or ±inf the bound is +inf and
 // checkWithinBound requires the same class (NaN for NaN, the same infinity).
 //
@@ -63,7 +63,7 @@
 // u_i (|x| + |mu|) for the scale-and-shift form instead of u |x - mu|. Narrow intermediates
 // may be subnormal, where a rounding's error is absolute: each such bound adds
 // kNarrowSteps * intermediateAbsoluteRoundoff. gemm and all_reduce read
-// u_acc only; add is one correctly rounded operation in any implementation and keeps its bound.
+// u_acc only.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -147,12 +147,6 @@ std::vector<double> softmaxErrorBound(const float* x, int64_t rows, int64_t n, b
 std::vector<double> activationErrorBound(Activation kind, const float* x, int64_t count,
                                          std::span<const double> golden, DType out,
                                          const BoundOptions& options = {});
-std::vector<double> addErrorBound(const float* x, const float* y, int64_t count,
-                                  std::span<const double> golden, DType out,
-                                  const BoundOptions& options = {});
-std::vector<double> mulErrorBound(const float* x, const float* y, int64_t count,
-                                  std::span<const double> golden, DType out,
-                                  const BoundOptions& options = {});
 std::vector<double> attentionErrorBound(const float* q, const float* k, const float* v,
                                         const AttentionShape& shape, float scale, bool causal,
                                         std::span<const double> golden, DType out,

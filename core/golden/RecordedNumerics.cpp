@@ -177,6 +177,21 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
             j.loose = true;
             j.model = type + " sums (PyTorch CPU kernels): (terms - 1) u_" + type + " of sum |x|, loose";
             break;
+        case OpNumerics::Pointwise:
+            // PyTorch's CPU kernels (1.13) round alpha, value, other and exponent to the narrow
+            // type and compute some formulas step by step in it (pow, rsqrt); CUDA kernels that
+            // do arithmetic on c10::BFloat16 values round each step too.
+            j.options.intermediateUnitRoundoff = un;
+            j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+            j.model = type + " steps and scalars";
+            break;
+        case OpNumerics::Summation:
+            // Sums accumulate in float everywhere; the CPU's mean divides the sum rounded to
+            // the narrow type.
+            j.options.intermediateUnitRoundoff = un;
+            j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);
+            j.model = type + " sums in float, a mean of the sum rounded to " + type;
+            break;
     }
     return j;
 }

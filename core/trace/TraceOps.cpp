@@ -77,6 +77,10 @@ std::string_view opNumericsName(OpNumerics n)
             return "intermediates";
         case OpNumerics::NarrowSums:
             return "narrow_sums";
+        case OpNumerics::Pointwise:
+            return "pointwise";
+        case OpNumerics::Summation:
+            return "summation";
     }
     return "intermediates";
 }

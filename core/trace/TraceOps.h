@@ -24,11 +24,16 @@ enum class OpNumerics {
     MatrixProduct,  // sums of products over k (gemm): accumulation precision, TF32 operands
     Attention,      // products, a softmax and products again: also narrow scores and probabilities
     Reduction,      // sums across ranks (all_reduce, reduce_scatter): accumulation precision
-    OneRounding,    // an exact operation rounded once (add, mul): nothing to widen
-    DataMovement,   // bytes moved without arithmetic (all_gather, broadcast): nothing to widen
+    OneRounding,    // an exact operation rounded once (neg, sqrt): nothing to widen
+    DataMovement,   // bytes moved without arithmetic (all_gather, broadcast, where): nothing to widen
     Intermediates,  // norms, softmax, activations: intermediates in the op's dtype
     NarrowSums,     // sums PyTorch's CPU kernels accumulate in the op's dtype (layernorm weight/bias
                     // gradients, embedding backward, nll_loss): also narrow accumulation there
+    Pointwise,      // element-wise formulas with scalars or several steps (add with alpha, mul by a
+                    // scalar, addcdiv, lerp, pow): bf16/fp16 kernels may round the steps and the
+                    // scalars to the op's dtype
+    Summation,      // sums over dims, accumulated in float (sum, mean): a bf16/fp16 mean may
+                    // divide the sum rounded to the op's dtype
 };
 
 struct TraceOpSpec {
@@ -48,7 +53,7 @@ const TraceOpSpec& traceOpSpec(OpKind kind);
 std::optional<OpKind> opKindOf(std::string_view op);
 std::string_view opName(OpKind kind);
 // "matrix_product", "attention", "reduction", "one_rounding", "data_movement", "intermediates",
-// "narrow_sums".
+// "narrow_sums", "pointwise", "summation".
 std::string_view opNumericsName(OpNumerics n);
 
 // Attributes every op group may carry: op, inputs, name, phase.

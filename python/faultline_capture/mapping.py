@@ -1,7 +1,7 @@
 """aten ops -> trace v1 ops (the table in docs/capture.md).
 
-``map_op(func, args, kwargs, out)`` returns a Mapped op (or a list of them, one per output of
-the call) whose inputs, parameters and outputs are
+``map_op(func, args, kwargs, out)`` returns a Mapped op (or a list of them: one per output of
+the call, one per list element of a ``_foreach_*`` call) whose inputs, parameters and outputs are
 what the golden model's op of that name expects, or None when the call is not one trace v1
 knows (the recorder then records it as ``aten::<name>`` or skips it).
 
@@ -194,25 +194,6 @@ def _map_unary(op):
             spec_kwargs["approximate"] = {"value": params["approximate"]}
         return Mapped(op, [x], params, [out], _spec(func, [_ref(0)], spec_kwargs))
     return mapper
-
-
-def _map_add(func, args, kwargs, out):
-    a, b = args[0], args[1]
-    alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
-    if not isinstance(b, torch.Tensor) or not _golden(a, b, out):
-        return None
-    if a.shape != b.shape or a.dtype != b.dtype or out.shape != a.shape or alpha != 1:
-        return None
-    return Mapped("add", [a, b], {}, [out], _spec(func, [_ref(0), _ref(1)]))
-
-
-def _map_mul(func, args, kwargs, out):
-    a, b = args[0], args[1]
-    if not isinstance(b, torch.Tensor) or not _golden(a, b, out):
-        return None
-    if a.shape != b.shape or a.dtype != b.dtype or out.shape != a.shape:
-        return None
-    return Mapped("mul", [a, b], {}, [out], _spec(func, [_ref(0), _ref(1)]))
 
 
 def _map_attention(func, args, kwargs, out):
@@ -504,10 +485,6 @@ def _table():
     add("gelu_", "default", _map_unary("gelu"))
     add("silu", "default", _map_unary("silu"))
     add("silu_", "default", _map_unary("silu"))
-    add("add", "Tensor", _map_add)
-    add("add_", "Tensor", _map_add)
-    add("mul", "Tensor", _map_mul)
-    add("mul_", "Tensor", _map_mul)
     # torch 1.13's and 2.x's attention calls; the fused kernels return the output first (the
     # CPU kernel of 2.x: output, logsumexp).
     for name in ("_scaled_dot_product_attention_forward", "_scaled_dot_product_attention_math",
@@ -518,9 +495,25 @@ def _table():
         add(name, "default", _map_attention)
     add("_safe_softmax", "default", _map_safe_softmax)
     _add_training_ops(add)
+
+    # Element-wise arithmetic, optimizer updates (per tensor and _foreach_*), dropout,
+    # selections and sums (pointwise_mapping.py); each with the trace op kind it writes.
+    from .pointwise_mapping import register
+
+    def add_kind(packet, overload, mapper, kind):
+        add(packet, overload, mapper)
+        p = getattr(aten, packet, None)
+        f = getattr(p, overload, None) if p is not None else None
+        if f is not None:
+            KINDS[f] = kind
+
+    register(add_kind)
     return table
 
 
+# The trace op kind a mapped aten call writes, where the recorder cannot tell it from the name
+# (_foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow).
+KINDS = {}
 MAPPERS = _table()
 
 

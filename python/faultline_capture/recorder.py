@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import environment
 from .dtypes import is_storable
-from .mapping import MAPPERS, TRAINING_TRACE_OPS, aten_name, generic_call, map_op
+from .mapping import KINDS, MAPPERS, TRAINING_TRACE_OPS, aten_name, generic_call, map_op
 from .module_names import ModuleNames
 from .trace_file import TraceFile
 
@@ -49,6 +49,7 @@ for _f in MAPPERS:
                         "attention" if "scaled_dot_product" in _n else
                         TRAINING_TRACE_OPS[_n] if _n in TRAINING_TRACE_OPS else
                         _n[len("aten::"):].rstrip("_"))
+_MAPPED_KIND.update(KINDS)  # _foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow
 
 _state = threading.local()
 
@@ -338,7 +339,13 @@ class record:
         """`args`, `kwargs`: what the call saw (copies of what it overwrote); `written`: the
         positions and keyword names of the arguments it wrote, whose values after the call
         are in `after_args`, `after_kwargs`."""
-        mapped = map_op(func, args, kwargs, out) if func in MAPPERS else None
+        mapped_out = out
+        if written and (out is None or (isinstance(out, (list, tuple)) and not out)):
+            # An in-place call that returns nothing (_foreach_mul_): its result is what it wrote.
+            after_kwargs = after_kwargs or {}
+            values = [after_args[k] if isinstance(k, int) else after_kwargs[k] for k in written]
+            mapped_out = values[0] if len(values) == 1 else values
+        mapped = map_op(func, args, kwargs, mapped_out) if func in MAPPERS else None
         # A mapper may return several ops (one per output of the call): each is written.
         mapped = [m for m in (mapped if isinstance(mapped, list) else [mapped] if mapped is not None else [])
                   if not self._wanted(m.op, name)] or None

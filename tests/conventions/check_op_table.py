@@ -46,9 +46,9 @@ def captured_ops(root):
     """(name, where) of every trace op the capture package writes."""
     found = []
     package = os.path.join(root, "python", "faultline_capture")
-    for name in ("mapping.py", "recorder.py"):
+    for name in sorted(os.listdir(package)) if os.path.isdir(package) else []:
         path = os.path.join(package, name)
-        if not os.path.exists(path):
+        if not name.endswith(".py"):
             continue
         with open(path) as f:
             for n, line in enumerate(f, 1):
