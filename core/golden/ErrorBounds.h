@@ -102,6 +102,10 @@ struct BoundOptions {
     // GEMM: the implementation reads subnormal inputs as zero and flushes subnormal products and
     // sums (oneDNN's vdpbf16ps, DAZ/FTZ): absolute errors below 2^-126 per step.
     bool flushSubnormals = false;
+    // sqrt (and pow with exponent 0.5) may be faithfully rounded, one ulp from the correctly
+    // rounded value, rather than correctly rounded: PyTorch 2.x's vectorised CPU sqrt (AVX-512
+    // and AVX2 builds through Sleef's 0.5001-ulp sqrt) is not IEEE's sqrt. Golden stays sqrtRn.
+    bool faithfulSqrt = false;
 };
 
 // Extra roundings of norm statistics allowed when intermediates are narrow (see above).

@@ -32,7 +32,8 @@
 //   mul      tensor: 0 (exact); scalar: u_s |x y| + eta_i |x|
 //   div      tensor: 0 (exact); scalar: (u + u_s) |x / y| + eta |x| (CUDA multiplies by the
 //            rounded reciprocal of a CPU scalar)
-//   neg, sqrt, pow 0/1/2/0.5/-1: 0 (exact)
+//   neg, sqrt, pow 0/1/2/0.5/-1: 0 (exact); sqrt and pow 0.5 one ulp where the recorded
+//            numerics say the implementation's sqrt is only faithful (BoundOptions::faithfulSqrt)
 //   rsqrt    (2u + max(kF, 2 u_i)) |r| (the golden's two roundings; CUDA's rsqrtf or two
 //            narrow steps)
 //   exp      2 kF ulp_float(r) (the golden's and the library's function error)
@@ -232,6 +233,14 @@ Result<Formula> planUnary(std::string_view op, GoldenInputs in)
     return f;
 }
 
+// Correctly rounded, or within one ulp where the implementation's sqrt is only faithful: a tiny
+// pre-rounding error (2^-8 u |r|) makes formulaBound admit the neighbouring float and no other.
+Elem sqrtElem(float x, const FormulaRoundoff& r)
+{
+    const float value = sqrtRn(x);
+    return Elem{value, r.faithfulSqrt ? 0x1p-8 * r.u * std::fabs(double(value)) : 0.0};
+}
+
 Elem rsqrtElem(float x, const FormulaRoundoff& r)
 {
     const float value = divRn(1.0f, sqrtRn(x));
@@ -248,7 +257,7 @@ Result<Formula> planNeg(GoldenInputs in)
 Result<Formula> planSqrt(GoldenInputs in)
 {
     Result<Formula> f = planUnary("sqrt", in);
-    if (f) f->element = [](const float* v, const FormulaRoundoff&) { return Elem{sqrtRn(v[0]), 0.0}; };
+    if (f) f->element = [](const float* v, const FormulaRoundoff& r) { return sqrtElem(v[0], r); };
     return f;
 }
 
@@ -308,7 +317,7 @@ Result<Formula> planPow(GoldenInputs in, const OpParams& p)
             return Elem{mulRn(v[0], v[0]), 0.0};
         });
     else if (e == 0.5)
-        b->f.element = Fn([](const float* v, const FormulaRoundoff&) { return Elem{sqrtRn(v[0]), 0.0}; });
+        b->f.element = Fn([](const float* v, const FormulaRoundoff& r) { return sqrtElem(v[0], r); });
     else if (e == -1.0)
         b->f.element = Fn([](const float* v, const FormulaRoundoff&) {
             return Elem{divRn(1.0f, v[0]), 0.0};

@@ -20,6 +20,7 @@ FormulaRoundoff::FormulaRoundoff(const BoundOptions& options)
         us = options.intermediateUnitRoundoff;
     }
     etai = std::max(eta, options.intermediateAbsoluteRoundoff);
+    faithfulSqrt = options.faithfulSqrt;
 }
 
 double formulaBound(double pre, double golden, DType out)

@@ -29,13 +29,14 @@ private:
 
 // The unit roundoffs a formula's bound is made of, from what the recorded settings allow.
 struct FormulaRoundoff {
-    double u = 0x1p-24;      // a float step (the golden model's and any float implementation's)
-    double ui = 0x1p-24;     // a step of the implementation judged: u, or the narrow type's when
-                             // its kernels may round intermediates to it (RecordedNumerics.h)
-    double us = 0.0;         // a scalar (alpha, value, other, weight, exponent) rounded to the
-                             // narrow type before use (PyTorch's CPU kernels do): 0 when not allowed
-    double eta = 0x1p-150;   // absolute error of a float rounding in the subnormal range
-    double etai = 0x1p-150;  // of an implementation's step
+    double u = 0x1p-24;         // a float step (the golden model's and any float implementation's)
+    double ui = 0x1p-24;        // a step of the implementation judged: u, or the narrow type's when
+                                // its kernels may round intermediates to it (RecordedNumerics.h)
+    double us = 0.0;            // a scalar (alpha, value, other, weight, exponent) rounded to the
+                                // narrow type before use (PyTorch's CPU kernels do): 0 when not allowed
+    double eta = 0x1p-150;      // absolute error of a float rounding in the subnormal range
+    double etai = 0x1p-150;     // of an implementation's step
+    bool faithfulSqrt = false;  // the implementation's sqrt may be one ulp off (BoundOptions)
     explicit FormulaRoundoff(const BoundOptions& options);
 };
 

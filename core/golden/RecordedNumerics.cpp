@@ -55,6 +55,28 @@ bool cublasLtIgnoresSwitch(const OpParams& params)
     return major < 2 || (major == 2 && minor < 8);
 }
 
+// PyTorch's major version as recorded on the op (torch_version), or nullopt.
+std::optional<int> torchMajor(const OpParams& params)
+{
+    const auto version = params.find("torch_version");
+    const auto* text = version != params.end() ? std::get_if<std::string>(&version->second) : nullptr;
+    if (!text) return std::nullopt;
+    int major = 0;
+    std::istringstream in(*text);
+    if (!(in >> major)) return std::nullopt;
+    return major;
+}
+
+// sqrt, or pow whose exponent is 0.5 (PyTorch computes it with sqrt).
+bool usesSqrt(std::string_view op, const OpParams& params)
+{
+    if (op == "sqrt") return true;
+    if (op != "pow") return false;
+    const auto e = params.find("exponent");
+    const auto* d = e != params.end() ? std::get_if<double>(&e->second) : nullptr;
+    return d && *d == 0.5;
+}
+
 // The largest k of a GEMM's inputs (A's inner dimension).
 int64_t gemmK(const OpParams& params, GoldenInputs inputs)
 {
@@ -118,6 +140,13 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
     if (product && dtype == DType::Float32 && cuda && flag(params, "allow_tf32")) {
         j.options.tf32 = true;
         j.model = "TF32 operands (allow_tf32=1)";
+    }
+    // PyTorch 1.x's CPU sqrt is IEEE's (correctly rounded), as is CUDA's (PyTorch builds without
+    // fast math); PyTorch 2.x's vectorised CPU sqrt is measured one ulp off (2.15, AVX-512), and a
+    // CPU op without a recorded version may be either.
+    if (!cuda && usesSqrt(op, params) && torchMajor(params).value_or(2) >= 2) {
+        j.options.faithfulSqrt = true;
+        j.model = "sqrt within one ulp (PyTorch 2.x CPU kernels: not correctly rounded)";
     }
     if (!narrow) return j;
     switch (spec->numerics) {

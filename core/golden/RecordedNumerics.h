@@ -32,6 +32,8 @@
 //                      cpu_order (the golden model then follows that order bit for bit); on
 //                      cuda: float sums, narrow steps
 //   all_reduce, reduce_scatter of bf16/fp16 ranks: the sum in the narrow type
+//   sqrt, pow 0.5      on cpu, unless torch_version is 1.x: within one ulp (PyTorch 2.x's CPU
+//                      sqrt is not correctly rounded), any dtype
 //   pointwise formulas of bf16/fp16 (either device): scalars (alpha, value, other, exponent)
 //                      and steps rounded to the narrow type (PointwiseOps.cpp)
 //   sum, mean          of bf16/fp16: float sums; mean may divide the sum rounded to the narrow

@@ -416,6 +416,9 @@ class record:
 
     def _op_switches(self, op, device_type, inputs):
         """The numerics switches that apply to this op where it ran."""
+        if op in ("sqrt", "pow") and device_type == "cpu":
+            # Whether the CPU's sqrt is correctly rounded depends on PyTorch's version.
+            return {"torch_version": str(torch.__version__)}
         if op not in ("gemm", "attention") or not inputs:
             return {}
         out = environment.gemm_numerics(device_type)

@@ -97,11 +97,13 @@ QJsonObject jsonParams(const OpParams& p)
     return o;
 }
 
-// The options bisect uses for an op PyTorch ran on `device`.
-BoundOptions recordedOptions(const Case& c, const std::string& device = "cpu")
+// The options bisect uses for an op PyTorch (`torchVersion`, "" unrecorded) ran on `device`.
+BoundOptions recordedOptions(const Case& c, const std::string& device = "cpu",
+                             const std::string& torchVersion = "")
 {
     OpParams p = c.params;
     p["device_type"] = device;
+    if (!torchVersion.empty()) p["torch_version"] = torchVersion;
     return recordedJudgement(c.op, p, c.inputs).options;
 }
 
@@ -258,6 +260,10 @@ private slots:
         m.write(QJsonDocument(manifest).toJson());
         m.close();
         FL_WRITE_FIXTURE(QStringLiteral("golden_torch_pointwise.py"), QStringList{dir.path()});
+        QFile versionFile(dir.filePath("torch_version"));
+        QVERIFY2(versionFile.open(QIODevice::ReadOnly), "the fixture wrote no torch_version");
+        const std::string torchVersion = versionFile.readAll().trimmed().toStdString();
+        const bool torch1 = torchVersion.starts_with("1.");
 
         std::map<std::pair<std::string, std::string>, Tally> tally;  // (op, dtype)
         QStringList unsupported;
@@ -270,7 +276,7 @@ private slots:
             const Result<HostTensor> golden = runGolden(c.op, c.inputs, c.params);
             QVERIFY2(golden.ok(),
                      qPrintable(c.name + ": " + QString::fromStdString(golden.ok() ? "" : golden.message())));
-            const BoundOptions options = recordedOptions(c);
+            const BoundOptions options = recordedOptions(c, "cpu", torchVersion);
             const Result<std::vector<double>> bound =
                 goldenErrorBound(c.op, c.inputs, c.params, *golden, options);
             QVERIFY2(bound.ok(),
@@ -339,9 +345,12 @@ private slots:
         qInfo("not run by this torch's CPU kernels: %s", qPrintable(unsupported.join(", ")));
         qInfo("float16 pow(-0 or -inf, +-0.5) where torch's std::pow differs from sqrt: %d",
               knownPowDifferences);
-        // Float32 forms PyTorch computes with one correctly rounded operation are judged bit for bit.
+        // Float32 forms PyTorch computes with one correctly rounded operation are judged bit for bit
+        // (sqrt only on PyTorch 1.x: 2.x's CPU sqrt is one ulp off at times, faithfulSqrt).
         for (const char* op : {"neg", "sqrt", "where", "masked_fill", "triu", "tril", "cat"})
-            QVERIFY2((tally[std::make_pair(std::string(op), std::string("float32"))].exact), op);
+            QVERIFY2((tally[std::make_pair(std::string(op), std::string("float32"))].exact) ==
+                         (torch1 || std::string(op) != "sqrt"),
+                     op);
         // The optimizer updates' ops see >= 99% of the flips in every dtype (the goal);
         // the others >= 95% on typical data.
         const std::set<std::string> optimizer = {"add",  "sub",     "mul",     "div",
@@ -481,6 +490,61 @@ private slots:
             }
             const auto d = doubles(tensor(t, {40}, other));
             QVERIFY(check(d, golden, bound).violations == 0);
+        }
+    }
+
+    // PyTorch 2.x's CPU sqrt is one float ulp off at times (measured on 2.15 with AVX-512): a
+    // recorded CPU sqrt of torch 2.x (or of no recorded version) is allowed its neighbouring float,
+    // never two; 1.x's and CUDA's sqrt stay bit for bit; pow 0.5 follows sqrt.
+    void faithfulSqrtFollowsTheRecordedTorch()
+    {
+        const std::vector<float> p = positive(kF32, 1000, 81, 1e-6f);
+        const std::vector<HostTensor> in = {tensor(kF32, {1000}, p)};
+        struct Row {
+            std::string op;
+            OpParams params;
+            bool faithful;
+        };
+        const std::vector<Row> rows = {
+            {"sqrt",
+             {{"device_type", std::string("cpu")}, {"torch_version", std::string("2.15.0+cu132")}},
+             true},
+            {"sqrt", {{"device_type", std::string("cpu")}}, true},
+            {"pow",
+             {{"device_type", std::string("cpu")},
+              {"torch_version", std::string("2.4.1")},
+              {"exponent", 0.5}},
+             true},
+            {"sqrt",
+             {{"device_type", std::string("cpu")}, {"torch_version", std::string("1.13.0a0")}},
+             false},
+            {"sqrt", {{"device_type", std::string("cuda")}, {"torch_version", std::string("2.15.0")}}, false},
+            {"pow", {{"device_type", std::string("cpu")}, {"exponent", 2.0}}, false},
+        };
+        for (const Row& row : rows) {
+            OpParams goldenParams;
+            if (row.op == "pow") goldenParams["exponent"] = row.params.at("exponent");
+            const HostTensor golden = *runGolden(row.op, in, goldenParams);
+            const RecordedJudgement j = recordedJudgement(row.op, row.params, in);
+            QCOMPARE(j.options.faithfulSqrt, row.faithful);
+            const auto bound = *goldenErrorBound(row.op, in, goldenParams, golden, j.options);
+            const std::vector<float> g = floats(golden);
+            for (int off : {1, 2}) {
+                std::vector<float> other(g);
+                for (size_t i = 0; i < other.size(); i += 3)
+                    other[i] = floatFromBits(floatBits(other[i]) + uint32_t(i % 2 ? off : -off));
+                const BoundCheck r =
+                    checkWithinBound(doubles(tensor(kF32, golden.shape, other)), doubles(golden), bound);
+                const size_t changed = (other.size() + 2) / 3;
+                const size_t want = off == 1 && row.faithful ? 0 : changed;
+                QVERIFY2(r.violations == want,
+                         qPrintable(QStringLiteral("%1 %2 ulp off: %3 violations, want %4 (%5)")
+                                        .arg(QString::fromStdString(row.op))
+                                        .arg(off)
+                                        .arg(r.violations)
+                                        .arg(want)
+                                        .arg(QString::fromStdString(j.model))));
+            }
         }
     }
 

@@ -1,0 +1,177 @@
+"""How much of a real training step `faultline bisect` judges (issue 22's goals), measured on models
+the capture tests were not written against: a LLaMA-style decoder (RMSNorm written out of pow, mean,
+rsqrt and mul; SwiGLU MLP; dropout; causal attention written out; tied embeddings) and PyTorch's
+own nn.TransformerEncoderLayer, each for one full step (forward, cross-entropy, backward, AdamW
+or SGD with momentum), in float32 and bfloat16, recorded from PyTorch's CPU kernels with every op.
+
+For each capture it prints: recorded ops, judged ops (verdict ok or divergent), false alarms
+(divergent ops on the clean capture: there is no corruption), how the judged ops were judged
+(golden_exact, golden_bound strict/loose), and the ops left unjudged by kind with the reason.
+With --json PATH it also writes those figures.
+
+    /usr/bin/python3 bench/capture/measure_judged.py [--faultline build/ci/app/faultline] [--json out.json]
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
+import faultline_capture  # noqa: E402
+
+torch.set_num_threads(2)
+
+
+class RmsNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, hidden, dropout):
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = RmsNorm(d), RmsNorm(d)
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.w1, self.w2, self.w3 = nn.Linear(d, hidden, bias=False), nn.Linear(hidden, d, bias=False), \
+            nn.Linear(d, hidden, bias=False)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.n1(x)
+        q, k, v = [w(h).view(b, t, self.heads, d // self.heads).transpose(1, 2) for w in (self.wq, self.wk, self.wv)]
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        s = s.masked_fill(mask, float("-inf"))
+        a = self.drop(F.softmax(s, dim=-1)) @ v
+        x = x + self.drop(self.wo(a.transpose(1, 2).reshape(b, t, d)))
+        h = self.n2(x)
+        return x + self.drop(self.w2(F.silu(self.w1(h)) * self.w3(h)))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab=96, d=48, heads=4, hidden=128, layers=2, dropout=0.1):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList([LlamaBlock(d, heads, hidden, dropout) for _ in range(layers)])
+        self.norm = RmsNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.emb.weight  # tied
+
+    def loss(self, idx, targets):
+        x = self.emb(idx)
+        for blk in self.blocks:
+            x = blk(x)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), targets.view(-1))
+
+
+class Encoder(nn.Module):
+    """PyTorch's own encoder layer with a classifier head."""
+
+    def __init__(self, d=32, classes=10):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model=d, nhead=4, dim_feedforward=64, dropout=0.0,
+                                                batch_first=True)
+        self.head = nn.Linear(d, classes)
+
+    def loss(self, x, targets):
+        return F.cross_entropy(self.head(self.layer(x).mean(1)).float(), targets)
+
+
+def capture(path, name, dtype):
+    torch.manual_seed(1)
+    if name == "llama":
+        model = Llama().to(dtype)
+        g = torch.Generator().manual_seed(2)
+        tokens = torch.randint(0, 96, (2, 17), generator=g)
+        inputs, targets = tokens[:, :-1], tokens[:, 1:].contiguous()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
+    else:
+        model = Encoder().to(dtype)
+        inputs = torch.randn(4, 8, 32, dtype=dtype)
+        targets = torch.randint(0, 10, (4,), generator=torch.Generator().manual_seed(3))
+        opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    model.train()
+    with faultline_capture.record(path, "cpu0", model=model):
+        opt.zero_grad()
+        model.loss(inputs, targets).backward()
+        opt.step()
+
+
+def judge_counts(report):
+    c = collections.Counter()
+    for o in report["ops"]:
+        if o["verdict"] not in ("ok", "divergent"):
+            continue
+        j = o["judge"]
+        kind = j["kind"]
+        if kind == "golden_bound":
+            kind += " (loose)" if o.get("bound_loose") else " (strict)"
+        c[kind] += 1
+    return dict(sorted(c.items()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--faultline", default=os.environ.get("FAULTLINE_EXE", "faultline"))
+    ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--keep", help="keep the captures in this directory")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="faultline-measure-")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    print("torch %s" % torch.__version__)
+    for name in ("llama", "encoder"):
+        for dtype in (torch.float32, torch.bfloat16):
+            tag = "%s-%s" % (name, str(dtype)[6:])
+            path = os.path.join(work, tag + ".h5")
+            capture(path, name, dtype)
+            p = subprocess.run([args.faultline, "bisect", path, "--suspect", "cpu0", "--json", "--quiet"],
+                               capture_output=True, text=True, timeout=600)
+            if p.returncode not in (0, 1):
+                sys.exit("bisect %s: exit %d: %s" % (path, p.returncode, p.stderr.strip()))
+            report = json.loads(p.stdout)
+            ops = report["ops"]
+            judged = [o for o in ops if o["verdict"] in ("ok", "divergent")]
+            alarms = [(o["index"], o["op"], o["name"], o.get("detail", "")[:100]) for o in ops
+                      if o["verdict"] == "divergent"]
+            unjudged = collections.Counter()
+            reasons = {}
+            for o in ops:
+                if o["verdict"] in ("ok", "divergent"):
+                    continue
+                unjudged[o["op"]] += 1
+                reasons.setdefault(o["op"], (o.get("detail") or o["judge"].get("reason") or "")[:110])
+            row = {"capture": tag, "torch": torch.__version__, "recorded": len(ops), "judged": len(judged),
+                   "judged_percent": round(100.0 * len(judged) / max(1, len(ops)), 1),
+                   "false_alarms": len(alarms), "judges": judge_counts(report),
+                   "unjudged": dict(unjudged.most_common()), "unjudged_reasons": reasons, "alarms": alarms[:10]}
+            rows.append(row)
+            print("%-18s %4d recorded, %4d judged (%5.1f%%), %d false alarms; judges %s" % (
+                tag, row["recorded"], row["judged"], row["judged_percent"], row["false_alarms"], row["judges"]))
+            for op, n in unjudged.most_common():
+                print("    unjudged %-40s %3d  %s" % (op, n, reasons[op]))
+            for a in alarms[:10]:
+                print("    FALSE ALARM op %d %s %s: %s" % a)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
