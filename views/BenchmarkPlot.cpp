@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "OffscreenGui.h"
+#include "RateCells.h"
 
 namespace faultline::views {
 namespace {
@@ -16,22 +17,6 @@ using nlohmann::json;
 
 constexpr int kCell = 34;
 constexpr int kMargin = 24;
-
-// White to dark blue for a rate in [0, 1]; the text on it turns white when dark.
-QColor rateColour(double t)
-{
-    t = std::clamp(t, 0.0, 1.0);
-    return QColor::fromRgbF(float(1.0 - 0.85 * t), float(1.0 - 0.65 * t), float(1.0 - 0.25 * t));
-}
-
-void cell(QPainter& p, const QRect& r, double rate, const QString& text)
-{
-    p.fillRect(r, rateColour(rate));
-    p.setPen(QColor(200, 200, 200));
-    p.drawRect(r);
-    p.setPen(rate > 0.55 ? Qt::white : Qt::black);
-    p.drawText(r, Qt::AlignCenter, text);
-}
 
 QString shortKind(const std::string& k)
 {
@@ -104,8 +89,8 @@ Status renderBenchmarkPlot(const json& s, const std::string& path)
                    shortKind(kinds[used[r]].get<std::string>()));
         for (size_t c = 0; c < used.size(); ++c) {
             const uint64_t n = matrix[used[r]][used[c]].get<uint64_t>();
-            cell(p, QRect(kMargin + label + int(c) * kCell, y, kCell, kCell),
-                 rowTotal ? double(n) / double(rowTotal) : 0.0, n ? QString::number(n) : QString());
+            drawRateCell(p, QRect(kMargin + label + int(c) * kCell, y, kCell, kCell),
+                         rowTotal ? double(n) / double(rowTotal) : 0.0, n ? QString::number(n) : QString());
         }
     }
     // Detection rates: patterns x detectors.
@@ -123,8 +108,8 @@ Status renderBenchmarkPlot(const json& s, const std::string& path)
                    QString::fromStdString(row.value("pattern", "")));
         for (size_t d = 0; d < detectors.size(); ++d) {
             const double rate = row["detected"].value(detectors[d].value("name", ""), 0.0);
-            cell(p, QRect(gridX + patLabel + int(d) * 90, y, 90, 24), rate,
-                 QString::number(100.0 * rate, 'f', 0) + "%");
+            drawRateCell(p, QRect(gridX + patLabel + int(d) * 90, y, 90, 24), rate,
+                         QString::number(100.0 * rate, 'f', 0) + "%");
         }
     }
     p.end();

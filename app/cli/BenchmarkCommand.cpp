@@ -2,6 +2,8 @@
 //   Plants corruption of every pattern in the library, names it with Faultline's signature and
 //   scores the other detectors on the same data (core/benchmark/Scorecard.h).
 //   exit 0: single-pattern signature accuracy meets the target; 1: it does not; 2: error.
+// faultline benchmark --trace TRACE --suspect LABEL [--peer LABEL | --no-peer] [--elements N] ...
+//   The detection floor of a captured trace instead (DetectionFloorCommand.h).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "DetectionFloorCommand.h"
 #include "core/benchmark/Scorecard.h"
 
 #ifdef FAULTLINE_HAVE_GUI
@@ -138,6 +141,7 @@ int runBenchmarkCommand(const BenchmarkCliOptions& o)
 CommandRunner addBenchmarkCommand(CLI::App& app)
 {
     auto o = std::make_shared<BenchmarkCliOptions>();
+    auto floor = std::make_shared<DetectionFloorCliOptions>();
     CLI::App* cmd = app.add_subcommand(
         "benchmark",
         "Plant corruption of every known pattern, name it, and score Faultline and other detectors");
@@ -153,7 +157,36 @@ CommandRunner addBenchmarkCommand(CLI::App& app)
         "--out", o->out,
         "also write scorecard.json, scorecard.txt and (GUI builds) scorecard.png into this directory");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
-    return [o] { return runBenchmarkCommand(*o); };
+    // The detection floor of a captured trace (--trace): flipped bits judged as bisect judges.
+    auto* trace = cmd->add_option("--trace", floor->trace,
+                                  "measure the detection floor of this captured trace instead: single "
+                                  "flipped bits at every bit position of every judged op's output");
+    cmd->add_option("--suspect", floor->suspect,
+                    "with --trace: the device whose recorded outputs are flipped")
+        ->needs(trace);
+    auto* peer =
+        cmd->add_option("--peer", floor->peer, "with --trace: the rerun peer that judges bit for bit")
+            ->needs(trace);
+    cmd->add_flag("--no-peer", floor->noPeer, "with --trace: the golden model judges alone")
+        ->needs(trace)
+        ->excludes(peer);
+    cmd->add_option(
+           "--elements", floor->elements,
+           "with --trace: flips per bit position and direction in each output (default 8, at most 1024)")
+        ->needs(trace);
+    cmd->add_flag("--allow-external", floor->allowExternal,
+                  "with --trace: follow external links of the trace")
+        ->needs(trace);
+    for (const char* name : {"--sizes", "--dtypes", "--tolerance", "--threads"})
+        cmd->get_option(name)->excludes(trace);
+    return [o, floor] {
+        if (floor->trace.empty()) return runBenchmarkCommand(*o);
+        floor->seed = o->seed;
+        floor->json = o->json;
+        floor->quiet = o->quiet;
+        floor->out = o->out;
+        return runDetectionFloorCommand(*floor);
+    };
 }
 
 }  // namespace faultline::cli

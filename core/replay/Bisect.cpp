@@ -6,8 +6,8 @@
 #include "../compare/TensorComparer.h"
 #include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
-#include "../golden/RecordedNumerics.h"
 #include "BoundCompare.h"
+#include "RecordedReference.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -58,45 +58,26 @@ std::string collectiveInvariantText(const CollectiveInvariantReport& c)
 void judgeByGolden(const Trace& trace, const TraceOp& op, const std::string& suspect,
                    const std::string& recordedName, BisectOp& b)
 {
-    auto inputs = loadOpInputs(trace, op);
-    auto recorded = inputs ? loadTensor(*trace.file, recordedName) : Result<HostTensor>(inputs.error());
-    // The golden model within the bound the recorded numerics allow, or the production order
-    // itself (bound 0) where it is emulated (golden/RecordedNumerics.h).
-    auto reference = recorded ? golden::recordedReference(op.op, *inputs, op.params)
-                              : Result<golden::RecordedReference>(recorded.error());
-    if (reference) {
-        b.boundModel = reference->judgement.model;
-        b.boundLoose = reference->judgement.loose;
-    }
-    auto gold = reference ? Result<HostTensor>(std::move(reference->expected))
-                          : Result<HostTensor>(reference.error());
-    auto bound = reference ? Result<std::vector<double>>(std::move(reference->bound))
-                           : Result<std::vector<double>>(reference.error());
-    // reduce_scatter: the suspect recorded its own block of the reduction.
-    auto rows = bound ? golden::recordedRowsOf(op.op, op.params, suspect, gold->shape)
-                      : Result<std::optional<golden::RowBlock>>(bound.error());
-    if (rows && *rows) {
-        *bound = golden::rowsOf(*bound, gold->shape, **rows);
-        *gold = golden::rowsOf(*gold, **rows);
-    } else if (!rows) {
-        bound = rows.error();
-    }
-    if (!bound) {
+    auto reference = goldenJudgeReference(trace, op, suspect, recordedName);
+    if (!reference) {
         b.verdict = BisectVerdict::Error;
-        b.detail = bound.message();
+        b.detail = reference.message();
         return;
     }
-    b.judge = std::all_of(bound->begin(), bound->end(), [](double e) { return e == 0.0; })
+    const GoldenJudgeReference& r = *reference;
+    b.boundModel = r.model;
+    b.boundLoose = r.loose;
+    b.judge = std::all_of(r.bound.begin(), r.bound.end(), [](double e) { return e == 0.0; })
                   ? BisectJudge::GoldenExact
                   : BisectJudge::GoldenBound;
-    if (recorded->dtype != gold->dtype || recorded->shape != gold->shape) {
+    if (r.recorded.dtype != r.expected.dtype || r.recorded.shape != r.expected.shape) {
         b.verdict = BisectVerdict::Divergent;
-        b.detail = "recorded output is " + std::string(dtypeName(recorded->dtype)) + " " +
-                   shapeToString(recorded->shape) + ", the op produces " +
-                   std::string(dtypeName(gold->dtype)) + " " + shapeToString(gold->shape);
+        b.detail = "recorded output is " + std::string(dtypeName(r.recorded.dtype)) + " " +
+                   shapeToString(r.recorded.shape) + ", the op produces " +
+                   std::string(dtypeName(r.expected.dtype)) + " " + shapeToString(r.expected.shape);
         return;
     }
-    auto d = compareWithinBound(*recorded, *gold, *bound, 1.0, recordedName);
+    auto d = compareWithinBound(r.recorded, r.expected, r.bound, 1.0, recordedName);
     if (!d) {
         b.verdict = BisectVerdict::Error;
         b.detail = d.message();

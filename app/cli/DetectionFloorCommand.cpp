@@ -1,0 +1,75 @@
+#include "DetectionFloorCommand.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "Cli.h"
+#include "CliSupport.h"
+#include "core/io/AtomicFile.h"
+#include "core/replay/DetectionFloor.h"
+
+#ifdef FAULTLINE_HAVE_GUI
+#include "views/DetectionFloorPlot.h"
+#endif
+
+namespace faultline::cli {
+
+int runDetectionFloorCommand(const DetectionFloorCliOptions& o)
+{
+    if (o.suspect.empty())
+        return failWith(
+            Error{"benchmark --trace: --suspect LABEL is required (see `inspect`)", ErrorCode::Usage});
+    if (o.elements < 1 || o.elements > 1024)
+        return failWith(
+            Error{"--elements: " + std::to_string(o.elements) + " is not in [1, 1024]", ErrorCode::Usage});
+    if (!o.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.out, ec);
+        if (ec || !std::filesystem::is_directory(o.out))
+            return failWith(fileError(o.out, "is not a directory that can be created", ErrorCode::Io));
+    }
+    OpenOptions open;
+    open.allowExternal = o.allowExternal;
+    auto trace = readTrace(o.trace, open);
+    if (!trace) return failWith(trace.error());
+    DetectionFloorOptions options;
+    options.bisect.suspect = o.suspect;
+    options.bisect.peer = o.peer;
+    options.bisect.noPeer = o.noPeer;
+    options.elementsPerBit = o.elements;
+    options.seed = o.seed;
+    const auto* cancel = installInterruptFlag();
+    auto report = measureDetectionFloor(
+        *trace, options,
+        [&o](size_t done, size_t total, const std::string& what) {
+            if (!o.quiet) printProgress(total ? double(done) / double(total) : 1.0, what);
+        },
+        cancel);
+    endProgress();
+    if (!report) return failWith(report.error());
+    const nlohmann::json j = detectionFloorJson(*report);
+    const std::string text = detectionFloorText(*report);
+    if (!o.out.empty()) {
+        const std::filesystem::path dir(o.out);
+        for (const auto& [name, content] :
+             {std::pair<std::string, std::string>{"floor.json", j.dump(2) + "\n"}, {"floor.txt", text}}) {
+            Status st = replaceFileAtomically((dir / name).string(), {{content.data(), content.size()}});
+            if (!st) return failWith(st.error());
+        }
+#ifdef FAULTLINE_HAVE_GUI
+        Status st = views::renderDetectionFloorPlot(j, (dir / "floor.png").string());
+        if (!st) return failWith(st.error());
+#endif
+    }
+    if (o.json)
+        std::cout << j.dump(2) << "\n";
+    else
+        std::cout << text;
+    if (report->cancelled) {
+        std::cerr << "benchmark --trace cancelled\n";
+        return kExitError;
+    }
+    return report->falseAlarms.empty() ? kExitOk : kExitDiverged;
+}
+
+}  // namespace faultline::cli
