@@ -7,9 +7,13 @@ or SGD with momentum), in float32 and bfloat16, recorded from PyTorch's CPU kern
 For each capture it prints: recorded ops, judged ops (verdict ok or divergent), false alarms
 (divergent ops on the clean capture: there is no corruption), how the judged ops were judged
 (golden_exact, golden_bound strict/loose), and the ops left unjudged by kind with the reason.
-With --json PATH it also writes those figures.
+With --json PATH it also writes those figures. With --floor DIR it also measures each capture's
+detection floor (`faultline benchmark --trace`) with the golden model alone and, after
+`faultline_capture rerun --repeat 2` on the CPU, with the rerun peer, writing each floor's JSON,
+text and PNG under DIR and printing the figures the issue's goals name (markdown).
 
-    /usr/bin/python3 bench/capture/measure_judged.py [--faultline build/ci/app/faultline] [--json out.json]
+    /usr/bin/python3 bench/capture/measure_judged.py [--faultline build/ci/app/faultline]
+                     [--json out.json] [--floor DIR]
 """
 import argparse
 import collections
@@ -126,11 +130,59 @@ def judge_counts(report):
     return dict(sorted(c.items()))
 
 
+GOAL_CLASSES = ("sign", "exponent", "mantissa_top2")
+OPTIMIZER_OPS = {"add", "sub", "mul", "div", "sqrt", "addcmul", "addcdiv", "lerp"}
+
+
+def rate(rows, pick, classes):
+    planted = detected = 0
+    for r in rows:
+        if not pick(r):
+            continue
+        for c in classes:
+            planted += r["by_class"].get(c, {}).get("planted", 0)
+            detected += r["by_class"].get(c, {}).get("detected", 0)
+    return (detected, planted)
+
+
+def pct(dp):
+    return "%.2f%% (%d/%d)" % (100.0 * dp[0] / dp[1], dp[0], dp[1]) if dp[1] else "-"
+
+
+def floors(args, path, tag):
+    """The detection floor of one capture, golden alone and with a rerun peer."""
+    out = {}
+    os.makedirs(args.floor, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "faultline_capture", "rerun", path, "peer", "cpu", "--repeat", "2"],
+                   check=True, capture_output=True, env=dict(os.environ, PYTHONPATH=os.path.join(here, "..", "..",
+                                                                                                  "python")))
+    for mode, extra in (("golden", ["--no-peer"]), ("peer", ["--peer", "peer"])):
+        d = os.path.join(args.floor, "%s-%s" % (tag, mode))
+        p = subprocess.run([args.faultline, "benchmark", "--trace", path, "--suspect", "cpu0", "--json", "--quiet",
+                            "--out", d] + extra, capture_output=True, text=True, timeout=1800)
+        if p.returncode not in (0, 1):
+            sys.exit("benchmark --trace %s: exit %d: %s" % (path, p.returncode, p.stderr.strip()))
+        f = json.loads(p.stdout)
+        rows = f["rows"]
+        res = {"false_alarms": len(f["false_alarms"]), "floor_ops": f["floor_ops"],
+               "all_bits": rate(rows, lambda r: True, ("sign", "exponent", "mantissa_top2", "mantissa_rest")),
+               "goal_bits": rate(rows, lambda r: True, GOAL_CLASSES),
+               "gemm_goal_bits": rate(rows, lambda r: r["op"] == "gemm", GOAL_CLASSES),
+               "optimizer_goal_bits": rate(rows, lambda r: r["op"] in OPTIMIZER_OPS, GOAL_CLASSES),
+               "by_judge": f["by_judge"]}
+        out[mode] = res
+        print("  | %s | %s | %d | %d | %s | %s | %s | %s |" % (
+            tag, mode, res["floor_ops"], res["false_alarms"], pct(res["all_bits"]), pct(res["goal_bits"]),
+            pct(res["gemm_goal_bits"]), pct(res["optimizer_goal_bits"])))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--faultline", default=os.environ.get("FAULTLINE_EXE", "faultline"))
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--keep", help="keep the captures in this directory")
+    ap.add_argument("--floor", help="also measure the detection floors, written into this directory")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp(prefix="faultline-measure-")
     os.makedirs(work, exist_ok=True)
@@ -168,6 +220,8 @@ def main():
                 print("    unjudged %-40s %3d  %s" % (op, n, reasons[op]))
             for a in alarms[:10]:
                 print("    FALSE ALARM op %d %s %s: %s" % a)
+            if args.floor:
+                row["floor"] = floors(args, path, tag)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -118,48 +118,28 @@ def rerun(path: str, label: str, device: Union[str, "torch.device"], role: str =
         f = h5py.File(path, "r+")
     except OSError as e:
         raise TraceError("%s: cannot open for writing: %s" % (path, e)) from None
-    done = skipped = 0
-    failed = []
-    unreproducible = []
     with f:
         if _text(f.attrs.get("faultline_format", b"")) != "trace" or "ops" not in f or "tensors" not in f:
             raise TraceError("%s: not a Faultline trace (no faultline_format='trace')" % path)
         if label in f.get("devices", {}):
             raise TraceError("%s: device label '%s' is already in the trace" % (path, label))
         tensors = f["tensors"]
-        with torch.no_grad():
-            for index in sorted(f["ops"].keys()):
-                group = f["ops"][index]
-                if "call" not in group.attrs:
-                    skipped += 1
-                    continue
-                try:
-                    spec = json.loads(_text(group.attrs["call"]))
-                    results = _call(group, spec, tensors, device)
-                    first = [_bits(t) for t in results]
-                except Exception as e:  # a call this torch cannot make, a malformed entry
-                    failed.append("ops/%s: %s: %s" % (index, type(e).__name__, e))
-                    continue
-                reproducible = True
-                for _ in range(repeat - 1):
-                    try:
-                        again = [_bits(t) for t in _call(group, spec, tensors, device)]
-                    except Exception:  # failing on a repetition is not reproducing the first run
-                        again = None
-                    if again != first:
-                        reproducible = False
-                if not reproducible:
-                    unreproducible.append("ops/%s (%s)" % (index, _text(group.attrs.get("op", ""))))
-                outputs = group.require_group("outputs").create_group(label)
-                for k, t in enumerate(results):
-                    write_dataset(outputs, str(k), t)
-                outputs.attrs["repeats"] = np.int64(repeat)
-                if repeat > 1:  # one run shows nothing about determinism
-                    outputs.attrs["reproducible"] = np.int64(1 if reproducible else 0)
-                done += 1
+        # CPU kernels split their sums by thread (layer norm's weight and bias gradients, GEMMs):
+        # the rerun uses the thread count the capture ran with, else its bits differ legitimately.
+        threads = torch.get_num_threads()
+        recorded_threads = f.attrs.get("torch_num_threads")
+        if device.startswith("cpu") and recorded_threads is not None and 1 <= int(recorded_threads) <= 4096:
+            torch.set_num_threads(int(recorded_threads))
+        try:
+            done, skipped, failed, unreproducible = _rerun_ops(f, tensors, label, device, repeat)
+        finally:
+            torch.set_num_threads(threads)
         dev = f.require_group("devices").create_group(label)
         set_attrs(dev, environment.device_identity(device, role))
         dev.attrs["source"] = "rerun"
+        if device.startswith("cpu"):
+            dev.attrs["torch_num_threads"] = np.int64(torch.get_num_threads() if recorded_threads is None
+                                                      else int(recorded_threads))
     print("faultline_capture: %s: re-ran %d op(s) %d time(s) each on %s as '%s', skipped %d without a "
           "recorded call%s%s"
           % (path, done, repeat, device, label, skipped,
@@ -167,3 +147,41 @@ def rerun(path: str, label: str, device: Union[str, "torch.device"], role: str =
              ", %d not reproducible bit for bit (first: %s)" % (len(unreproducible), unreproducible[0])
              if unreproducible else ""), file=sys.stderr)
     return done, skipped + len(failed)
+
+
+def _rerun_ops(f, tensors, label, device, repeat):
+    """Re-runs the ops with a recorded call; (done, skipped, failed, unreproducible)."""
+    done = skipped = 0
+    failed = []
+    unreproducible = []
+    with torch.no_grad():
+        for index in sorted(f["ops"].keys()):
+            group = f["ops"][index]
+            if "call" not in group.attrs:
+                skipped += 1
+                continue
+            try:
+                spec = json.loads(_text(group.attrs["call"]))
+                results = _call(group, spec, tensors, device)
+                first = [_bits(t) for t in results]
+            except Exception as e:  # a call this torch cannot make, a malformed entry
+                failed.append("ops/%s: %s: %s" % (index, type(e).__name__, e))
+                continue
+            reproducible = True
+            for _ in range(repeat - 1):
+                try:
+                    again = [_bits(t) for t in _call(group, spec, tensors, device)]
+                except Exception:  # failing on a repetition is not reproducing the first run
+                    again = None
+                if again != first:
+                    reproducible = False
+            if not reproducible:
+                unreproducible.append("ops/%s (%s)" % (index, _text(group.attrs.get("op", ""))))
+            outputs = group.require_group("outputs").create_group(label)
+            for k, t in enumerate(results):
+                write_dataset(outputs, str(k), t)
+            outputs.attrs["repeats"] = np.int64(repeat)
+            if repeat > 1:  # one run shows nothing about determinism
+                outputs.attrs["reproducible"] = np.int64(1 if reproducible else 0)
+            done += 1
+    return done, skipped, failed, unreproducible

@@ -112,8 +112,15 @@ for dtype in (torch.float32, torch.bfloat16):
         cs.train_step(model, x, target, optimizer)
     rc, alone = cs.bisect(trace, "cpu0")
     cs.check(rc == 0 and alone["peer"] is None, "%s: bisect without a peer: exit %d" % (tag, rc))
-    p = subprocess.run(RERUN + [trace, "peer", "cpu", "--repeat", "2"], capture_output=True, text=True)
+    # The rerun process starts with one thread: it must run the ops with the capture's thread
+    # count (the CPU kernels split their sums by thread), else its bits differ legitimately.
+    p = subprocess.run(RERUN + [trace, "peer", "cpu", "--repeat", "2"], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
     cs.check(p.returncode == 0, "rerun: %s" % p.stderr)
+    with h5py.File(trace, "r") as f:
+        cs.check(f["devices"]["peer"].attrs["torch_num_threads"] == f.attrs["torch_num_threads"] == 2,
+                 "rerun threads: %s vs %s" % (f["devices"]["peer"].attrs.get("torch_num_threads"),
+                                              f.attrs.get("torch_num_threads")))
     ops = ops_of(trace)
     with_call = sum(1 for _, _, call, _ in ops.values() if call)
     with h5py.File(trace, "r") as f:
