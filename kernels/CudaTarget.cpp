@@ -494,6 +494,9 @@ private:
             case OpKind::Cat:
             case OpKind::Sum:
             case OpKind::Mean:
+            case OpKind::Relu:
+            case OpKind::ThresholdBackward:
+            case OpKind::SelectBackward:
                 return int(cudaErrorNotSupported);  // no CUDA kernel: golden on the CPU only
             case OpKind::Silu:
                 return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm,
@@ -691,6 +694,9 @@ bool cudaTargetHasOp(const std::string& op)
         case OpKind::Cat:
         case OpKind::Sum:
         case OpKind::Mean:
+        case OpKind::Relu:
+        case OpKind::ThresholdBackward:
+        case OpKind::SelectBackward:
             return false;  // golden on the CPU only
     }
     return false;

@@ -64,6 +64,11 @@ Result<std::vector<uint64_t>> broadcastInputs(std::string_view op, GoldenInputs 
 // the parameter is absent.
 Result<std::optional<std::vector<int64_t>>> paramInts(std::string_view op, const OpParams& p,
                                                       const std::string& name);
+// The bound of an op without arithmetic (its output is its inputs' bytes): 0 for every element
+// of `golden`, after checking it matches `out` (status says why not; the bound is then empty).
+std::vector<double> zeroBound(std::string_view op, const OutputSpec& out, const HostTensor& golden,
+                              Status& status);
+
 // A dimension index in [-rank, rank) made non-negative (rank 0 accepts -1 and 0, as PyTorch).
 Result<size_t> wrapDim(std::string_view op, const std::string& what, int64_t dim, size_t rank);
 

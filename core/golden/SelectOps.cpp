@@ -40,13 +40,6 @@ std::vector<uint8_t> truthValues(const HostTensor& t)
     return out;
 }
 
-std::vector<double> zeroBound(std::string_view op, const OutputSpec& out, const HostTensor& golden,
-                              Status& status)
-{
-    status = checkGolden(op, out, golden);
-    return std::vector<double>(status ? size_t(golden.elementCount()) : 0, 0.0);
-}
-
 // ---- masked_fill ------------------------------------------------------------------------------
 
 struct MaskedFillPlan {

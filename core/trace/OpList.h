@@ -75,3 +75,9 @@ FL_TRACE_OP(tril, Tril, DataMovement, false, "tril(x)", "diagonal")
 FL_TRACE_OP(cat, Cat, DataMovement, false, "cat(x0, x1, ...)", "dim")
 FL_TRACE_OP(sum, Sum, Summation, false, "sum(x)", "dims", "keepdim", "out_dtype")
 FL_TRACE_OP(mean, Mean, Summation, false, "mean(x)", "dims", "keepdim", "out_dtype")
+// Ops that pass elements through or route gradients (#22): relu, its backward, select's backward.
+FL_TRACE_OP(relu, Relu, DataMovement, false, "relu(x)")
+FL_TRACE_OP(threshold_backward, ThresholdBackward, DataMovement, false, "threshold_backward(grad, x)",
+            "threshold")
+FL_TRACE_OP(select_backward, SelectBackward, DataMovement, false, "select_backward(grad)", "input_sizes",
+            "dim", "index")

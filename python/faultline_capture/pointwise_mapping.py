@@ -176,6 +176,36 @@ def _map_tri(op):
     return mapper
 
 
+def _map_threshold_backward(func, args, kwargs, out):
+    """threshold_backward(grad_output, self, threshold): relu's backward."""
+    b = _bind(func, args, kwargs)
+    g, x = b["grad_output"], b["self"]
+    threshold = _number(b["threshold"])
+    out = _out(out)
+    if not _golden(g, x, out) or not (g.dtype == x.dtype == out.dtype) or g.shape != x.shape \
+            or out.shape != x.shape or threshold is None:
+        return None
+    return Mapped("threshold_backward", [g, x], {"threshold": threshold}, [out],
+                  _spec(func, [_ref(0), _ref(1), _value_ref(threshold)]))
+
+
+def _map_select_backward(func, args, kwargs, out):
+    """select_backward(grad_output, input_sizes, dim, index): the gradient of x.select(dim, index)."""
+    b = _bind(func, args, kwargs)
+    g = b["grad_output"]
+    out = _out(out)
+    try:
+        sizes = [int(v) for v in b["input_sizes"]]
+        dim, index = int(b["dim"]), int(b["index"])
+    except (TypeError, ValueError):  # symbolic sizes
+        return None
+    if not _golden(g, out) or g.dtype != out.dtype or list(out.shape) != sizes:
+        return None
+    params = {"input_sizes": sizes, "dim": dim, "index": index}
+    return Mapped("select_backward", [g], params, [out],
+                  _spec(func, [_ref(0), _value_ref(sizes), _value_ref(dim), _value_ref(index)]))
+
+
 def _map_cat(func, args, kwargs, out):
     tensors = list(args[0])
     dim = int(kwargs.get("dim", args[1] if len(args) > 1 else 0))
@@ -337,6 +367,10 @@ def register(add):
         add(op, "default", _map_tri(op), op)
         add(op + "_", "default", _map_tri(op), op)
     add("cat", "default", _map_cat, "cat")
+    add("relu", "default", _map_unary("relu"), "relu")
+    add("relu_", "default", _map_unary("relu"), "relu")
+    add("threshold_backward", "default", _map_threshold_backward, "threshold_backward")
+    add("select_backward", "default", _map_select_backward, "select_backward")
     add("sum", "dim_IntList", _map_reduce("sum"), "sum")
     add("sum", "default", _map_reduce("sum"), "sum")
     add("mean", "dim", _map_reduce("mean"), "mean")

@@ -188,6 +188,17 @@ std::vector<Case> pytorchCases()
         add(d + "_triu", "triu", {{"diagonal", int64_t(1)}}, {T({3, 6, 40}, values(t, 720, s + 17, true))});
         add(d + "_tril", "tril", {{"diagonal", int64_t(-2)}}, {xa});
         add(d + "_cat", "cat", {{"dim", int64_t(-1)}}, {xa, x, T({6, 3}, values(t, 18, s + 18))});
+        add(d + "_relu", "relu", {}, {x}, true);
+        add(d + "_relu_awkward", "relu", {}, {xa});
+        add(d + "_relu_inplace", "relu", {}, {xa}, false, "inplace");
+        add(d + "_threshold_backward", "threshold_backward", {}, {y, x}, true);
+        add(d + "_threshold_backward_awkward", "threshold_backward", {{"threshold", 0.25}}, {ya, xa});
+        add(d + "_select_backward", "select_backward",
+            {{"input_sizes", std::vector<int64_t>{6, 5, 40}}, {"dim", int64_t(1)}, {"index", int64_t(-2)}},
+            {xa}, true);
+        add(d + "_select_backward_last", "select_backward",
+            {{"input_sizes", std::vector<int64_t>{6, 40, 3}}, {"dim", int64_t(-1)}, {"index", int64_t(0)}},
+            {x});
         const HostTensor cube = T({4, 30, 20}, values(t, 2400, s + 19, false, 1.0f, 0.3f));
         add(d + "_sum_dim", "sum", {{"dims", std::vector<int64_t>{1}}}, {cube}, true);
         add(d + "_sum_dims_keep", "sum", {{"dims", std::vector<int64_t>{0, -1}}, {"keepdim", int64_t(1)}},
@@ -347,7 +358,8 @@ private slots:
               knownPowDifferences);
         // Float32 forms PyTorch computes with one correctly rounded operation are judged bit for bit
         // (sqrt only on PyTorch 1.x: 2.x's CPU sqrt is one ulp off at times, faithfulSqrt).
-        for (const char* op : {"neg", "sqrt", "where", "masked_fill", "triu", "tril", "cat"})
+        for (const char* op : {"neg", "sqrt", "where", "masked_fill", "triu", "tril", "cat", "relu",
+                               "threshold_backward", "select_backward"})
             QVERIFY2((tally[std::make_pair(std::string(op), std::string("float32"))].exact) ==
                          (torch1 || std::string(op) != "sqrt"),
                      op);
@@ -700,6 +712,21 @@ private slots:
         QTest::newRow("dropout scale")
             << "dropout" << std::vector<HostTensor>{f({2}), HostTensor(DType::Bool, {2})}
             << OpParams{{"scale", -1.0}} << "op dropout: parameter scale=-1.000000 must be finite and >= 0";
+        QTest::newRow("threshold_backward shapes")
+            << "threshold_backward" << std::vector<HostTensor>{f({2, 3}), f({3})} << OpParams{}
+            << "op threshold_backward: inputs[0] (grad) has shape [2, 3] but inputs[1] (x) [3]";
+        const OpParams select = {
+            {"input_sizes", std::vector<int64_t>{2, 4, 3}}, {"dim", int64_t(1)}, {"index", int64_t(4)}};
+        QTest::newRow("select_backward index")
+            << "select_backward" << std::vector<HostTensor>{f({2, 3})} << select
+            << "op select_backward: index=4 is out of range for size 4 of dim 1";
+        OpParams selectShape = select;
+        selectShape["index"] = int64_t(-4);
+        QTest::newRow("select_backward grad shape")
+            << "select_backward" << std::vector<HostTensor>{f({2, 4})} << selectShape
+            << "op select_backward: inputs[0] (grad) has shape [2, 4] but input_sizes [2, 4, 3] without dim "
+               "1 "
+               "is [2, 3]";
         QTest::newRow("unknown param")
             << "sqrt" << std::vector<HostTensor>{f({2})} << OpParams{{"alpha", 2.0}}
             << "op sqrt: parameter 'alpha' is not one the golden model reads (it reads "
