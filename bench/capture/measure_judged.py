@@ -10,12 +10,16 @@ For each capture it prints: recorded ops, judged ops (verdict ok or divergent), 
 With --json PATH it also writes those figures. With --floor DIR it also measures each capture's
 detection floor (`faultline benchmark --trace`) with the golden model alone and, after
 `faultline_capture rerun --repeat 2` on the CPU, with the rerun peer, writing each floor's JSON,
-text and PNG under DIR and printing the figures the issue's goals name (markdown).
+text and PNG under DIR and printing the figures the issue's goals name (markdown). With --plant
+it also captures each step again with a 25% error planted in a few elements of one op's output
+(a GEMM, the AdamW update's addcdiv_, layer norm's weight gradient) and checks that bisect names
+that op and only it.
 
     /usr/bin/python3 bench/capture/measure_judged.py [--faultline build/ci/app/faultline]
                      [--json out.json] [--floor DIR]
 """
 import argparse
+import contextlib
 import collections
 import json
 import math
@@ -24,9 +28,11 @@ import subprocess
 import sys
 import tempfile
 
+import h5py
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "python"))
@@ -97,7 +103,63 @@ class Encoder(nn.Module):
         return F.cross_entropy(self.head(self.layer(x).mean(1)).float(), targets)
 
 
-def capture(path, name, dtype):
+aten = torch.ops.aten
+
+
+class Scale(TorchDispatchMode):
+    """Multiplies the `count` largest elements of output `output` of the `nth` call of `func` by
+    1.25: entered outside record(), so the recorder sees the corrupted output."""
+
+    def __init__(self, func, nth, count, output=0):
+        super().__init__()
+        self.func, self.nth, self.count, self.output, self.calls = func, nth, count, output, 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is self.func:
+            if self.calls == self.nth:
+                t = out[self.output] if isinstance(out, (tuple, list)) else out
+                with torch.no_grad():
+                    flat = t.view(-1)
+                    idx = flat.abs().float().argsort(descending=True)[:self.count]
+                    flat[idx] = flat[idx] * 1.25
+            self.calls += 1
+        return out
+
+
+# (what, model, aten call, nth call, output, elements, the trace op it becomes)
+PLANTS = [("GEMM", "llama", aten.mm.default, 5, 0, 24, "gemm"),
+          ("AdamW update (addcdiv_)", "llama", aten.addcdiv_.default, 3, 0, 4, "addcdiv"),
+          ("GEMM", "encoder", aten.addmm.default, 2, 0, 24, "gemm"),
+          ("layer norm weight gradient", "encoder", aten.native_layer_norm_backward.default, 0, 1, 4,
+           "layernorm_backward_weight")]
+
+
+def plant(args, work, name, dtype):
+    """Each planted corruption of `name`'s step: bisect must name that op, and only it."""
+    results = []
+    for what, model, func, nth, output, count, kind in PLANTS:
+        if model != name:
+            continue
+        path = os.path.join(work, "%s-%s-planted-%s.h5" % (name, str(dtype)[6:], kind))
+        capture(path, name, dtype, Scale(func, nth, count, output))
+        p = subprocess.run([args.faultline, "bisect", path, "--suspect", "cpu0", "--json", "--quiet"],
+                           capture_output=True, text=True, timeout=600)
+        report = json.loads(p.stdout)
+        bad = [o for o in report["ops"] if o["verdict"] == "divergent"]
+        with h5py.File(path, "r") as f:
+            atens = [f["ops"]["%06d" % o["index"]].attrs.get("aten", "") for o in bad]
+        want = "aten::" + func._schema.name.split("::", 1)[1]
+        found = p.returncode == 1 and len(bad) == 1 and bad[0]["op"] == kind and atens[0] == want
+        results.append({"what": what, "found_exactly": found, "divergent": [(o["index"], o["op"]) for o in bad],
+                        "judge": bad[0]["judge"]["kind"] if bad else None})
+        print("    planted 25%% in %d elements of %s (%s call %d): %s%s" % (
+            count, what, want, nth, "found, and only that op" if found else "NOT found exactly: %s" % (
+                [(o["index"], o["op"]) for o in bad],), " (judge %s)" % bad[0]["judge"]["kind"] if bad else ""))
+    return results
+
+
+def capture(path, name, dtype, corruption=None):
     torch.manual_seed(1)
     if name == "llama":
         model = Llama().to(dtype)
@@ -111,10 +173,13 @@ def capture(path, name, dtype):
         targets = torch.randint(0, 10, (4,), generator=torch.Generator().manual_seed(3))
         opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
     model.train()
-    with faultline_capture.record(path, "cpu0", model=model):
-        opt.zero_grad()
-        model.loss(inputs, targets).backward()
-        opt.step()
+    torch.manual_seed(3)  # dropout's masks
+    mode = corruption if corruption is not None else contextlib.nullcontext()
+    with mode:
+        with faultline_capture.record(path, "cpu0", model=model):
+            opt.zero_grad()
+            model.loss(inputs, targets).backward()
+            opt.step()
 
 
 def judge_counts(report):
@@ -183,6 +248,7 @@ def main():
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--keep", help="keep the captures in this directory")
     ap.add_argument("--floor", help="also measure the detection floors, written into this directory")
+    ap.add_argument("--plant", action="store_true", help="also plant a corruption per op kind and bisect")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp(prefix="faultline-measure-")
     os.makedirs(work, exist_ok=True)
@@ -222,6 +288,8 @@ def main():
                 print("    FALSE ALARM op %d %s %s: %s" % a)
             if args.floor:
                 row["floor"] = floors(args, path, tag)
+            if args.plant:
+                row["planted"] = plant(args, work, name, dtype)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
