@@ -54,6 +54,7 @@
 #include <cmath>
 #include <functional>
 
+#include "FormulaGlue.h"
 #include "GoldenMath.h"
 #include "OpDefinitions.h"
 #include "PointwiseSupport.h"
@@ -63,65 +64,6 @@ namespace faultline::golden::ops {
 namespace {
 
 constexpr double kFn = kGoldenFunctionUlp * 0x1p-24;
-
-// One element: the golden value before the output rounding and both sides' error before it.
-struct Elem {
-    float value;
-    double pre;
-};
-
-// An op as a formula over its broadcast tensor operands (the first `operands` inputs).
-struct Formula {
-    OutputSpec out;
-    size_t operands = 1;
-    std::function<Elem(const float* v, const FormulaRoundoff& r)> element;
-};
-
-Result<HostTensor> runFormula(std::string_view op, GoldenInputs in, const Result<Formula>& f)
-{
-    if (!f) return f.error();
-    std::vector<BroadcastOperand> operands;
-    for (size_t i = 0; i < f->operands; ++i) operands.emplace_back(in[i], f->out.shape);
-    const size_t count = size_t(elementCountOf(f->out.shape));
-    std::vector<float> out(count);
-    const FormulaRoundoff r{BoundOptions{}};
-    float v[4] = {};
-    for (size_t e = 0; e < count; ++e) {
-        for (size_t k = 0; k < operands.size(); ++k) v[k] = operands[k][e];
-        out[e] = f->element(v, r).value;
-    }
-    (void)op;
-    return fromFloatVector(f->out.dtype, f->out.shape, out);
-}
-
-Result<std::vector<double>> boundFormula(std::string_view op, GoldenInputs in, const Result<Formula>& f,
-                                         const HostTensor& golden, const BoundOptions& o)
-{
-    if (!f) return f.error();
-    if (Status s = checkGolden(op, f->out, golden); !s) return s.error();
-    std::vector<BroadcastOperand> operands;
-    for (size_t i = 0; i < f->operands; ++i) operands.emplace_back(in[i], f->out.shape);
-    const std::vector<double> g = toDoubleVector(golden);
-    std::vector<double> bound(g.size());
-    const FormulaRoundoff r(o);
-    float v[4] = {};
-    for (size_t e = 0; e < g.size(); ++e) {
-        for (size_t k = 0; k < operands.size(); ++k) v[k] = operands[k][e];
-        bound[e] = formulaBound(f->element(v, r).pre, g[e], f->out.dtype);
-    }
-    return bound;
-}
-
-// Inputs [0, count) are float tensors of one dtype that broadcast together: the output spec.
-Result<OutputSpec> elementwiseOutput(std::string_view op, GoldenInputs in, size_t count)
-{
-    std::vector<size_t> idx(count);
-    for (size_t i = 0; i < count; ++i) idx[i] = i;
-    if (Status s = checkSameFloatInputs(op, in, idx); !s) return s.error();
-    Result<std::vector<uint64_t>> shape = broadcastInputs(op, in, idx);
-    if (!shape) return shape.error();
-    return OutputSpec{in[0].dtype, std::move(shape).value()};
-}
 
 // [x, y] or [x] with parameter `scalarName`: (formula skeleton, the scalar when there is one).
 struct BinaryForm {
@@ -452,26 +394,6 @@ Result<Formula> planDropout(GoldenInputs in, const OpParams& p)
 
 // ---- glue -----------------------------------------------------------------------------------
 
-#define FL_FORMULA_GLUE(Glue, name, plan)                                                                 \
-    Result<OutputSpec> infer##Glue(GoldenInputs in, const OpParams& p)                                    \
-    {                                                                                                     \
-        (void)p;                                                                                          \
-        Result<Formula> f = plan;                                                                         \
-        if (!f) return f.error();                                                                         \
-        return f->out;                                                                                    \
-    }                                                                                                     \
-    Result<HostTensor> run##Glue(GoldenInputs in, const OpParams& p, const GoldenRunOptions&)             \
-    {                                                                                                     \
-        (void)p;                                                                                          \
-        return runFormula(name, in, plan);                                                                \
-    }                                                                                                     \
-    Result<std::vector<double>> bound##Glue(GoldenInputs in, const OpParams& p, const HostTensor& golden, \
-                                            const BoundOptions& o)                                        \
-    {                                                                                                     \
-        (void)p;                                                                                          \
-        return boundFormula(name, in, plan, golden, o);                                                   \
-    }
-
 FL_FORMULA_GLUE(Add, "add", planAddSub("add", in, p, 1.0f))
 FL_FORMULA_GLUE(Sub, "sub", planAddSub("sub", in, p, -1.0f))
 FL_FORMULA_GLUE(Mul, "mul", planMul(in, p))
@@ -485,7 +407,5 @@ FL_FORMULA_GLUE(Addcmul, "addcmul", planAddc("addcmul", in, p, false))
 FL_FORMULA_GLUE(Addcdiv, "addcdiv", planAddc("addcdiv", in, p, true))
 FL_FORMULA_GLUE(Lerp, "lerp", planLerp(in, p))
 FL_FORMULA_GLUE(Dropout, "dropout", planDropout(in, p))
-
-#undef FL_FORMULA_GLUE
 
 }  // namespace faultline::golden::ops
