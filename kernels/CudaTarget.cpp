@@ -497,6 +497,9 @@ private:
             case OpKind::Relu:
             case OpKind::ThresholdBackward:
             case OpKind::SelectBackward:
+            case OpKind::AdamExpAvg:
+            case OpKind::AdamExpAvgSq:
+            case OpKind::AdamParam:
                 return int(cudaErrorNotSupported);  // no CUDA kernel: golden on the CPU only
             case OpKind::Silu:
                 return launchGoldenElementwise(ElementwiseKind::Silu, dIn[0], nullptr, dOut, view, dSm,
@@ -697,6 +700,9 @@ bool cudaTargetHasOp(const std::string& op)
         case OpKind::Relu:
         case OpKind::ThresholdBackward:
         case OpKind::SelectBackward:
+        case OpKind::AdamExpAvg:
+        case OpKind::AdamExpAvgSq:
+        case OpKind::AdamParam:
             return false;  // golden on the CPU only
     }
     return false;

@@ -185,7 +185,8 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
             break;
         case OpNumerics::OneRounding:
         case OpNumerics::DataMovement:
-            break;  // one rounding each, or none: nothing to widen
+        case OpNumerics::FloatSteps:
+            break;  // one rounding each, none, or float steps rounded once: nothing to widen
         case OpNumerics::Intermediates:
             j.options.intermediateUnitRoundoff = un;
             j.options.intermediateAbsoluteRoundoff = 0.5 * ulpAt(dtype, 0.0);

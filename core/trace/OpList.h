@@ -81,3 +81,12 @@ FL_TRACE_OP(threshold_backward, ThresholdBackward, DataMovement, false, "thresho
             "threshold")
 FL_TRACE_OP(select_backward, SelectBackward, DataMovement, false, "select_backward(grad)", "input_sizes",
             "dim", "index")
+// The fused Adam/AdamW step (PyTorch's _fused_adam_/_fused_adamw_), one op per result of each
+// parameter, each from the recorded state before the step (#22).
+FL_TRACE_OP(adam_exp_avg, AdamExpAvg, FloatSteps, false, "adam_exp_avg(param, grad, exp_avg, exp_avg_sq)",
+            "lr", "beta1", "beta2", "weight_decay", "eps", "step", "maximize", "decoupled")
+FL_TRACE_OP(adam_exp_avg_sq, AdamExpAvgSq, FloatSteps, false,
+            "adam_exp_avg_sq(param, grad, exp_avg, exp_avg_sq)", "lr", "beta1", "beta2", "weight_decay",
+            "eps", "step", "maximize", "decoupled")
+FL_TRACE_OP(adam_param, AdamParam, FloatSteps, false, "adam_param(param, grad, exp_avg, exp_avg_sq)", "lr",
+            "beta1", "beta2", "weight_decay", "eps", "step", "maximize", "decoupled")

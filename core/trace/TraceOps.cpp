@@ -81,6 +81,8 @@ std::string_view opNumericsName(OpNumerics n)
             return "pointwise";
         case OpNumerics::Summation:
             return "summation";
+        case OpNumerics::FloatSteps:
+            return "float_steps";
     }
     return "intermediates";
 }

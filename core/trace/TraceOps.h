@@ -34,6 +34,8 @@ enum class OpNumerics {
                     // scalars to the op's dtype
     Summation,      // sums over dims, accumulated in float (sum, mean): a bf16/fp16 mean may
                     // divide the sum rounded to the op's dtype
+    FloatSteps,     // a formula computed in float whatever the dtype (the fused optimizers'
+                    // kernels), the result rounded once to the op's dtype: nothing to widen
 };
 
 struct TraceOpSpec {

@@ -206,6 +206,51 @@ def _map_select_backward(func, args, kwargs, out):
                   _spec(func, [_ref(0), _value_ref(sizes), _value_ref(dim), _value_ref(index)]))
 
 
+_ADAM_OPS = (("adam_param", 0), ("adam_exp_avg", 2), ("adam_exp_avg_sq", 3))
+
+
+def _map_fused_adam(decoupled):
+    """_fused_adam_ / _fused_adamw_ (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+    state_steps, *, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf):
+    per parameter the three results (adam_param, adam_exp_avg, adam_exp_avg_sq), each from the
+    state before the step, with a call spec that re-runs the fused step on that parameter alone.
+    AMSGrad, gradient scaling and a tensor learning rate stay aten::."""
+    def mapper(func, args, kwargs, out):
+        b = _bind(func, args, kwargs)
+        lists = [list(b[n]) for n in ("self", "grads", "exp_avgs", "exp_avg_sqs")]
+        steps = list(b["state_steps"])
+        after = list(out) if isinstance(out, (list, tuple)) else []
+        if b.get("amsgrad") or b.get("grad_scale") is not None or b.get("found_inf") is not None \
+                or len(after) < 4 or isinstance(b.get("lr"), torch.Tensor):
+            return None
+        n = len(lists[0])
+        if any(len(x) != n for x in lists + [steps]) or any(len(list(after[k])) != n for k in (0, 2, 3)):
+            return None
+        hyper = {k: _number(b[k]) for k in ("lr", "beta1", "beta2", "weight_decay", "eps")}
+        if any(v is None for v in hyper.values()):
+            return None
+        result = []
+        for i in range(n):
+            tensors = [x[i] for x in lists]
+            step = _number(steps[i])
+            if step is None or not _golden(*tensors) or len({t.dtype for t in tensors}) != 1 \
+                    or len({tuple(t.shape) for t in tensors}) != 1:
+                return None
+            params = dict(hyper, step=step, maximize=int(bool(b.get("maximize"))), decoupled=int(decoupled))
+            for op, k in _ADAM_OPS:
+                y = list(after[k])[i]
+                if y.dtype != tensors[0].dtype or y.shape != tensors[0].shape:
+                    return None
+                spec_kwargs = {k2: _value_ref(v) for k2, v in hyper.items()}
+                spec_kwargs.update(amsgrad=_value_ref(False), maximize=_value_ref(bool(b.get("maximize"))))
+                call_args = [{"list": [_ref(j)]} for j in range(4)] + [
+                    {"list": []}, {"list": [{"scalar_tensor": step, "dtype": dtype_name(steps[i].dtype)}]}]
+                call = _spec(func, call_args, spec_kwargs, outputs=[{"written": [k]}])
+                result.append(Mapped(op, tensors, params, [y], call))
+        return result
+    return mapper
+
+
 def _map_cat(func, args, kwargs, out):
     tensors = list(args[0])
     dim = int(kwargs.get("dim", args[1] if len(args) > 1 else 0))
@@ -371,6 +416,8 @@ def register(add):
     add("relu_", "default", _map_unary("relu"), "relu")
     add("threshold_backward", "default", _map_threshold_backward, "threshold_backward")
     add("select_backward", "default", _map_select_backward, "select_backward")
+    add("_fused_adam_", "default", _map_fused_adam(False), "adam_param")
+    add("_fused_adamw_", "default", _map_fused_adam(True), "adam_param")
     add("sum", "dim_IntList", _map_reduce("sum"), "sum")
     add("sum", "default", _map_reduce("sum"), "sum")
     add("mean", "dim", _map_reduce("mean"), "mean")

@@ -44,6 +44,8 @@ def _resolve(ref, inputs, device):
         return [_resolve(r, inputs, device) for r in ref["list"]]
     if "none" in ref:
         return None
+    if "scalar_tensor" in ref:  # a 0-dim tensor the call reads (a fused optimizer's state step)
+        return torch.tensor(ref["scalar_tensor"], dtype=torch_dtype(ref.get("dtype", "float32")), device=device)
     if "dtype" in ref:
         return torch_dtype(ref["dtype"]) or getattr(torch, ref["dtype"])
     if "device" in ref:

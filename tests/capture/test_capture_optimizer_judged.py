@@ -30,6 +30,25 @@ OPTIMIZERS = {
 }
 
 
+def cpu_fused_adam():
+    """Whether this torch runs AdamW(fused=True) on the CPU (PyTorch 2.4 and later)."""
+    try:
+        p = torch.zeros(2, requires_grad=True)
+        p.grad = torch.ones(2)
+        torch.optim.AdamW([p], fused=True).step()
+        return True
+    except (RuntimeError, TypeError, ValueError):
+        return False
+
+
+FUSED = cpu_fused_adam()
+if FUSED:
+    OPTIMIZERS["adamw_fused"] = lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.01, fused=True)
+else:
+    print("torch %s has no fused AdamW on the CPU: its step is checked on PyTorch 2.x (scripts/capture-torch2)"
+          % torch.__version__)
+
+
 class Corrupt(TorchDispatchMode):
     """Applies `how` to the output of call `nth` of `func` (element `item` of an in-place foreach
     call's list). Enter it OUTSIDE record(): the recorder sees what the device produced."""
@@ -45,7 +64,8 @@ class Corrupt(TorchDispatchMode):
         if func is self.func:
             if self.calls == self.nth:
                 name = func._schema.name
-                t = args[0][self.item] if name.startswith("aten::_foreach") and name.endswith("_") else out
+                in_place_list = name.startswith(("aten::_foreach", "aten::_fused_")) and name.endswith("_")
+                t = args[0][self.item] if in_place_list else out
                 with torch.no_grad():
                     self.how(t)
                 self.done = True
@@ -141,10 +161,17 @@ cases = [
     ("adamw", aten.mul_.Tensor, 4, 0, off_by_25_percent, "25% error in one element of exp_avg.mul_"),
     ("adamw_foreach", aten._foreach_mul_.Scalar, 1, 2, off_by_25_percent,
      "25% error in one element of _foreach_mul_(exp_avgs)"),
-    ("sgd_momentum", aten.add_.Tensor, 30, 0, off_by_25_percent, "25% error in one element of an SGD add_"),
+    # None: the last call (the last parameter's update; how many add_ calls a step makes
+    # depends on the torch version).
+    ("sgd_momentum", aten.add_.Tensor, None, 0, off_by_25_percent, "25% error in one element of an SGD add_"),
 ]
-for opt_name, func, nth, item, how, what in cases:
+for opt_name, func, nth_or_last, item, how, what in cases:
     for dtype in (torch.float32, torch.bfloat16):
+        nth = nth_or_last
+        if nth is None:
+            counter = Corrupt(func, -1, how)
+            step("block", opt_name, dtype, os.path.join(work, "count.h5"), counter)
+            nth = counter.calls - 1
         tag = "%s-%s" % (opt_name, str(dtype)[6:])
         path = os.path.join(work, "%s-corrupt-%s-%d.h5" % (tag, func._schema.name[6:], nth))
         corrupt = Corrupt(func, nth, how, item)
@@ -161,6 +188,24 @@ for opt_name, func, nth, item, how, what in cases:
         op = {o["index"]: o for o in report["ops"]}[bad[0]]
         print("%s: %s -> op %d (%s) found, %s element(s) beyond the bound" % (
             tag, what, bad[0], op["op"], op["beyond_tolerance"]))
+
+# The fused step: one parameter's update corrupted inside _fused_adamw_ is named at its adam_param op.
+if FUSED:
+    for dtype in (torch.float32, torch.bfloat16):
+        tag = "adamw_fused-%s" % str(dtype)[6:]
+        path = os.path.join(work, "%s-corrupt.h5" % tag)
+        corrupt = Corrupt(aten._fused_adamw_.default, 0, flip_exponent, item=3)
+        step("block", "adamw_fused", dtype, path, corrupt)
+        cs.check(corrupt.done, "%s: the corruption never ran" % tag)
+        rc, report = cs.bisect(path, "cpu0")
+        bad = cs.divergent(report)
+        same = aten_calls(path, "aten::_fused_adamw_")
+        expected = same[3 * 3]  # parameter 3's ops: adam_param, adam_exp_avg, adam_exp_avg_sq
+        ops_by_index = {o["index"]: o for o in report["ops"]}
+        cs.check(rc == 1 and bad == [expected] and ops_by_index[expected]["op"] == "adam_param",
+                 "%s: divergent %s, the corrupted parameter update is op %d" % (tag, bad, expected))
+        print("%s: flipped exponent bit in parameter 3's fused update -> op %d (adam_param) found"
+              % (tag, expected))
 
 # ---- detection floor of the optimizer's ops ---------------------------------------------------------
 

@@ -188,6 +188,34 @@ std::vector<Case> pytorchCases()
         add(d + "_triu", "triu", {{"diagonal", int64_t(1)}}, {T({3, 6, 40}, values(t, 720, s + 17, true))});
         add(d + "_tril", "tril", {{"diagonal", int64_t(-2)}}, {xa});
         add(d + "_cat", "cat", {{"dim", int64_t(-1)}}, {xa, x, T({6, 3}, values(t, 18, s + 18))});
+        // The fused Adam/AdamW step (adam_param, adam_exp_avg, adam_exp_avg_sq) on mid-training
+        // state: against torch's fused kernel where this torch has one on the CPU, and in float32
+        // against torch.optim's per-tensor step (the same float steps, another order).
+        if (t != kF16) {
+            std::vector<float> sq = values(t, 240, s + 33, false, 0.01f);
+            for (float& e : sq) e = e * e;
+            const std::vector<HostTensor> state = {T({6, 40}, values(t, 240, s + 30, false, 0.05f)),
+                                                   T({6, 40}, values(t, 240, s + 31, false, 0.01f)),
+                                                   T({6, 40}, values(t, 240, s + 32, false, 0.003f)),
+                                                   T({6, 40}, representable(t, sq))};
+            const OpParams adamw = {
+                {"lr", 1e-3},  {"beta1", 0.9}, {"beta2", 0.999},         {"weight_decay", 0.1},
+                {"eps", 1e-8}, {"step", 10.0}, {"maximize", int64_t(0)}, {"decoupled", int64_t(1)}};
+            OpParams adam = adamw, first = adamw;
+            adam["decoupled"] = int64_t(0);
+            adam["weight_decay"] = 0.01;
+            adam["maximize"] = int64_t(1);
+            first["step"] = 1.0;
+            for (const char* op : {"adam_param", "adam_exp_avg", "adam_exp_avg_sq"}) {
+                const QString n = d + "_" + op;
+                for (const auto& [form, params] : {std::pair<QString, OpParams>{"adamw", adamw},
+                                                   {"adam_maximize", adam},
+                                                   {"first_step", first}}) {
+                    add(n + "_" + form + "_fused", op, params, state, true, "fused");
+                    if (t == kF32) add(n + "_" + form + "_per_tensor", op, params, state, true, "per_tensor");
+                }
+            }
+        }
         add(d + "_relu", "relu", {}, {x}, true);
         add(d + "_relu_awkward", "relu", {}, {xa});
         add(d + "_relu_inplace", "relu", {}, {xa}, false, "inplace");
@@ -365,8 +393,9 @@ private slots:
                      op);
         // The optimizer updates' ops see >= 99% of the flips in every dtype (the goal);
         // the others >= 95% on typical data.
-        const std::set<std::string> optimizer = {"add",  "sub",     "mul",     "div",
-                                                 "sqrt", "addcmul", "addcdiv", "lerp"};
+        const std::set<std::string> optimizer = {
+            "add",     "sub",  "mul",        "div",          "sqrt",           "addcmul",
+            "addcdiv", "lerp", "adam_param", "adam_exp_avg", "adam_exp_avg_sq"};
         for (const auto& [key, k] : tally) {
             if (!k.flips) continue;
             const double rate = double(k.detected) / double(k.flips);

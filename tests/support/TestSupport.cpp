@@ -13,7 +13,10 @@ namespace faultline::test {
 
 QString pythonPath()
 {
-    return QStringLiteral(FAULTLINE_TEST_PYTHON);
+    // FAULTLINE_FIXTURE_PYTHON runs the fixtures under another python (e.g. a venv with a newer
+    // torch, to check the golden model against its kernels); the default is the build's.
+    const QString other = qEnvironmentVariable("FAULTLINE_FIXTURE_PYTHON");
+    return other.isEmpty() ? QStringLiteral(FAULTLINE_TEST_PYTHON) : other;
 }
 
 QString sourcePath(const QString& relative)
