@@ -68,6 +68,11 @@ Status checkGoldenInput(std::string_view op, const HostTensor& t, std::string_vi
     if (!isGoldenDType(t.dtype))
         return opError(op, std::string(what) + " has dtype " + std::string(dtypeName(t.dtype)) +
                                "; the golden model reads " + goldenDTypeList());
+    return checkMovedInput(op, t, what);
+}
+
+Status checkMovedInput(std::string_view op, const HostTensor& t, std::string_view what)
+{
     // Overflow-safe element count: every dimension must fit what the bytes can hold.
     const uint64_t limit = uint64_t(std::numeric_limits<int64_t>::max()) / 8;
     uint64_t n = 1;

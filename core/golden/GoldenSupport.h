@@ -39,6 +39,9 @@ std::vector<double> toDoubleVector(const HostTensor& t);
 // Checks that the tensor's byte count matches its dtype and shape, and that its dtype is one the
 // golden ops read. `what` names it in messages ("inputs[1]").
 Status checkGoldenInput(std::string_view op, const HostTensor& t, std::string_view what);
+// An input whose bytes an op moves without arithmetic (triu, tril): any dtype, bytes matching
+// its shape.
+Status checkMovedInput(std::string_view op, const HostTensor& t, std::string_view what);
 
 // Parameter readers: a missing parameter gives `fallback` (or an error when there is none);
 // a parameter of the wrong kind is an error naming the op and the parameter.

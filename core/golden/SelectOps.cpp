@@ -6,9 +6,9 @@
 //                float, then to x's dtype (as c10::Scalar::to does)
 //   where        [condition, x, y]: all three broadcast together; x and y of one dtype;
 //                out = condition ? x : y
-//   triu, tril   [x] of rank >= 2, over its last two dims [m, n] (leading dims are batch):
-//                element (i, j) is kept where j - i >= diagonal (triu) / <= diagonal (tril),
-//                else +0
+//   triu, tril   [x] of rank >= 2 and any dtype (masks too), over its last two dims [m, n]
+//                (leading dims are batch): element (i, j) is kept where j - i >= diagonal
+//                (triu) / <= diagonal (tril), else zero bytes (+0, false)
 //   cat          [x0, x1, ...] of one dtype and rank, equal but along `dim` (default 0, negative
 //                counts from the end); 1-D inputs with no elements are skipped (as PyTorch does)
 #include <cstring>
@@ -86,7 +86,7 @@ struct TriPlan {
 Result<TriPlan> planTri(std::string_view op, GoldenInputs in, const OpParams& p)
 {
     if (Status s = checkCount(op, in, 1, 1, "1 input (x)"); !s) return s.error();
-    if (Status s = checkGoldenInput(op, in[0], "inputs[0] (x)"); !s) return s.error();
+    if (Status s = checkMovedInput(op, in[0], "inputs[0] (x)"); !s) return s.error();
     if (in[0].shape.size() < 2)
         return opError(op,
                        "inputs[0] (x) has shape " + shapeString(in[0].shape) + " but needs at least 2 dims");

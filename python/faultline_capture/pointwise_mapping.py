@@ -52,6 +52,11 @@ def _operand(v, dtype):
     return None if x is None else ("scalar", x)
 
 
+def _mask(*tensors):
+    """Bool tensors in strided layout (causal masks built with triu)."""
+    return all(isinstance(t, torch.Tensor) and t.dtype == torch.bool and t.layout == torch.strided for t in tensors)
+
+
 def _value_ref(v):
     return {"value": v}
 
@@ -170,7 +175,8 @@ def _map_tri(op):
         x = args[0]
         diagonal = int(kwargs.get("diagonal", args[1] if len(args) > 1 else 0))
         out = _out(out)
-        if not _golden(x, out) or x.dtype != out.dtype or x.dim() < 2:
+        # Bytes moved without arithmetic: float tensors and masks alike.
+        if not (_golden(x, out) or _mask(x, out)) or x.dtype != out.dtype or x.dim() < 2:
             return None
         return Mapped(op, [x], {"diagonal": diagonal}, [out], _spec(func, [_ref(0), _value_ref(diagonal)]))
     return mapper

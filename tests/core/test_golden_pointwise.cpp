@@ -186,6 +186,8 @@ std::vector<Case> pytorchCases()
             false, "inplace");
         add(d + "_where", "where", {}, {mask({6, 1}, s + 16), xa, row});
         add(d + "_triu", "triu", {{"diagonal", int64_t(1)}}, {T({3, 6, 40}, values(t, 720, s + 17, true))});
+        if (t == kF32)  // a causal mask: bytes moved whatever the dtype
+            add("bool_triu_mask", "triu", {{"diagonal", int64_t(1)}}, {mask({3, 6, 40}, s + 40)});
         add(d + "_tril", "tril", {{"diagonal", int64_t(-2)}}, {xa});
         add(d + "_cat", "cat", {{"dim", int64_t(-1)}}, {xa, x, T({6, 3}, values(t, 18, s + 18))});
         // The fused Adam/AdamW step (adam_param, adam_exp_avg, adam_exp_avg_sq) on mid-training
