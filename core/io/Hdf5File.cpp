@@ -8,7 +8,9 @@
 #include <array>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -61,6 +63,7 @@ public:
     static constexpr uint64_t kNotRaw = UINT64_MAX;
     std::string m_path;
     std::vector<uint64_t> m_rawOffsets;  // per tensor: byte offset of elements stored as read() gives them
+    std::vector<size_t> m_rawHolders;    // per tensor: the m_holders entry whose file holds them
     FileFormat m_format = FileFormat::Snapshot;
     std::vector<TensorInfo> m_tensors;
     std::vector<TypeHandle> m_memoryTypes;  // per tensor
@@ -69,56 +72,66 @@ public:
     FileHandle m_file;
     PlistHandle m_datasetAccess;
 
+    // A file holding tensor data that is scanned in place: this file, or one an external link
+    // leads into (a dataset's address is an offset in the file that holds it, not in this one).
+    // Mapped read-only on the first mappedData() call for one of its tensors.
+    struct Holder {
+        int fd = -1;  // our own duplicate of HDF5's descriptor for the file
+        dev_t device = 0;
+        ino_t inode = 0;
+        std::once_flag mapOnce;
+        const unsigned char* map = nullptr;  // nullptr when mapping failed
+        size_t mapSize = 0;
+    };
+    std::vector<std::unique_ptr<Holder>> m_holders;
+
 private:
     // The most recently read dataset stays open: sequential chunked reads of one tensor (the
     // common pattern) then skip re-opening it. Guarded by the HDF5 lock.
     mutable size_t m_openIndex = SIZE_MAX;
     mutable DatasetHandle m_openDataset;
     mutable SpaceHandle m_openSpace;
-    // The whole file mapped read-only on the first mappedData() call (nullptr when it failed).
-    mutable std::once_flag m_mapOnce;
-    mutable const unsigned char* m_map = nullptr;
-    mutable size_t m_mapSize = 0;
 };
 
 Hdf5TensorFile::~Hdf5TensorFile()
 {
-    if (m_map != nullptr) ::munmap(const_cast<unsigned char*>(m_map), m_mapSize);
+    for (const auto& holder : m_holders) {
+        if (holder->map != nullptr) ::munmap(const_cast<unsigned char*>(holder->map), holder->mapSize);
+        if (holder->fd >= 0) ::close(holder->fd);
+    }
 }
 
 const void* Hdf5TensorFile::mappedData(size_t index) const
 {
     if (index >= m_tensors.size() || m_rawOffsets[index] == kNotRaw) return nullptr;
-    std::call_once(m_mapOnce, [this] {
-        const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;
+    Holder& holder = *m_holders[m_rawHolders[index]];
+    std::call_once(holder.mapOnce, [&holder] {
         struct stat st {};
-        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-            void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-            if (p != MAP_FAILED) {
-                ::madvise(p, size_t(st.st_size), MADV_SEQUENTIAL);
-                m_map = static_cast<const unsigned char*>(p);
-                m_mapSize = size_t(st.st_size);
-            }
-        }
-        ::close(fd);
+        if (::fstat(holder.fd, &st) != 0 || st.st_size <= 0) return;
+        void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, holder.fd, 0);
+        if (p == MAP_FAILED) return;
+        ::madvise(p, size_t(st.st_size), MADV_SEQUENTIAL);
+        holder.map = static_cast<const unsigned char*>(p);
+        holder.mapSize = size_t(st.st_size);
     });
     const uint64_t bytes = m_tensors[index].elementCount() * dtypeSize(m_tensors[index].dtype);
     const uint64_t offset = m_rawOffsets[index];
-    if (m_map == nullptr || offset > m_mapSize || bytes > m_mapSize - offset) return nullptr;
-    return m_map + offset;
+    if (holder.map == nullptr || offset > holder.mapSize || bytes > holder.mapSize - offset) return nullptr;
+    return holder.map + offset;
 }
 
 void Hdf5TensorFile::releaseMapped(size_t index, uint64_t first, uint64_t count) const
 {
-    if (m_map == nullptr || index >= m_tensors.size() || m_rawOffsets[index] == kNotRaw) return;
+    if (index >= m_tensors.size() || m_rawOffsets[index] == kNotRaw) return;
+    const Holder& holder = *m_holders[m_rawHolders[index]];
+    if (holder.map == nullptr) return;
     const uint64_t size = dtypeSize(m_tensors[index].dtype);
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     // Only the pages wholly inside the range: a neighbouring chunk may still be reading the rest.
     const uint64_t begin = (m_rawOffsets[index] + first * size + page - 1) / page * page;
     const uint64_t end = (m_rawOffsets[index] + (first + count) * size) / page * page;
-    if (end > begin && end <= m_mapSize)
-        ::madvise(const_cast<unsigned char*>(m_map) + begin, size_t(end - begin), MADV_DONTNEED);
+    if (end > begin && end <= holder.mapSize)
+        ::madvise(const_cast<unsigned char*>(holder.map) + begin, size_t(end - begin), MADV_DONTNEED);
 }
 
 Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* dst) const
@@ -180,7 +193,6 @@ herr_t collectLink(hid_t, const char* name, const H5L_info_t* info, void* data)
 // Walks the file depth-first by name and fills an Hdf5TensorFile.
 class Scanner {
 public:
-    void setUserBlock(hsize_t bytes) { m_userBlock = bytes; }
     Scanner(Hdf5TensorFile& out, const OpenOptions& options, hid_t linkAccess)
         : m_out(out), m_options(options), m_linkAccess(linkAccess)
     {
@@ -199,10 +211,10 @@ private:
     Status scanLink(hid_t group, const LinkEntry& link, const std::string& prefix, int depth);
     Status scanDataset(hid_t group, const std::string& linkName, const std::string& fullName);
     Result<std::string> linkValue(hid_t group, const LinkEntry& link, const std::string& fullName);
+    std::optional<size_t> holderOf(hid_t dataset);
     const std::string& path() const { return m_out.m_path; }
 
     Hdf5TensorFile& m_out;
-    hsize_t m_userBlock = 1;  // set from the file; in-place reads assume addresses are file offsets
     const OpenOptions& m_options;
     hid_t m_linkAccess;
     std::set<std::string> m_visitedGroups;  // ObjectInfo::identity
@@ -219,6 +231,34 @@ Result<std::string> Scanner::linkValue(hid_t group, const LinkEntry& link, const
     if (H5Lget_val(group, link.name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0)
         return hdf5Error(path(), "link '" + fullName + "': cannot read its target");
     return value;
+}
+
+// The m_holders entry of the file that holds `dataset`'s data, added on first sight; nullopt when
+// its addresses are not offsets in a file we can map (a user block, a driver other than sec2).
+std::optional<size_t> Scanner::holderOf(hid_t dataset)
+{
+    FileHandle file(H5Iget_file_id(dataset));
+    if (!file) return std::nullopt;
+    PlistHandle fcpl(H5Fget_create_plist(file.get()));
+    hsize_t userBlock = 1;
+    if (!fcpl || H5Pget_userblock(fcpl.get(), &userBlock) < 0 || userBlock != 0) return std::nullopt;
+    PlistHandle fapl(H5Fget_access_plist(file.get()));
+    void* handle = nullptr;
+    if (!fapl || H5Pget_driver(fapl.get()) != H5FD_SEC2 ||
+        H5Fget_vfd_handle(file.get(), fapl.get(), &handle) < 0 || handle == nullptr)
+        return std::nullopt;
+    const int fd = *static_cast<const int*>(handle);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return std::nullopt;
+    for (size_t i = 0; i < m_out.m_holders.size(); ++i)
+        if (m_out.m_holders[i]->device == st.st_dev && m_out.m_holders[i]->inode == st.st_ino) return i;
+    auto holder = std::make_unique<Hdf5TensorFile::Holder>();
+    holder->fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (holder->fd < 0) return std::nullopt;
+    holder->device = st.st_dev;
+    holder->inode = st.st_ino;
+    m_out.m_holders.push_back(std::move(holder));
+    return m_out.m_holders.size() - 1;
 }
 
 Status Scanner::scanGroup(hid_t group, const std::string& prefix, int depth)
@@ -394,20 +434,27 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
         tensor.attributes[name] = attrValueToString(*value);
     }
 
-    // Elements stored exactly as read() hands them out can be scanned in place (mappedData).
+    // Elements stored exactly as read() hands them out can be scanned in place (mappedData), in
+    // the file that holds them (an external link leads into another file).
     uint64_t raw = Hdf5TensorFile::kNotRaw;
-    if (layout == H5D_CONTIGUOUS && filters == 0 && externalCount == 0 && m_userBlock == 0 &&
+    size_t holder = 0;
+    if (layout == H5D_CONTIGUOUS && filters == 0 && externalCount == 0 &&
         H5Tget_order(fileType.get()) != H5T_ORDER_BE &&
         H5Tget_size(fileType.get()) == dtypeSize(tensor.dtype) && !tensor.shape.empty()) {
         const haddr_t offset = H5Dget_offset(ds.get());  // HADDR_UNDEF: never written
-        if (offset != HADDR_UNDEF && H5Dget_storage_size(ds.get()) == *elements * dtypeSize(tensor.dtype))
+        const std::optional<size_t> in = holderOf(ds.get());
+        if (offset != HADDR_UNDEF && in &&
+            H5Dget_storage_size(ds.get()) == *elements * dtypeSize(tensor.dtype)) {
             raw = uint64_t(offset);
+            holder = *in;
+        }
     }
     H5Eclear2(H5E_DEFAULT);
 
     m_out.m_tensors.push_back(std::move(tensor));
     m_out.m_memoryTypes.push_back(std::move(convention->memoryType));
     m_out.m_rawOffsets.push_back(raw);
+    m_out.m_rawHolders.push_back(holder);
     return Status::success();
 }
 
@@ -476,10 +523,6 @@ Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, 
     GroupHandle root(H5Gopen2(out->m_file.get(), "/", H5P_DEFAULT));
     if (!root) return hdf5Error(path, "cannot open the root group");
     Scanner scanner(*out, options, linkAccess.get());
-    if (PlistHandle fcpl(H5Fget_create_plist(out->m_file.get())); fcpl) {
-        hsize_t userBlock = 1;
-        if (H5Pget_userblock(fcpl.get(), &userBlock) >= 0) scanner.setUserBlock(userBlock);
-    }
     H5Eclear2(H5E_DEFAULT);
     scanner.markVisited(root.get());
     scanner.readRootAttributes(root.get());

@@ -112,6 +112,30 @@ private slots:
                  r.err.constData());
     }
 
+    // With --allow-external, data behind external links is read from the file that holds it
+    // (h5py's files, tests/fixtures/write_h5_links.py): the same values stored in place compare
+    // bit-identical, and links into the file itself or into the other input open.
+    void externalLinksAreReadFromTheirFile()
+    {
+        QTemporaryDir dir;
+        FL_WRITE_FIXTURE("write_h5_links.py", QStringList{dir.path()});
+        auto linked = faultlineRun({"compare", dir.filePath("top.h5"), dir.filePath("plain.h5"),
+                                    "--allow-external", "--json", "--quiet"});
+        QVERIFY2(linked.exitCode == 0, linked.err.constData());
+        const QJsonArray tensors = QJsonDocument::fromJson(linked.out).object()["tensors"].toArray();
+        QCOMPARE(tensors.size(), 9);
+        for (const auto& t : tensors)
+            QVERIFY2(t.toObject()["mismatches"].toInteger() == 0,
+                     qPrintable(t.toObject()["name"].toString()));
+        for (const auto& [a, b] : {std::pair{"self.h5", "self.h5"}, std::pair{"pair_a.h5", "pair_b.h5"}}) {
+            auto r =
+                faultlineRun({"compare", dir.filePath(a), dir.filePath(b), "--allow-external", "--quiet"});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY2(r.out.contains("2 tensor(s) compared: 0 beyond tolerance, 2 bit-identical"),
+                     r.out.constData());
+        }
+    }
+
     void outputMayNotBeAnInput()
     {
         const QString a = m_dir.filePath("in-a.safetensors"), b = m_dir.filePath("in-b.safetensors");
