@@ -18,6 +18,7 @@
 #include "FlatRange.h"
 #include "Hdf5Attributes.h"
 #include "Hdf5Handles.h"
+#include "Hdf5Records.h"
 #include "Hdf5TypeConventions.h"
 #include "WarningTally.h"
 
@@ -56,6 +57,8 @@ public:
     const std::map<std::string, std::string>& attributes() const override { return m_attributes; }
     const std::vector<std::string>& warnings() const override { return m_warnings; }
     Status read(size_t index, uint64_t first, uint64_t count, void* dst) const override;
+    const std::vector<RecordInfo>& records() const override { return m_records; }
+    Status readRecords(size_t index, uint64_t first, uint64_t count, RecordBlock* out) const override;
     const void* mappedData(size_t index) const override;
     void releaseMapped(size_t index, uint64_t first, uint64_t count) const override;
     ~Hdf5TensorFile() override;
@@ -67,6 +70,8 @@ public:
     FileFormat m_format = FileFormat::Snapshot;
     std::vector<TensorInfo> m_tensors;
     std::vector<TypeHandle> m_memoryTypes;  // per tensor
+    std::vector<RecordInfo> m_records;
+    std::vector<RecordLayout> m_recordLayouts;  // per record; no fields when it cannot be compared
     std::map<std::string, std::string> m_attributes;
     std::vector<std::string> m_warnings;
     FileHandle m_file;
@@ -177,6 +182,28 @@ Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* 
     return Status::success();
 }
 
+Status Hdf5TensorFile::readRecords(size_t index, uint64_t first, uint64_t count, RecordBlock* out) const
+{
+    if (index >= m_records.size())
+        return fileError(m_path, "no record dataset number " + std::to_string(index) + " (the file has " +
+                                     std::to_string(m_records.size()) + ")");
+    const RecordInfo& info = m_records[index];
+    const std::string where = "dataset '" + info.name + "'";
+    if (!info.notComparable.empty()) return fileError(m_path, where + ": " + info.notComparable);
+    const uint64_t total = info.elementCount();
+    if (first > total || count > total - first)
+        return fileError(m_path, where + ": elements [" + std::to_string(first) + ", " +
+                                     std::to_string(first) + " + " + std::to_string(count) +
+                                     ") are outside its " + std::to_string(total) + " elements");
+    if (!out) return fileError(m_path, where + ": no destination");
+    Hdf5Lock lock;
+    DatasetHandle ds(H5Dopen2(m_file.get(), ("/" + info.name).c_str(), m_datasetAccess.get()));
+    if (!ds) return hdf5Error(m_path, where + ": cannot open");
+    Status st = readRecordElements(ds.get(), m_recordLayouts[index], info.shape, first, count, out);
+    if (!st) return fileError(m_path, where + ": " + st.message());
+    return Status::success();
+}
+
 struct LinkEntry {
     std::string name;
     H5L_type_t type;
@@ -212,6 +239,9 @@ private:
     Status scanDataset(hid_t group, const std::string& linkName, const std::string& fullName);
     Result<std::string> linkValue(hid_t group, const LinkEntry& link, const std::string& fullName);
     std::optional<size_t> holderOf(hid_t dataset);
+    void addRecord(const std::string& name, const std::vector<uint64_t>& shape, bool nullSpace,
+                   hid_t fileType);
+    void addUnreadable(const std::string& name, const std::string& type, const std::string& why);
     const std::string& path() const { return m_out.m_path; }
 
     Hdf5TensorFile& m_out;
@@ -261,6 +291,37 @@ std::optional<size_t> Scanner::holderOf(hid_t dataset)
     return m_out.m_holders.size() - 1;
 }
 
+// A dataset that is not a tensor: compared value by value when its type allows (Hdf5Records.h).
+void Scanner::addRecord(const std::string& name, const std::vector<uint64_t>& shape, bool nullSpace,
+                        hid_t fileType)
+{
+    RecordInfo info;
+    info.name = name;
+    info.shape = shape;
+    info.nullSpace = nullSpace;
+    Result<RecordLayout> layout = recordLayout(fileType);
+    if (layout) {
+        info.type = layout->type;
+        info.fields = layout->fields;
+    } else {
+        info.type = layout.message();
+        info.notComparable = layout.message();
+    }
+    m_out.m_records.push_back(std::move(info));
+    m_out.m_recordLayouts.push_back(layout ? std::move(layout).value() : RecordLayout{});
+}
+
+// Something under a dataset's name that cannot be compared (a link that leads nowhere).
+void Scanner::addUnreadable(const std::string& name, const std::string& type, const std::string& why)
+{
+    RecordInfo info;
+    info.name = name;
+    info.type = type;
+    info.notComparable = why;
+    m_out.m_records.push_back(std::move(info));
+    m_out.m_recordLayouts.emplace_back();
+}
+
 Status Scanner::scanGroup(hid_t group, const std::string& prefix, int depth)
 {
     if (depth > kMaxGroupDepth)
@@ -287,9 +348,15 @@ Status Scanner::scanLink(hid_t group, const LinkEntry& link, const std::string& 
             const std::string to(target->c_str());
             const htri_t exists = H5Oexists_by_name(group, link.name.c_str(), m_linkAccess);
             H5Eclear2(H5E_DEFAULT);
-            if (exists <= 0)
-                return fileError(path(), "soft link '" + fullName + "' points to '" + to +
-                                             "', which does not exist in the file");
+            if (exists <= 0) {
+                // Listed, never read: compare reports it (h5diff --follow-symlinks: a link that
+                // dangles in both files is no difference).
+                m_other.add("soft links that lead nowhere are listed as datasets that cannot be read",
+                            fullName);
+                addUnreadable(fullName, "soft link to '" + to + "'",
+                              "dangling soft link: '" + to + "' does not exist in the file");
+                return Status::success();
+            }
             m_other.add("soft links are not followed (their targets are listed under their own names)",
                         fullName);
             return Status::success();
@@ -315,8 +382,23 @@ Status Scanner::scanLink(hid_t group, const LinkEntry& link, const std::string& 
     }
 
     ObjectInfo info;
-    if (!objectInfoByName(group, link.name.c_str(), m_linkAccess, &info))
-        return hdf5Error(path(), "object '" + fullName + "': cannot inspect");
+    if (!objectInfoByName(group, link.name.c_str(), m_linkAccess, &info)) {
+        if (link.type != H5L_TYPE_EXTERNAL)
+            return hdf5Error(path(), "object '" + fullName + "': cannot inspect");
+        // An allowed external link whose file or object cannot be opened: listed, never read.
+        const std::string why = hdf5ErrorText();
+        std::string target = "?";
+        if (Result<std::string> value = linkValue(group, link, fullName); value) {
+            const char* file = nullptr;
+            const char* object = nullptr;
+            if (H5Lunpack_elink_val(value->data(), value->size(), nullptr, &file, &object) >= 0)
+                target = std::string(file ? file : "?") + ":" + (object ? object : "?");
+        }
+        H5Eclear2(H5E_DEFAULT);
+        m_other.add("external links that lead nowhere are listed as datasets that cannot be read", fullName);
+        addUnreadable(fullName, "external link to '" + target + "'", "dangling external link: " + why);
+        return Status::success();
+    }
     switch (info.type) {
         case H5O_TYPE_GROUP: {
             if (!m_visitedGroups.insert(info.identity).second) {
@@ -374,6 +456,7 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
 
     TensorInfo tensor;
     tensor.name = fullName;
+    bool nullSpace = false;
     SpaceHandle space(H5Dget_space(ds.get()));
     if (!space) return hdf5Error(path(), where + ": cannot read its shape");
     switch (H5Sget_simple_extent_type(space.get())) {
@@ -389,8 +472,8 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
             break;
         }
         case H5S_NULL:
-            m_skipped.add("empty (null) dataspace", fullName);
-            return Status::success();
+            nullSpace = true;
+            break;
         default:
             return hdf5Error(path(), where + ": unreadable dataspace");
     }
@@ -403,9 +486,15 @@ Status Scanner::scanDataset(hid_t group, const std::string& linkName, const std:
     if (!fileType) return hdf5Error(path(), where + ": cannot read its element type");
     const std::optional<std::string> dtypeAttribute = readStringAttribute(ds.get(), "dtype");
     std::string note;
+    if (nullSpace) {
+        m_skipped.add("empty (null) dataspace", fullName);
+        addRecord(fullName, tensor.shape, true, fileType.get());
+        return Status::success();
+    }
     Result<TypeConvention> convention = classifyStoredType(fileType.get(), dtypeAttribute, &note);
     if (!convention) {
         m_skipped.add(convention.message(), fullName);
+        addRecord(fullName, tensor.shape, false, fileType.get());
         return Status::success();
     }
     if (!note.empty()) m_other.add(note, fullName);
