@@ -165,6 +165,31 @@ private slots:
         QCOMPARE(o["errors"].toArray().size(), 1);
     }
 
+    // Dataset names and strings that are not UTF-8 (HDF5 allows any bytes) never crash the JSON
+    // output of compare or inspect: the document is written, invalid bytes replaced.
+    void namesThatAreNotUtf8()
+    {
+        QTemporaryDir dir;
+        const QString a = dir.filePath("bytes-a.h5"), b = dir.filePath("bytes-b.h5");
+        const QString script = QStringLiteral(
+            "import h5py, numpy as np, sys\n"
+            "for n in sys.argv[1:]:\n"
+            "    with h5py.File(n, 'w') as f:\n"
+            "        f.create_dataset(b'w\\xff\\xfe', data=np.arange(4, dtype='f4'))\n"
+            "        f.create_dataset(b's\\xff', data=np.array([b'\\xff\\x01' + n[-4:-3].encode()], "
+            "dtype='S3'))\n");
+        auto made = test::runProcess(test::pythonPath(), {"-c", script, a, b});
+        QVERIFY2(made.exitCode == 0, made.err.constData());
+        auto compared = faultlineRun({"compare", a, b, "--json", "--quiet", "--out", dir.filePath("out.h5")});
+        QCOMPARE(compared.exitCode, 1);  // the strings differ
+        const QJsonObject o = QJsonDocument::fromJson(compared.out).object();
+        QCOMPARE(o["tensors"].toArray().size(), 1);
+        QCOMPARE(o["records"].toArray().size(), 1);
+        auto inspected = faultlineRun({"inspect", a, "--json"});
+        QCOMPARE(inspected.exitCode, 0);
+        QVERIFY(QJsonDocument::fromJson(inspected.out).isObject());
+    }
+
     // With --allow-external, data behind external links is read from the file that holds it
     // (h5py's files, tests/fixtures/write_h5_links.py): the same values stored in place compare
     // bit-identical, and links into the file itself or into the other input open.
