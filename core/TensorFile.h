@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "RecordInfo.h"
 #include "Result.h"
 #include "TensorInfo.h"
 
@@ -63,6 +64,26 @@ public:
         (void)index;
         (void)first;
         (void)count;
+    }
+
+    // Every dataset that is not a tensor (HDF5 tables, strings, enums, references, null
+    // dataspaces, links that lead nowhere, ...), in the order tensors() uses; each either with
+    // fields to compare or saying why it cannot be compared. Empty for formats that hold only
+    // tensors.
+    virtual const std::vector<RecordInfo>& records() const
+    {
+        static const std::vector<RecordInfo> none;
+        return none;
+    }
+    // Elements [first, first + count) of record `index`, one column per field (RecordInfo.h).
+    // Bounded by what is asked; safe to call from several threads. Errors name the file and the
+    // dataset.
+    virtual Status readRecords(size_t index, uint64_t first, uint64_t count, RecordBlock* out) const
+    {
+        (void)first;
+        (void)count;
+        (void)out;
+        return fileError(path(), "no record dataset number " + std::to_string(index));
     }
 
     // Index of the tensor called `name` (leading '/' ignored).

@@ -165,6 +165,35 @@ void Incident::buildEntries()
             e.detail = qs(pe.message);
             add(std::move(e));
         }
+        for (const PairError& pe : compare->notComparable) {
+            IncidentEntry e;
+            e.name = qs(pe.name);
+            e.verdict = QStringLiteral("not comparable");
+            e.detail = qs(pe.message);
+            add(std::move(e));
+        }
+        for (const NotCompared& n : compare->notCompared) {
+            IncidentEntry e;
+            e.name = qs(n.name);
+            e.verdict = QStringLiteral("not compared");
+            e.detail = qs(n.reason);
+            add(std::move(e));
+        }
+        // Datasets that are not tensors, compared for equality.
+        for (const RecordDivergence& d : compare->records) {
+            IncidentEntry e;
+            e.name = qs(d.name);
+            e.verdict = d.mismatches ? QStringLiteral("differs") : QStringLiteral("identical");
+            QString detail = qs(d.type);
+            if (d.mismatches) {
+                detail += QStringLiteral(": %1 of %2 values differ").arg(d.mismatches).arg(d.values);
+                if (!d.differences.empty())
+                    detail += QStringLiteral(" (first: %1 vs %2)")
+                                  .arg(qs(d.differences[0].suspect), qs(d.differences[0].reference));
+            }
+            e.detail = detail;
+            add(std::move(e));
+        }
         for (const UnpairedTensor& u : compare->unpaired) {
             IncidentEntry e;
             e.name = qs(u.name);

@@ -46,7 +46,8 @@ struct IncidentEntry {
 
     bool isDivergent() const
     {
-        return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond");
+        return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond") ||
+               verdict == QLatin1String("differs");
     }
 };
 

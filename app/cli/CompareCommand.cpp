@@ -1,5 +1,7 @@
 // faultline compare SUSPECT REFERENCE [--tolerance T] [--json] [--out RESULT.h5]
-//   exit 0: nothing beyond tolerance; 1: something is; 2: error.
+//   exit 0: the files agree; 1: they differ (a tensor beyond tolerance, another dataset with a
+//   differing value, a pair that is not comparable); 2: error (a pair that could not be read,
+//   nothing paired, a file that cannot be opened).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -96,24 +98,33 @@ int runCompare(const CompareCliOptions& o)
             return failWith(st.error());
         }
     }
-    if (o.json)
-        std::cout << compareReportToJson(*report).dump(2) << "\n";
+    if (o.json)  // names and strings from the files may be any bytes: never throw on them
+        std::cout << compareReportToJson(*report).dump(2, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace)
+                  << "\n";
     else
         std::cout << compareText(*report);
-    bool beyond = false;
-    for (const Divergence& d : report->tensors) beyond = beyond || d.beyondTolerance > 0;
+    // Exit rule (docs/formats.md, "compare"): 2 when a pair could not be read or nothing paired
+    // at all; else 1 when the files differ (beyond tolerance, a differing value, a pair that is
+    // not comparable); else 0. Everything is reported either way.
+    for (const PairError& e : report->notComparable)
+        std::cerr << "not comparable: " << o.suspect << " vs " << o.reference << ": " << e.name << ": "
+                  << e.message << "\n";
+    for (const NotCompared& n : report->notCompared)
+        std::cerr << "not compared: " << o.suspect << " vs " << o.reference << ": " << n.name << ": "
+                  << n.reason << "\n";
     if (!report->errors.empty()) {
         for (const PairError& e : report->errors)
             std::cerr << "error: " << o.suspect << " vs " << o.reference << ": " << e.name << ": "
                       << e.message << "\n";
         return kExitError;
     }
-    if (report->tensors.empty()) {
+    if (!reportPairedAnything(*report)) {
         std::cerr << "error: " << o.suspect << " and " << o.reference
-                  << ": no tensor of one pairs with a tensor of the other: nothing was compared\n";
+                  << ": no dataset of one pairs with a dataset of the other: nothing was compared\n";
         return kExitError;
     }
-    return beyond ? kExitDiverged : kExitOk;
+    return reportDiffers(*report) ? kExitDiverged : kExitOk;
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ int runInspect(const InspectOptions& o)
         else
             std::cout << inspectText(**file, trace.get()) << std::flush;
     }
-    if (o.json) std::cout << (docs.size() == 1 ? docs[0] : docs).dump(2) << "\n";
+    if (o.json)  // names and strings from the file may be any bytes: replaced, never thrown on
+        std::cout << (docs.size() == 1 ? docs[0] : docs)
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
     return rc;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compare benchmark: faultline compare (full analysis) beside h5diff's plain exact compare and a
 # numpy/h5py script, on the same pair, plus the page-cache read bandwidth of the same files (dd).
-# Usage: bench/compare/run.sh [BUILD_DIR] [DATA_DIR] [float32|bfloat16] [TENSORS] [SIZE]
-# Prints one line per tool and the ratios; bench/RESULTS.md records the figures.
+# Usage: bench/compare/run.sh [BUILD_DIR] [DATA_DIR] [float32|bfloat16] [TENSORS] [SIZE] [contiguous|chunked|gzip]
+# (chunked and gzip: 512x512 chunks; gzip level 4 after the shuffle filter). NUMPY=0 leaves the
+# numpy anchor out. Prints one line per tool and the ratios; bench/RESULTS.md records the figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/ci}
@@ -10,10 +11,13 @@ data=${2:-/tmp/faultline-bench}
 dtype=${3:-float32}
 tensors=${4:-16}
 size=${5:-4096}
+layout=${6:-contiguous}
 exe="$build/app/faultline"
 dir="$data/$dtype-${tensors}x$size"
+[ "$layout" = contiguous ] || dir="$dir-$layout"
 if [ ! -f "$dir/suspect.h5" ]; then
-  /usr/bin/python3 bench/compare/make_pair.py "$dir" --dtype "$dtype" --tensors "$tensors" --size "$size" >/dev/null
+  /usr/bin/python3 bench/compare/make_pair.py "$dir" --dtype "$dtype" --tensors "$tensors" --size "$size" \
+    --layout "$layout" >/dev/null
 fi
 sus="$dir/suspect.h5"; ref="$dir/reference.h5"
 bytes=$(( $(stat -c %s "$sus") + $(stat -c %s "$ref") ))
@@ -26,8 +30,11 @@ dd_s=$(echo "$t1 - $t0" | bc -l)
 t0=$(now); h5diff "$ref" "$sus" >/dev/null || true; t1=$(now)
 h5diff_s=$(echo "$t1 - $t0" | bc -l)
 
-t0=$(now); /usr/bin/python3 bench/compare/numpy_compare.py "$sus" "$ref" >/dev/null; t1=$(now)
-numpy_s=$(echo "$t1 - $t0" | bc -l)
+numpy_s=0
+if [ "${NUMPY:-1}" != 0 ]; then
+  t0=$(now); /usr/bin/python3 bench/compare/numpy_compare.py "$sus" "$ref" >/dev/null; t1=$(now)
+  numpy_s=$(echo "$t1 - $t0" | bc -l)
+fi
 
 t0=$(now)
 /usr/bin/time -f "%M" -o "$dir/faultline.rss" "$exe" compare "$sus" "$ref" --json --quiet >"$dir/faultline.json" || true
@@ -36,10 +43,11 @@ fl_s=$(echo "$t1 - $t0" | bc -l)
 rss_kib=$(tail -n 1 "$dir/faultline.rss")
 
 gib=$(echo "$bytes / 1073741824" | bc -l)
-printf 'pair: %s, %d tensors of %dx%d, %.2f GiB read in all, %d cores\n' "$dtype" "$tensors" "$size" "$size" "$gib" "$(nproc)"
+printf 'pair: %s, %s, %d tensors of %dx%d, %.2f GiB read in all, %d cores\n' "$dtype" "$layout" "$tensors" "$size" "$size" "$gib" "$(nproc)"
 printf '%-28s %8.2f s  %7.2f GiB/s\n' "dd (page cache)" "$dd_s" "$(echo "$gib / $dd_s" | bc -l)"
 printf '%-28s %8.2f s  %7.2f GiB/s\n' "h5diff (exact compare)" "$h5diff_s" "$(echo "$gib / $h5diff_s" | bc -l)"
-printf '%-28s %8.2f s  %7.2f GiB/s\n' "numpy/h5py script" "$numpy_s" "$(echo "$gib / $numpy_s" | bc -l)"
+[ "${NUMPY:-1}" = 0 ] || printf '%-28s %8.2f s  %7.2f GiB/s\n' "numpy/h5py script" "$numpy_s" "$(echo "$gib / $numpy_s" | bc -l)"
 printf '%-28s %8.2f s  %7.2f GiB/s  peak RSS %d MiB\n' "faultline compare (full)" "$fl_s" "$(echo "$gib / $fl_s" | bc -l)" "$((rss_kib / 1024))"
 printf 'ratios: faultline vs h5diff %.1fx faster, vs numpy %.1fx faster, %.0f%% of page-cache bandwidth\n' \
   "$(echo "$h5diff_s / $fl_s" | bc -l)" "$(echo "$numpy_s / $fl_s" | bc -l)" "$(echo "100 * $dd_s / $fl_s" | bc -l)"
+printf 'load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

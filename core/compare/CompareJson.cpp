@@ -220,6 +220,61 @@ json compareReportToJson(const CompareReport& r, const CompareJsonOptions& optio
     json errors = json::array();
     for (const PairError& e : r.errors) errors.push_back(json{{"name", e.name}, {"message", e.message}});
     j["errors"] = std::move(errors);
+    json records = json::array();
+    for (const RecordDivergence& d : r.records) records.push_back(recordDivergenceToJson(d));
+    j["records"] = std::move(records);
+    json notComparable = json::array();
+    for (const PairError& e : r.notComparable)
+        notComparable.push_back(json{{"name", e.name}, {"message", e.message}});
+    j["not_comparable"] = std::move(notComparable);
+    json notCompared = json::array();
+    for (const NotCompared& n : r.notCompared)
+        notCompared.push_back(json{{"name", n.name}, {"reason", n.reason}});
+    j["not_compared"] = std::move(notCompared);
+    uint64_t beyond = 0, identical = 0, recordsDiffer = 0;
+    for (const Divergence& d : r.tensors) {
+        beyond += d.beyondTolerance > 0;
+        identical += d.mismatches == 0;
+    }
+    for (const RecordDivergence& d : r.records) recordsDiffer += d.mismatches > 0;
+    j["summary"] = json{{"tensors", r.tensors.size()},
+                        {"tensors_beyond_tolerance", beyond},
+                        {"tensors_bit_identical", identical},
+                        {"records", r.records.size()},
+                        {"records_differ", recordsDiffer},
+                        {"not_comparable", r.notComparable.size()},
+                        {"not_compared", r.notCompared.size()},
+                        {"unpaired", r.unpaired.size()},
+                        {"errors", r.errors.size()},
+                        {"differ", reportDiffers(r)}};
+    return j;
+}
+
+json recordDivergenceToJson(const RecordDivergence& d)
+{
+    json j;
+    j["name"] = d.name;
+    j["suspect_name"] = d.suspectName;
+    j["reference_name"] = d.referenceName;
+    j["type"] = d.type;
+    j["shape"] = d.nullSpace ? json(nullptr) : json(d.shape);
+    j["elements"] = d.elements;
+    j["values"] = d.values;
+    j["mismatches"] = d.mismatches;
+    j["mismatched_elements"] = d.mismatchedElements;
+    json fields = json::array();
+    for (const RecordFieldCount& f : d.fields)
+        fields.push_back(
+            json{{"name", f.name}, {"type", f.type}, {"values", f.values}, {"mismatches", f.mismatches}});
+    j["fields"] = std::move(fields);
+    json differences = json::array();
+    for (const RecordDifference& x : d.differences)
+        differences.push_back(json{{"element", x.element},
+                                   {"field", x.field},
+                                   {"value", x.value},
+                                   {"suspect", x.suspect},
+                                   {"reference", x.reference}});
+    j["differences"] = std::move(differences);
     return j;
 }
 

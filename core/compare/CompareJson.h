@@ -27,7 +27,19 @@
 //               "top": [{"index", "row", "col", "suspect", "reference", "suspect_bits",
 //                        "reference_bits", "nonfinite", "ulp", "abs_error", "rel_error",
 //                        "beyond"}]}],
-//  "unpaired": [{"side", "name"}], "errors": [{"name", "message"}]}
+//  "unpaired": [{"side", "name"}], "errors": [{"name", "message"}],
+//  "records": [{"name", "suspect_name", "reference_name", "type", "shape" (null: null dataspace),
+//               "elements", "values", "mismatches", "mismatched_elements",
+//               "fields": [{"name", "type", "values", "mismatches"}],
+//               "differences": [{"element", "field", "value", "suspect", "reference"}]}],
+//  "not_comparable": [{"name", "message"}], "not_compared": [{"name", "reason"}],
+//  "summary": {"tensors", "tensors_beyond_tolerance", "tensors_bit_identical", "records",
+//              "records_differ", "not_comparable", "not_compared", "unpaired", "errors", "differ"}}
+//
+// "records" are the datasets that are not tensors, compared for equality (RecordCompare.h);
+// "not_comparable" pairs whose dtype, shape or element type differ; "not_compared" pairs that
+// neither side can read value by value; "errors" pairs that could not be read and keys taken
+// twice.
 //
 // Non-finite numbers: statistics (errors) are written as null (so "max_rel_error" is null when
 // some relative error is infinite, counted in "rel_infinite"); element values in "top" as the
@@ -50,6 +62,7 @@ struct CompareJsonOptions {
 nlohmann::json signatureToJson(const Signature& s);
 nlohmann::json divergenceToJson(const Divergence& d, const CompareJsonOptions& options = {});
 nlohmann::json compareReportToJson(const CompareReport& r, const CompareJsonOptions& options = {});
+nlohmann::json recordDivergenceToJson(const RecordDivergence& d);
 
 // "0x" + hex digits, zero-padded to `bits` / 4 digits.
 std::string bitsToHex(uint64_t value, unsigned bits);

@@ -1,7 +1,9 @@
 #pragma once
 // Compares two tensor files: pairs their tensors (Pairing.h), compares every pair with all cores
-// (TensorComparer.h), and ranks the results by severity. One tensor's problem (unpaired, dtype
-// or shape mismatch, read error) is recorded in the report and the run goes on.
+// (TensorComparer.h), and ranks the results by severity; then the datasets that are not tensors,
+// value by value for equality (RecordCompare.h). Every dataset of both files ends up in the
+// report: compared, unpaired, not comparable, not compared (with the reason), or an error. One
+// dataset's problem is recorded in the report and the run goes on.
 #include <atomic>
 #include <functional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "../TensorFile.h"
 #include "Divergence.h"
 #include "Pairing.h"
+#include "RecordCompare.h"
 #include "TensorComparer.h"
 #include "Tolerance.h"
 
@@ -26,14 +29,33 @@ struct CompareRunOptions {
 using BoundSource =
     std::function<Status(const std::string& key, uint64_t first, uint64_t count, double* bounds)>;
 
+// A pair of datasets that neither side can read value by value (an HDF5 time type, links that
+// lead nowhere in both files): named, with why.
+struct NotCompared {
+    std::string name;
+    std::string reason;
+    bool operator==(const NotCompared&) const = default;
+};
+
 struct CompareReport {
     std::string suspect;  // file paths as opened
     std::string reference;
     Tolerance tolerance;
-    std::vector<Divergence> tensors;  // most severe first (moreSevere)
-    std::vector<UnpairedTensor> unpaired;
-    std::vector<PairError> errors;
+    std::vector<Divergence> tensors;        // most severe first (moreSevere)
+    std::vector<RecordDivergence> records;  // other datasets: differing first, then by name
+    std::vector<UnpairedTensor> unpaired;   // tensors and other datasets in one file only
+    // Pairs whose dtype, shape or element type differ (a tensor against a table, a dataset
+    // against a dangling link): a difference between the files, never compared element-wise.
+    std::vector<PairError> notComparable;
+    std::vector<NotCompared> notCompared;
+    std::vector<PairError> errors;  // pairs that could not be read, keys taken twice
 };
+
+// Whether the files differ: a tensor beyond tolerance, another dataset with a differing value, or
+// a pair that is not comparable. (Unpaired and not compared datasets are listed, not counted.)
+bool reportDiffers(const CompareReport& report);
+// Whether anything at all was paired (compared or found not comparable or not compared).
+bool reportPairedAnything(const CompareReport& report);
 
 // Severity ranking: NaN/Inf beyond tolerance first, then anything beyond tolerance, then larger
 // max ulp, then more beyond-tolerance elements, then name.

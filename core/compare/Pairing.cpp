@@ -1,5 +1,6 @@
 #include "Pairing.h"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,8 +22,13 @@ std::string pairingKey(const std::string& name, const PairingSide& side, bool* i
     return side.add + key;
 }
 
-Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<TensorInfo>& reference,
-                    const PairingOptions& options)
+namespace {
+
+// Pairs `suspect` and `reference` names by key; `mismatch(i, r)` says why a pair is not
+// comparable ("" when it is). `what` names the kind in messages ("tensor", "dataset").
+Pairing pairNames(const std::vector<std::string>& suspect, const std::vector<std::string>& reference,
+                  const PairingOptions& options, const std::string& what,
+                  const std::function<std::string(size_t, size_t)>& mismatch)
 {
     Pairing out;
     // Reference keys -> first index; later duplicates are errors.
@@ -32,7 +38,7 @@ Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<Te
     std::vector<bool> refDuplicate(reference.size(), false);
     for (size_t i = 0; i < reference.size(); ++i) {
         bool inc = false;
-        refKeys[i] = pairingKey(reference[i].name, options.reference, &inc);
+        refKeys[i] = pairingKey(reference[i], options.reference, &inc);
         refIncluded[i] = inc;
         if (!inc) continue;
         if (!refByKey.emplace(refKeys[i], i).second) refDuplicate[i] = true;
@@ -43,34 +49,22 @@ Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<Te
     std::vector<UnpairedTensor> unpairedSuspect;
     for (size_t i = 0; i < suspect.size(); ++i) {
         bool inc = false;
-        const std::string key = pairingKey(suspect[i].name, options.suspect, &inc);
+        const std::string key = pairingKey(suspect[i], options.suspect, &inc);
         if (!inc) continue;
         if (!seenSuspect.insert(key).second) {
-            out.errors.push_back({key, "suspect tensor '" + suspect[i].name +
+            out.errors.push_back({key, "suspect " + what + " '" + suspect[i] +
                                            "' has the same pairing key as an earlier one; skipped"});
             continue;
         }
         const auto it = refByKey.find(key);
         if (it == refByKey.end()) {
-            unpairedSuspect.push_back({"suspect", suspect[i].name});
+            unpairedSuspect.push_back({"suspect", suspect[i]});
             continue;
         }
         const size_t r = it->second;
         refUsed[r] = true;
-        const TensorInfo& s = suspect[i];
-        const TensorInfo& ref = reference[r];
-        if (s.dtype != ref.dtype) {
-            std::string msg = "dtype " + std::string(dtypeName(s.dtype)) + " (suspect) vs " +
-                              std::string(dtypeName(ref.dtype)) +
-                              " (reference): bitwise comparison is meaningless";
-            if (s.shape != ref.shape)
-                msg += "; shape " + shapeToString(s.shape) + " vs " + shapeToString(ref.shape);
-            out.errors.push_back({key, msg});
-            continue;
-        }
-        if (s.shape != ref.shape) {
-            out.errors.push_back({key, "shape " + shapeToString(s.shape) + " (suspect) vs " +
-                                           shapeToString(ref.shape) + " (reference)"});
+        if (std::string why = mismatch(i, r); !why.empty()) {
+            out.mismatched.push_back({key, why});
             continue;
         }
         out.pairs.push_back({key, i, r});
@@ -80,13 +74,66 @@ Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<Te
     for (size_t r = 0; r < reference.size(); ++r) {
         if (!refIncluded[r]) continue;
         if (refDuplicate[r]) {
-            out.errors.push_back({refKeys[r], "reference tensor '" + reference[r].name +
+            out.errors.push_back({refKeys[r], "reference " + what + " '" + reference[r] +
                                                   "' has the same pairing key as an earlier one; skipped"});
             continue;
         }
-        if (!refUsed[r]) out.unpaired.push_back({"reference", reference[r].name});
+        if (!refUsed[r]) out.unpaired.push_back({"reference", reference[r]});
     }
     return out;
+}
+
+template <class Info>
+std::vector<std::string> namesOf(const std::vector<Info>& items)
+{
+    std::vector<std::string> names;
+    names.reserve(items.size());
+    for (const Info& i : items) names.push_back(i.name);
+    return names;
+}
+
+std::string shapeText(const RecordInfo& r)
+{
+    return r.nullSpace ? std::string("null dataspace") : shapeToString(r.shape);
+}
+
+}  // namespace
+
+Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<TensorInfo>& reference,
+                    const PairingOptions& options)
+{
+    return pairNames(namesOf(suspect), namesOf(reference), options, "tensor", [&](size_t i, size_t r) {
+        const TensorInfo& s = suspect[i];
+        const TensorInfo& ref = reference[r];
+        if (s.dtype != ref.dtype) {
+            std::string msg = "dtype " + std::string(dtypeName(s.dtype)) + " (suspect) vs " +
+                              std::string(dtypeName(ref.dtype)) +
+                              " (reference): bitwise comparison is meaningless";
+            if (s.shape != ref.shape)
+                msg += "; shape " + shapeToString(s.shape) + " vs " + shapeToString(ref.shape);
+            return msg;
+        }
+        if (s.shape != ref.shape)
+            return "shape " + shapeToString(s.shape) + " (suspect) vs " + shapeToString(ref.shape) +
+                   " (reference)";
+        return std::string();
+    });
+}
+
+std::string recordsComparable(const RecordInfo& s, const RecordInfo& r)
+{
+    if (!s.notComparable.empty() || !r.notComparable.empty()) return {};  // the caller decides
+    if (s.fields != r.fields) return s.type + " (suspect) vs " + r.type + " (reference)";
+    if (s.nullSpace != r.nullSpace || s.shape != r.shape)
+        return "shape " + shapeText(s) + " (suspect) vs " + shapeText(r) + " (reference)";
+    return {};
+}
+
+Pairing pairRecords(const std::vector<RecordInfo>& suspect, const std::vector<RecordInfo>& reference,
+                    const PairingOptions& options)
+{
+    return pairNames(namesOf(suspect), namesOf(reference), options, "dataset",
+                     [&](size_t i, size_t r) { return recordsComparable(suspect[i], reference[r]); });
 }
 
 }  // namespace faultline

@@ -8,12 +8,14 @@
 //   2. strip:  a leading `strip` prefix is removed where present ("module." from DDP);
 //   3. add:    `add` is put in front.
 // Pairs are reported in suspect file order; tensors whose key has no partner are "unpaired";
-// a pair whose dtypes or shapes differ is an "error" for that key (bitwise comparison of
-// different dtypes is meaningless), as is a second tensor with the same key on one side.
+// a pair whose dtypes or shapes differ is "mismatched" (not comparable: bitwise comparison of
+// different dtypes is meaningless); a second tensor with the same key on one side is an "error".
+// Datasets that are not tensors (RecordInfo) pair the same way, by their own keys.
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "../RecordInfo.h"
 #include "../TensorInfo.h"
 
 namespace faultline {
@@ -50,7 +52,8 @@ struct PairError {
 struct Pairing {
     std::vector<TensorPair> pairs;
     std::vector<UnpairedTensor> unpaired;  // suspect ones first, each side in file order
-    std::vector<PairError> errors;
+    std::vector<PairError> mismatched;     // dtype, shape or element type differ: not comparable
+    std::vector<PairError> errors;         // a key taken twice on one side
 };
 
 // The key of `name` on one side, or "" when the group excludes it.
@@ -58,5 +61,14 @@ std::string pairingKey(const std::string& name, const PairingSide& side, bool* i
 
 Pairing pairTensors(const std::vector<TensorInfo>& suspect, const std::vector<TensorInfo>& reference,
                     const PairingOptions& options = {});
+
+// The same for datasets that are not tensors: a pair is "mismatched" when its shapes or fields
+// differ (recordsComparable). Pairs where either side cannot be read at all (notComparable) are
+// pairs; the caller decides.
+Pairing pairRecords(const std::vector<RecordInfo>& suspect, const std::vector<RecordInfo>& reference,
+                    const PairingOptions& options = {});
+
+// "" when the two can be compared value by value (same shape, same fields), else why not.
+std::string recordsComparable(const RecordInfo& suspect, const RecordInfo& reference);
 
 }  // namespace faultline

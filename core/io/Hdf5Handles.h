@@ -222,15 +222,19 @@ inline herr_t refuseExternalLink(const char*, const char*, const char*, const ch
     return -1;
 }
 
-// Opens an existing HDF5 file read-only with a strong close degree (closing the file closes
-// everything opened in it). Errors name the file.
+// Opens an existing HDF5 file read-only. Errors name the file.
+//
+// The close degree is weak, the one HDF5 gives every file an external link opens: a file that is
+// already open (the other input of a comparison, or the file itself) can then be reached through
+// an external link, which HDF5 refuses when the degrees differ. Every handle we open is owned by
+// an RAII object, so nothing outlives its file unclosed.
 inline Result<FileHandle> openReadOnly(const std::string& path)
 {
     if (Status st = checkRegularFile(path); !st) return st.error();
     if (!isHdf5File(path)) return fileError(path, "not an HDF5 file (no HDF5 signature)");
     Hdf5Lock lock;
     PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
-    if (!fapl || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
+    if (!fapl || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_WEAK) < 0)
         return hdf5Error(path, "cannot set up HDF5 file access");
     FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
     if (!file) return hdf5Error(path, "cannot open as HDF5");

@@ -67,9 +67,50 @@ std::string compareText(const CompareReport& report)
         }
         out << "\n";
     }
+    out << recordsText(report);
+    for (const PairError& e : report.notComparable)
+        out << "not comparable: " << e.name << ": " << e.message << "\n";
+    for (const NotCompared& n : report.notCompared)
+        out << "not compared: " << n.name << ": " << n.reason << "\n";
     for (const UnpairedTensor& u : report.unpaired)
         out << "unpaired (" << u.side << " only): " << u.name << "\n";
     for (const PairError& e : report.errors) out << "error: " << e.name << ": " << e.message << "\n";
+    return out.str();
+}
+
+std::string recordsText(const CompareReport& report)
+{
+    if (report.records.empty()) return {};
+    std::ostringstream out;
+    uint64_t differ = 0;
+    for (const RecordDivergence& d : report.records) differ += d.mismatches > 0;
+    out << report.records.size() << " other dataset(s) compared for equality: " << differ << " differ, "
+        << report.records.size() - differ << " identical\n\n";
+    for (const RecordDivergence& d : report.records) {
+        if (d.mismatches == 0) continue;
+        out << "≠ " << d.name << "  " << d.type << " "
+            << (d.nullSpace ? "null dataspace" : shapeToString(d.shape)) << "\n    " << d.mismatches << " of "
+            << d.values << " values differ, in " << d.mismatchedElements << " of " << d.elements
+            << " elements";
+        if (d.fields.size() > 1 || (d.fields.size() == 1 && !d.fields[0].name.empty())) {
+            out << ":";
+            for (const RecordFieldCount& f : d.fields)
+                if (f.mismatches) out << " " << f.name << " " << f.mismatches;
+        }
+        out << "\n";
+        for (size_t i = 0; i < d.differences.size() && i < 5; ++i) {
+            const RecordDifference& x = d.differences[i];
+            // An array member's values are numbered within the element.
+            bool array = false;
+            for (const RecordFieldCount& f : d.fields)
+                if (f.name == x.field) array = f.values > d.elements;
+            out << "    [" << x.element << "]";
+            if (!x.field.empty()) out << " " << x.field;
+            if (array) out << "[" << x.value << "]";
+            out << ": " << x.suspect << " vs " << x.reference << "\n";
+        }
+        out << "\n";
+    }
     return out.str();
 }
 

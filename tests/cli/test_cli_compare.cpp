@@ -1,6 +1,7 @@
-// `faultline compare` through the built executable: exit codes (0 within tolerance, 1 beyond,
-// 2 error), errors on stderr naming the files, nothing compared is an error, and an --out that is
-// one of the inputs is refused before anything is written.
+// `faultline compare` through the built executable: exit codes (0 the files agree, 1 they differ:
+// beyond tolerance, a differing value of another dataset, a pair that is not comparable; 2 error),
+// errors on stderr naming the files, nothing compared is an error, and an --out that is one of
+// the inputs is refused before anything is written.
 #include <sys/stat.h>
 
 #include <QFile>
@@ -101,15 +102,116 @@ private slots:
         QVERIFY2(r.err.contains("only-w.safetensors"), r.err.constData());
     }
 
-    void shapeErrorsGoToStderr()
+    // A pair whose shapes differ is a difference between the files (exit 1), named on stderr,
+    // and the other pairs are still compared and reported.
+    void shapeMismatchIsADifference()
     {
         const QString a = m_dir.filePath("shape-a.safetensors"), b = m_dir.filePath("shape-b.safetensors");
-        QVERIFY(writeSnapshot(a, "w", {4, 4}, 1).isEmpty());
-        QVERIFY(writeSnapshot(b, "w", {4, 5}, 1).isEmpty());
-        auto r = faultlineRun({"compare", a, b, "--quiet"});
-        QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("error: ") && r.err.contains("shape-a.safetensors") && r.err.contains("w: "),
+        HostTensor w = test::randomNormalTensor({4, 4}, 1), v = test::randomNormalTensor({4, 5}, 1);
+        HostTensor x = test::randomNormalTensor({8}, 2);
+        QVERIFY(writeSafetensors(a.toStdString(), {{"w", w.dtype, w.shape, w.data.data()},
+                                                   {"x", x.dtype, x.shape, x.data.data()}})
+                    .ok());
+        QVERIFY(writeSafetensors(b.toStdString(), {{"w", v.dtype, v.shape, v.data.data()},
+                                                   {"x", x.dtype, x.shape, x.data.data()}})
+                    .ok());
+        auto r = faultlineRun({"compare", a, b, "--quiet", "--json"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("not comparable: ") && r.err.contains("shape-a.safetensors") &&
+                     r.err.contains("w: "),
                  r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o["tensors"].toArray().size(), 1);  // x, still compared
+        QCOMPARE(o["not_comparable"].toArray()[0].toObject()["name"].toString(), QString("w"));
+        QVERIFY(o["errors"].toArray().isEmpty());
+    }
+
+    // The tensors agree but the loss table, the RNG state and the optimizer's name do not: the
+    // files differ (exit 1), and the text says where. A dataset that cannot be read (a filter
+    // this HDF5 lacks: h5py's lzf) is an error (exit 2), the other pairs still reported.
+    void datasetsThatAreNotTensorsCount()
+    {
+        QTemporaryDir dir;
+        FL_WRITE_FIXTURE("write_h5_records.py", QStringList{dir.path()});
+        auto r =
+            faultlineRun({"compare", dir.filePath("suspect.h5"), dir.filePath("reference.h5"), "--quiet"});
+        QCOMPARE(r.exitCode, 1);
+        for (const char* text : {"1 tensor(s) compared: 0 beyond tolerance, 1 bit-identical",
+                                 "12 other dataset(s) compared for equality: 10 differ", "≠ loss_table",
+                                 "≠ rng_state", "[0]: \"adamw\" vs \"adam\"",
+                                 "not compared: vlen_tables: ", "unpaired (suspect only): only_in_suspect"})
+            QVERIFY2(r.out.contains(text), text);
+        auto same =
+            faultlineRun({"compare", dir.filePath("reference.h5"), dir.filePath("reference.h5"), "--quiet"});
+        QCOMPARE(same.exitCode, 0);
+
+        const QString a = dir.filePath("lzf-a.h5"), b = dir.filePath("lzf-b.h5");
+        const QString script = QStringLiteral(
+            "import h5py, numpy as np, sys\n"
+            "for n, v in ((sys.argv[1], 1.0), (sys.argv[2], 2.0)):\n"
+            "    with h5py.File(n, 'w') as f:\n"
+            "        f.create_dataset('packed', data=np.arange(100, dtype='f4'), compression='lzf')\n"
+            "        f['plain'] = np.full(10, v, 'f4')\n");
+        auto made = test::runProcess(test::pythonPath(), {"-c", script, a, b});
+        QVERIFY2(made.exitCode == 0, made.err.constData());
+        auto unreadable = faultlineRun({"compare", a, b, "--quiet", "--json"});
+        QCOMPARE(unreadable.exitCode, 2);
+        QVERIFY2(unreadable.err.contains("error: ") && unreadable.err.contains("lzf-a.h5") &&
+                     unreadable.err.contains("packed"),
+                 unreadable.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(unreadable.out).object();
+        QCOMPARE(o["tensors"].toArray().size(), 1);
+        QCOMPARE(o["tensors"].toArray()[0].toObject()["mismatches"].toInt(), 10);
+        QCOMPARE(o["errors"].toArray().size(), 1);
+    }
+
+    // Dataset names and strings that are not UTF-8 (HDF5 allows any bytes) never crash the JSON
+    // output of compare or inspect: the document is written, invalid bytes replaced.
+    void namesThatAreNotUtf8()
+    {
+        QTemporaryDir dir;
+        const QString a = dir.filePath("bytes-a.h5"), b = dir.filePath("bytes-b.h5");
+        const QString script = QStringLiteral(
+            "import h5py, numpy as np, sys\n"
+            "for n in sys.argv[1:]:\n"
+            "    with h5py.File(n, 'w') as f:\n"
+            "        f.create_dataset(b'w\\xff\\xfe', data=np.arange(4, dtype='f4'))\n"
+            "        f.create_dataset(b's\\xff', data=np.array([b'\\xff\\x01' + n[-4:-3].encode()], "
+            "dtype='S3'))\n");
+        auto made = test::runProcess(test::pythonPath(), {"-c", script, a, b});
+        QVERIFY2(made.exitCode == 0, made.err.constData());
+        auto compared = faultlineRun({"compare", a, b, "--json", "--quiet", "--out", dir.filePath("out.h5")});
+        QCOMPARE(compared.exitCode, 1);  // the strings differ
+        const QJsonObject o = QJsonDocument::fromJson(compared.out).object();
+        QCOMPARE(o["tensors"].toArray().size(), 1);
+        QCOMPARE(o["records"].toArray().size(), 1);
+        auto inspected = faultlineRun({"inspect", a, "--json"});
+        QCOMPARE(inspected.exitCode, 0);
+        QVERIFY(QJsonDocument::fromJson(inspected.out).isObject());
+    }
+
+    // With --allow-external, data behind external links is read from the file that holds it
+    // (h5py's files, tests/fixtures/write_h5_links.py): the same values stored in place compare
+    // bit-identical, and links into the file itself or into the other input open.
+    void externalLinksAreReadFromTheirFile()
+    {
+        QTemporaryDir dir;
+        FL_WRITE_FIXTURE("write_h5_links.py", QStringList{dir.path()});
+        auto linked = faultlineRun({"compare", dir.filePath("top.h5"), dir.filePath("plain.h5"),
+                                    "--allow-external", "--json", "--quiet"});
+        QVERIFY2(linked.exitCode == 0, linked.err.constData());
+        const QJsonArray tensors = QJsonDocument::fromJson(linked.out).object()["tensors"].toArray();
+        QCOMPARE(tensors.size(), 9);
+        for (const auto& t : tensors)
+            QVERIFY2(t.toObject()["mismatches"].toInteger() == 0,
+                     qPrintable(t.toObject()["name"].toString()));
+        for (const auto& [a, b] : {std::pair{"self.h5", "self.h5"}, std::pair{"pair_a.h5", "pair_b.h5"}}) {
+            auto r =
+                faultlineRun({"compare", dir.filePath(a), dir.filePath(b), "--allow-external", "--quiet"});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY2(r.out.contains("2 tensor(s) compared: 0 beyond tolerance, 2 bit-identical"),
+                     r.out.constData());
+        }
     }
 
     void outputMayNotBeAnInput()

@@ -128,11 +128,18 @@ void TestCompareJson::documentShape()
         QVERIFY2(e.contains(k), k);
     QCOMPARE(e["col"].get<uint64_t>(), uint64_t(7));
     QVERIFY(e["suspect_bits"].get<std::string>().size() == 6);  // 0x + 4 hex digits
-    // Unpaired and errors.
+    // Unpaired, not comparable (a dtype mismatch is a difference between the files, not an
+    // error), no errors.
     QCOMPARE(j["unpaired"], json::parse(R"([{"side":"suspect","name":"only_s"}])"));
-    QCOMPARE(j["errors"].size(), size_t(1));
-    QCOMPARE(j["errors"][0]["name"].get<std::string>(), std::string("mismatch"));
-    QVERIFY(j["errors"][0]["message"].is_string());
+    QCOMPARE(j["not_comparable"].size(), size_t(1));
+    QCOMPARE(j["not_comparable"][0]["name"].get<std::string>(), std::string("mismatch"));
+    QVERIFY(j["not_comparable"][0]["message"].get<std::string>().find("dtype float32 (suspect) vs float16") !=
+            std::string::npos);
+    QCOMPARE(j["errors"], json::array());
+    QCOMPARE(j["records"], json::array());
+    QCOMPARE(j["not_compared"], json::array());
+    QCOMPARE(j["summary"], json::parse(R"({"tensors":1,"tensors_beyond_tolerance":1,"tensors_bit_identical":0,
+        "records":0,"records_differ":0,"not_comparable":1,"not_compared":0,"unpaired":1,"errors":0,"differ":true})"));
 }
 
 void TestCompareJson::identicalHasNullRegion()

@@ -104,11 +104,13 @@ void TestCompareRun::rankingAndErrors()
     QCOMPARE(rep->unpaired.size(), size_t(2));
     QCOMPARE(rep->unpaired[0], (faultline::UnpairedTensor{"suspect", "unpaired_s"}));
     QCOMPARE(rep->unpaired[1], (faultline::UnpairedTensor{"reference", "unpaired_r"}));
-    QCOMPARE(rep->errors.size(), size_t(2));
-    QCOMPARE(rep->errors[0].name, std::string("shape"));
-    QCOMPARE(rep->errors[1].name, std::string("bad"));
-    QVERIFY2(QString::fromStdString(rep->errors[1].message).startsWith("suspect.h5: bad"),
-             rep->errors[1].message.c_str());
+    QCOMPARE(rep->notComparable.size(), size_t(1));
+    QCOMPARE(rep->notComparable[0].name, std::string("shape"));
+    QCOMPARE(rep->errors.size(), size_t(1));
+    QCOMPARE(rep->errors[0].name, std::string("bad"));
+    QVERIFY2(QString::fromStdString(rep->errors[0].message).startsWith("suspect.h5: bad"),
+             rep->errors[0].message.c_str());
+    QVERIFY(faultline::reportDiffers(*rep));
 }
 
 void TestCompareRun::progressIsMonotonic()

@@ -299,10 +299,12 @@ private slots:
             previous = v;
         }
         panel->view()->sortByColumn(-1, Qt::AscendingOrder);
-        // One row per bisected op and compared tensor.
+        // One row per bisected op and compared dataset, and per one that was not compared.
         const auto inc = m_window->incident();
-        QCOMPARE(inc->entries.size(), inc->bisect->ops.size() + inc->compare->tensors.size() +
-                                          inc->compare->unpaired.size() + inc->compare->errors.size());
+        const auto& c = *inc->compare;
+        QCOMPARE(inc->entries.size(), inc->bisect->ops.size() + c.tensors.size() + c.unpaired.size() +
+                                          c.errors.size() + c.records.size() + c.notComparable.size() +
+                                          c.notCompared.size());
     }
 
     void modelViewHighlightsTheFirstOp()
