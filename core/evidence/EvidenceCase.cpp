@@ -216,7 +216,8 @@ void EvidenceCase::finish()
                 rmaReasons.push_back(
                     "simulated: silent data corruption reproduced on the suspect's simulated "
                     "stand-in " +
-                    t->target + " (" + tie->how + "), which failed " + failed(*t));
+                    t->target + " (the trace declares the suspect simulated by it), which failed " +
+                    failed(*t));
             else
                 rmaReasons.push_back("silent data corruption reproduced on replay on the suspect GPU: " +
                                      t->target + " failed " + failed(*t));

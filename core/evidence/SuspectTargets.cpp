@@ -69,10 +69,10 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
         tie.gpu = gpu;
         if (suspect.sameGpu(gpu)) {
             tie.role = TargetRole::Suspect;
-            tie.how = t.target + " ran on the suspect GPU (" + gpu.text() + ", " + where + ")";
+            tie.how = "ran on the suspect GPU (" + gpu.text() + ", " + where + ")";
         } else {
             tie.role = TargetRole::OtherGpu;
-            tie.how = t.target + " ran on another GPU (" + gpu.text() + ", " + where + "), not the suspect";
+            tie.how = "ran on another GPU (" + gpu.text() + ", " + where + "), not the suspect";
         }
     };
     if (t.fleetGpu) {
@@ -81,23 +81,23 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
     }
     auto spec = parseTargetSpec(t.target);
     if (!spec) {
-        tie.how = "'" + t.target + "' is no replay target, so nothing ties it to a GPU";
+        tie.how = "no replay target, so nothing ties it to a GPU";
         return tie;
     }
     if (spec->kind == "cpu") {
         tie.role = TargetRole::Golden;
-        tie.how = "cpu is the golden model on the host's CPU, not a GPU";
+        tie.how = "the golden model on the host's CPU, not a GPU";
         return tie;
     }
     if (spec->kind == "sim") {
         if (const TraceDevice* d = declaredStandIn(devices, suspect, t.target)) {
             tie.role = TargetRole::SuspectStandIn;
             tie.gpu = {d->uuid, d->serial, d->pciBusId};
-            tie.how = t.target + " is a simulation that stands in for the suspect: the trace's device '" +
-                      d->label + "' declares it is simulated by it (simulated_defect)";
+            tie.how = "a simulation standing in for the suspect: the trace's device '" + d->label +
+                      "' declares it is simulated by it (simulated_defect)";
         } else {
             tie.role = TargetRole::Simulated;
-            tie.how = t.target + " is a simulated device, not the suspect GPU";
+            tie.how = "a simulated device, not the suspect GPU";
         }
         return tie;
     }
@@ -105,14 +105,14 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
     char* end = nullptr;
     const long index = std::strtol(spec->model.c_str(), &end, 10);
     if (!hasInventory(inventory)) {
-        tie.how = t.target +
-                  " cannot be tied to a physical GPU: the campaign recorded no inventory of its node "
-                  "(replay --inventory DEVICES.json) and none was given (evidence --inventory DEVICES.json)";
+        tie.how =
+            "cannot be tied to a physical GPU: the campaign recorded no inventory of its node "
+            "(replay --inventory DEVICES.json) and none was given (evidence --inventory DEVICES.json)";
         return tie;
     }
     const json* g = end && *end == '\0' ? inventoryGpu(inventory, index) : nullptr;
     if (!g) {
-        tie.how = t.target + " is not in " + inventorySource + ", so it cannot be tied to a physical GPU";
+        tie.how = "not in " + inventorySource + ", so it cannot be tied to a physical GPU";
         return tie;
     }
     byGpu({str(*g, "uuid"), str(*g, "serial"), str(*g, "pci_bus_id")}, inventorySource);
@@ -210,7 +210,7 @@ SuspectTargets tieTargetsToSuspect(const CampaignEvidence& campaign, const Board
         out.ties.push_back(tieOne(t, suspect, inv, source, devices));
     for (const TargetTie& t : out.ties)
         if (t.role == TargetRole::Untied)
-            out.warnings.push_back("campaign: " + printableText(t.how) +
+            out.warnings.push_back("campaign: " + printableText(t.target + ": " + t.how) +
                                    "; its results are not taken as the suspect's");
     if (!out.anySuspect()) {
         std::string failing;
