@@ -50,6 +50,9 @@ EvidenceExportDialog::EvidenceExportDialog(QWidget* parent) : QDialog(parent)
     m_suspect = new QLineEdit;
     m_suspect->setPlaceholderText(tr("bus id, UUID or serial; default: the trace's suspect device"));
     form->addRow(tr("Suspect GPU"), m_suspect);
+    // Ties the campaign's cuda:N targets to boards where the campaign recorded no inventory.
+    m_inventory =
+        fileRow(form, tr("GPU inventory (faultline devices --json)"), tr("JSON (*.json)"), false, false);
 
     m_checklist = new QTreeWidget;
     m_checklist->setHeaderLabels({tr("Needed by the vendor"), tr("Present"), tr("Detail")});
@@ -126,6 +129,7 @@ EvidenceOptions EvidenceExportDialog::options() const
     o.signKey = m_key->text().trimmed().toStdString();
     o.caseId = m_caseId->text().trimmed().toStdString();
     o.suspect = m_suspect->text().trimmed().toStdString();
+    o.inventory = m_inventory->text().trimmed().toStdString();
     o.faultlineVersion = QCoreApplication::applicationVersion().toStdString();
     return o;
 }
@@ -193,8 +197,12 @@ void EvidenceExportDialog::showOutcomeOnUi(quint64 job, bool preview, const Outc
     m_preview->setSearchPaths({QString::fromStdString(r.dir)});
     m_preview->setMarkdown(outcome.reportMarkdown);
     if (preview) {
-        m_status->setText(
-            tr("Preview: %1 warning(s). Export writes the bundle and its .tar.").arg(r.warnings.size()));
+        QString status =
+            tr("Preview: %1 warning(s). Export writes the bundle and its .tar.").arg(r.warnings.size());
+        const nlohmann::json replay = r.caseJson.value("replay", nlohmann::json());
+        if (replay.is_object() && replay.value("suspect_targets", nlohmann::json::array()).empty())
+            status += tr(" No target of the campaign ran on the suspect GPU: its results are context only.");
+        m_status->setText(status);
         emit previewShown();
     } else {
         m_status->setText(tr("Wrote %1 and %2 (%3 files).")

@@ -56,7 +56,7 @@ private:
 
     QLineEdit *m_out = nullptr, *m_campaign = nullptr, *m_trace = nullptr, *m_logs = nullptr,
               *m_smi = nullptr, *m_attach = nullptr, *m_key = nullptr, *m_caseId = nullptr,
-              *m_suspect = nullptr;
+              *m_suspect = nullptr, *m_inventory = nullptr;
     QTreeWidget* m_checklist = nullptr;
     QTextBrowser* m_preview = nullptr;
     QLabel* m_status = nullptr;

@@ -1,6 +1,6 @@
 // faultline evidence --out DIR [--campaign RESULTS.h5] [--trace TRACE] [--logs FILE...]
 //                    [--nvidia-smi FILE.xml...] [--attach FILE...] [--case-id ID] [--sign KEY]
-//                    [--suspect BUS|UUID|SERIAL]
+//                    [--suspect BUS|UUID|SERIAL] [--inventory DEVICES.json]
 // Builds the RMA evidence bundle DIR and DIR.tar (core/evidence/EvidenceBundle.h).
 #include <termios.h>
 #include <unistd.h>
@@ -73,6 +73,9 @@ CommandRunner addEvidenceCommand(CLI::App& app)
     cmd->add_option("--suspect", o->suspect,
                     "the suspect GPU's bus id, UUID or serial (default: the trace's suspect device, else the "
                     "health report's)");
+    cmd->add_option("--inventory", o->inventory,
+                    "the node's GPU inventory (faultline devices --json), to tie cuda:N targets to GPUs "
+                    "where the campaign recorded none (replay --inventory)");
     return [o] {
         o->faultlineVersion = FAULTLINE_VERSION;
         if (!o->signKey.empty() && isEncryptedMinisignSecretKey(o->signKey))

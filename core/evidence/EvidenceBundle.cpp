@@ -25,6 +25,7 @@
 #include "Manifest.h"
 #include "MinimalReproducer.h"
 #include "MinisignKey.h"
+#include "SuspectTargets.h"
 
 namespace faultline {
 namespace fs = std::filesystem;
@@ -114,6 +115,7 @@ std::vector<std::pair<std::string, std::string>> inputFiles(const EvidenceOption
         in.emplace_back("--campaign (its journal)", o.campaign + ".journal.jsonl");
     }
     if (!o.trace.empty()) in.emplace_back("--trace", o.trace);
+    if (!o.inventory.empty()) in.emplace_back("--inventory", o.inventory);
     if (!o.signKey.empty()) in.emplace_back("--sign", o.signKey);
     return in;
 }
@@ -221,6 +223,52 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
     return s;
 }
 
+// Fills the suspect's missing UUID, serial or bus id from what records the same GPU (the trace's
+// devices, the node's inventory), so that its health entry and its targets are found however it
+// was named (a UUID on the command line, a bus id in the kernel log).
+void completeSuspect(SuspectGpu& s, const nlohmann::json& health, const Trace* trace,
+                     const CampaignEvidence* campaign, const nlohmann::json& inventory)
+{
+    std::vector<BoardIdentity> known;
+    if (trace)
+        for (const TraceDevice& d : trace->devices) known.push_back({d.uuid, d.serial, d.pciBusId});
+    nlohmann::json inv = inventory;
+    if (inv.is_null() && campaign && campaign->document.is_object() && campaign->document.contains("node") &&
+        campaign->document["node"].is_object())
+        inv = campaign->document["node"].value("inventory", nlohmann::json());
+    if (inv.is_object() && inv.contains("gpus") && inv["gpus"].is_array())
+        for (const nlohmann::json& g : inv["gpus"])
+            if (g.is_object()) known.push_back({str(g, "uuid"), str(g, "serial"), str(g, "pci_bus_id")});
+    for (const BoardIdentity& k : known) {
+        if (!BoardIdentity{s.uuid, s.serial, s.busId}.sameGpu(k)) continue;
+        if (s.uuid.empty()) s.uuid = k.uuid;
+        if (s.serial.empty()) s.serial = k.serial;
+        if (s.busId.empty()) s.busId = normalizeBusId(k.busId);
+    }
+    // The trace's device for the suspect's recorded outputs: the one that is the same GPU (a
+    // device that records no identity at all keeps its role's word).
+    if (trace && !s.traceLabel.empty())
+        for (const TraceDevice& d : trace->devices) {
+            const BoardIdentity id{d.uuid, d.serial, d.pciBusId};
+            if (d.label == s.traceLabel && !id.empty() && !id.sameGpu({s.uuid, s.serial, s.busId}))
+                s.traceLabel.clear();
+        }
+    if (trace && s.traceLabel.empty())
+        for (const TraceDevice& d : trace->devices)
+            if (BoardIdentity{d.uuid, d.serial, d.pciBusId}.sameGpu({s.uuid, s.serial, s.busId})) {
+                s.traceLabel = d.label;
+                break;
+            }
+    if (s.health.is_null() && health.is_object())
+        for (const nlohmann::json& g : health.value("gpus", nlohmann::json::array()))
+            if (BoardIdentity{s.uuid, s.serial, s.busId}.sameGpu(
+                    {str(g, "uuid"), str(g, "serial"), str(g, "bus_id")})) {
+                s.health = g;
+                if (s.product.empty()) s.product = str(g, "product");
+                break;
+            }
+}
+
 nlohmann::json hostJson()
 {
     char host[256] = {};
@@ -278,6 +326,13 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         if (Status st = checkInput(f, "--attach"); !st) return st.error();
     if (!o.campaign.empty())
         if (Status st = checkInput(o.campaign, "--campaign"); !st) return st.error();
+    nlohmann::json inventory;
+    if (!o.inventory.empty()) {
+        if (Status st = checkInput(o.inventory, "--inventory"); !st) return st.error();
+        auto inv = readDeviceInventory(o.inventory);
+        if (!inv) return inv.error();
+        inventory = *inv;
+    }
     std::optional<MinisignSecretKey> key;
     if (!o.signKey.empty()) {
         auto k = readMinisignSecretKey(o.signKey, o.keyPassword ? &*o.keyPassword : nullptr);
@@ -319,6 +374,13 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         return Error{
             "evidence: refusing to export: no serial, UUID or bus id for the suspect GPU (give --nvidia-smi "
             "or --logs that name it, a trace whose suspect device records it, or --suspect)"};
+    completeSuspect(suspect, health, trace ? &*trace : nullptr, campaign ? &*campaign : nullptr, inventory);
+    SuspectTargets ties;
+    if (campaign) {
+        ties = tieTargetsToSuspect(*campaign, {suspect.uuid, suspect.serial, suspect.busId}, inventory,
+                                   trace ? trace->devices : std::vector<TraceDevice>{});
+        for (const std::string& w : ties.warnings) warnings.push_back(w);
+    }
 
     // DIR itself is made here, new (mkdir neither follows a link nor takes an existing folder).
     if (root.has_parent_path()) {
@@ -342,6 +404,7 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     c.suspect = suspect;
     c.health = health;
     c.campaign = campaign ? &*campaign : nullptr;
+    c.targets = ties;
     if (trace) c.traceAttributes = trace->attributes;
 
     for (const std::string& f : o.logs) {
@@ -384,10 +447,10 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         if (Status st = writeText(root / "replay/campaign.json", campaign->document.dump(2) + "\n"); !st)
             return st.error();
         c.files.push_back({"replay/campaign.json", "campaign_report", ""});
-        if (campaign->reproduced() && trace) {
+        // Only the suspect's own divergent ops are reproduced (other targets are context).
+        if (!suspectDivergentOps(*campaign, ties).empty() && trace) {
             fs::create_directories(root / "reproducer", ec);
-            const ReproducerSuspect who{suspect.uuid, suspect.serial, suspect.busId};
-            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), who);
+            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), ties);
             if (!r) return r.error();
             c.reproducer = *r;
             if (!r->replayable)

@@ -39,6 +39,9 @@ struct EvidenceOptions {
     std::string signKey;                     // minisign secret key; "" = unsigned (a warning)
     std::optional<std::string> keyPassword;  // for a password-encrypted signKey
     std::string suspect;  // bus id, UUID or serial; "" = the trace's suspect device, else the health report's
+    // The node's `faultline devices --json`, to tie cuda:N targets to GPUs where the campaign
+    // recorded no inventory of its own (core/evidence/SuspectTargets.h); "" = the campaign's.
+    std::string inventory;
     std::string faultlineVersion;
     // Draws figures into DIR/figures (GUI builds): returns the files written, relative to DIR.
     std::function<Result<std::vector<std::string>>(const std::string& dir, const EvidenceFigureInput&)>

@@ -152,17 +152,36 @@ void EvidenceCase::finish()
         "");
     add("field diagnostic / DCGM output", has("attachment"), false, has("attachment") ? "in vendor/" : "",
         "");
-    const bool reproduced = campaign && campaign->reproduced() && reproducer;
-    std::string repro;
-    if (campaign && campaign->reproduced())
-        for (const CampaignTargetEvidence* t : campaign->divergingTargets())
-            repro += (repro.empty() ? "" : "; ") + t->target + " " + t->verdict + ", " +
-                     std::to_string(t->failures) + "/" + std::to_string(t->runs) + " runs failed";
-    add("reproduction on replay", reproduced, false, repro,
-        !campaign                 ? "no reproduction: no replay campaign was given (--campaign RESULTS.h5)"
-        : !campaign->reproduced() ? "no reproduction: the campaign's replays did not diverge on any target"
-                                  : "no reproduction: the campaign diverged but its trace was not found, so "
-                                    "there is no reproducer");
+    // Reproduction: only what the suspect's own targets did (core/evidence/SuspectTargets.h).
+    std::vector<const CampaignTargetEvidence*> mine;
+    if (campaign)
+        for (const CampaignTargetEvidence& t : campaign->targets)
+            if (targets.isSuspect(t.target)) mine.push_back(&t);
+    uint64_t mineRuns = 0, mineFailures = 0;
+    std::string repro, mineNames;
+    for (const CampaignTargetEvidence* t : mine) {
+        mineRuns += t->runs;
+        mineFailures += t->failures;
+        mineNames += (mineNames.empty() ? "" : ", ") + t->target;
+        repro += (repro.empty() ? "" : "; ") + t->target + " " + t->verdict + ", " +
+                 std::to_string(t->failures) + "/" + std::to_string(t->runs) + " runs failed";
+    }
+    const bool reproduced = mineFailures > 0 && reproducer;
+    std::string noRepro;
+    if (!campaign)
+        noRepro = "no reproduction: no replay campaign was given (--campaign RESULTS.h5)";
+    else if (mine.empty())
+        noRepro = "no reproduction of the suspect GPU: no target of the campaign ran on it";
+    else if (mineFailures == 0)
+        noRepro = "no reproduction: the suspect's target(s) " + mineNames + " failed none of " +
+                  std::to_string(mineRuns) + " runs (rate < " +
+                  percentText(wilsonInterval(0, mineRuns).high) + " at 95%)";
+    else
+        noRepro =
+            "no reproduction: the campaign diverged on the suspect but its trace was not found, so there is "
+            "no "
+            "reproducer";
+    add("reproduction on replay", reproduced, false, repro, noRepro);
     add("signature (chain of custody)", !signedBy.empty(), false, signedBy.empty() ? "" : "key " + signedBy,
         "unsigned: give --sign KEY (faultline keygen KEY) for a minisign signature of the manifest");
 
@@ -175,20 +194,39 @@ void EvidenceCase::finish()
         if (flag(g, "sram_threshold_exceeded") && rmaReasons.empty())
             rmaReasons.push_back("SRAM uncorrectable error threshold exceeded");
     }
+    auto failed = [](const CampaignTargetEvidence& t) {
+        return std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs (" +
+               percentText(t.rate.rate) + ", 95% CI " + percentText(t.rate.low) + "-" +
+               percentText(t.rate.high) + ") on op(s) " + opListArgument(t.failingOps) + ", verdict " +
+               t.verdict;
+    };
     if (campaign)
-        for (const CampaignTargetEvidence* t : campaign->divergingTargets())
-            if (t->verdict == "persistent" || t->verdict == "device-specific")
-                rmaReasons.push_back("silent data corruption reproduced on replay: " + t->target +
-                                     " failed " + std::to_string(t->failures) + " of " +
-                                     std::to_string(t->runs) + " runs (" + percentText(t->rate.rate) +
-                                     ", 95% CI " + percentText(t->rate.low) + "-" +
-                                     percentText(t->rate.high) + ") on op(s) " +
-                                     opListArgument(t->failingOps) + ", verdict " + t->verdict);
+        for (const CampaignTargetEvidence* t : campaign->divergingTargets()) {
+            const TargetTie* tie = targets.find(t->target);
+            if (!targets.isSuspect(t->target)) {
+                // Another GPU, a simulation, the golden model: context, never the suspect's evidence.
+                if (t->failures > 0)
+                    otherTargets.push_back(t->target + " (" + (tie ? tie->how : "not the suspect GPU") +
+                                           ") failed " + failed(*t) +
+                                           ": context only, not evidence about the suspect");
+                continue;
+            }
+            if (t->verdict != "persistent" && t->verdict != "device-specific") continue;
+            if (tie && tie->role == TargetRole::SuspectStandIn)
+                rmaReasons.push_back(
+                    "simulated: silent data corruption reproduced on the suspect's simulated "
+                    "stand-in " +
+                    t->target + " (the trace declares the suspect simulated by it), which failed " +
+                    failed(*t));
+            else
+                rmaReasons.push_back("silent data corruption reproduced on replay on the suspect GPU: " +
+                                     t->target + " failed " + failed(*t));
+        }
 
     // What was ruled out.
     if (campaign)
         for (const CampaignTargetEvidence& t : campaign->targets)
-            if (t.verdict == "healthy" && t.runs > 0)
+            if (t.verdict == "healthy" && t.runs > 0 && !targets.isSuspect(t.target))
                 ruledOut.push_back(
                     (t.target == "cpu"
                          ? "a software or data cause: the golden model (cpu) replayed the same ops on "
@@ -203,6 +241,29 @@ void EvidenceCase::finish()
             if (e.value("xid", 0) > 0 && application.count(e.value("xid", 0))) appXid = true;
         if (!appXid)
             ruledOut.push_back("an application fault: no application Xid (13, 31, 43, 45) on the suspect");
+    }
+    // Kernel log events of other GPUs only: context, said so.
+    if (health.is_object() && events == 0) {
+        std::string whose;
+        size_t foreign = 0;
+        for (const json& o : health.value("gpus", json::array())) {
+            if (sameGpu(o, suspect)) continue;
+            const size_t n = o.value("events", json::array()).size();
+            if (!n) continue;
+            foreign += n;
+            whose += (whose.empty() ? "" : ", ") + std::string("bus ") + str(o, "bus_id") +
+                     (str(o, "serial").empty() ? "" : " (serial " + str(o, "serial") + ")") + ": " +
+                     std::to_string(n);
+        }
+        const size_t unattributed = health.value("unattributed_events", json::array()).size();
+        if (unattributed)
+            whose +=
+                (whose.empty() ? "" : ", ") + std::string("no GPU named: ") + std::to_string(unattributed);
+        if (foreign + unattributed > 0)
+            warnings.push_back("kernel logs: none of the " + std::to_string(foreign + unattributed) +
+                               " Xid/SXid event(s) is the suspect GPU's (" + whose +
+                               "); they are shown as context about other GPUs, not as evidence about the "
+                               "suspect");
     }
     if (health.is_object()) {
         size_t quiet = 0, others = 0;
@@ -251,16 +312,55 @@ json evidenceCaseJson(const EvidenceCase& c)
         json verdicts = json::object();
         for (const auto& [t, v] : c.reproducer->expectedVerdicts) verdicts[t] = v;
         const ReproducerFiles& r = *c.reproducer;
-        reproducer = {
-            {"trace", "reproducer/trace.h5"},
-            {"script", "reproducer/reproduce.sh"},
-            {"command", textOrNull(r.command)},
-            {"ops", r.ops},
-            {"replayable", r.replayable},
-            {"not_replayable", textOrNull(r.notReplayable)},
-            {"fleet_gpu", textOrNull(r.fleetGpu)},
-            {"expected",
-             {{"exit_code", r.replayable ? json(r.expectedExitCode) : json(2)}, {"verdicts", verdicts}}}};
+        reproducer = {{"trace", "reproducer/trace.h5"},
+                      {"script", "reproducer/reproduce.sh"},
+                      {"command", textOrNull(r.command)},
+                      {"ops", r.ops},
+                      {"replayable", r.replayable},
+                      {"not_replayable", textOrNull(r.notReplayable)},
+                      {"fleet_gpu", textOrNull(r.fleetGpu)},
+                      {"suspect_targets", r.suspectTargets},
+                      {"reps",
+                       {{"reps", r.reps.reps},
+                        {"failures", r.reps.failures},
+                        {"runs", r.reps.runs},
+                        {"rate", r.reps.rate},
+                        {"ops", r.reps.ops},
+                        {"confidence", kReproducerConfidence},
+                        {"probability", r.reps.probability},
+                        {"capped", r.reps.capped},
+                        {"formula", "ceil(ln(1 - confidence) / (ops * ln(1 - rate))), at least " +
+                                        std::to_string(kMinReproducerReps) + ", at most " +
+                                        std::to_string(kMaxReproducerReps)}}},
+                      {"expected",
+                       {{"exit_code", r.replayable ? json(r.expectedExitCode) : json(2)},
+                        {"verdicts", verdicts},
+                        {"must_fail", r.mustFail}}}};
+    }
+    json replay;
+    if (c.campaign) {
+        replay = campaignEvidenceJson(*c.campaign);
+        json mine = json::array();
+        bool suspectFailed = false;
+        for (json& t : replay["targets"]) {
+            const std::string label = t.value("target", "");
+            const TargetTie* tie = c.targets.find(label);
+            t["role"] = tie ? targetRoleName(tie->role) : "untied";
+            t["tied_by"] = tie ? tie->how : std::string();
+            t["gpu"] = tie && !tie->gpu.empty() ? json{{"uuid", textOrNull(tie->gpu.uuid)},
+                                                       {"serial", textOrNull(tie->gpu.serial)},
+                                                       {"bus_id", textOrNull(tie->gpu.busId)}}
+                                                : json();
+            const bool isSuspect = c.targets.isSuspect(label);
+            t["suspect"] = isSuspect;
+            if (isSuspect) {
+                mine.push_back(label);
+                suspectFailed = suspectFailed || t.value("failures", 0) > 0;
+            }
+        }
+        replay["suspect_targets"] = mine;
+        replay["suspect_ops"] = suspectDivergentOps(*c.campaign, c.targets);
+        replay["suspect_reproduced"] = suspectFailed;
     }
     json checklist = json::array();
     for (const ChecklistItem& i : c.checklist)
@@ -291,9 +391,10 @@ json evidenceCaseJson(const EvidenceCase& c)
             {"unattributed_events", unattributed.size()},
             {"unattributed_xid_summary", xidSummary(unattributed)},
             {"symptom", c.symptom ? symptomJson(*c.symptom) : json()},
-            {"replay", c.campaign ? campaignEvidenceJson(*c.campaign) : json()},
+            {"replay", replay},
             {"reproducer", reproducer},
             {"rma_reasons", c.rmaReasons},
+            {"other_targets", c.otherTargets},
             {"ruled_out", c.ruledOut},
             {"checklist", checklist},
             {"figures", c.figures},

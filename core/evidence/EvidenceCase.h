@@ -12,6 +12,7 @@
 #include "../compare/Divergence.h"
 #include "CampaignEvidence.h"
 #include "MinimalReproducer.h"
+#include "SuspectTargets.h"
 
 namespace faultline {
 
@@ -53,6 +54,7 @@ struct EvidenceCase {
     nlohmann::json health;  // healthReportJson (null: no logs or snapshots)
     SuspectGpu suspect;
     const CampaignEvidence* campaign = nullptr;
+    SuspectTargets targets;  // which of the campaign's targets ran on the suspect
     std::optional<ReproducerFiles> reproducer;
     std::optional<EvidenceFigureInput> symptom;
     std::map<std::string, std::string> traceAttributes;
@@ -60,9 +62,11 @@ struct EvidenceCase {
     std::vector<EvidenceFile> files;
     std::vector<std::string> warnings;
 
-    // Filled by finish(): the checklist (and a warning per missing item), RMA reasons, ruled out.
+    // Filled by finish(): the checklist (and a warning per missing item), RMA reasons (the
+    // suspect's own evidence only), what other targets did (context, never an RMA reason), ruled
+    // out.
     std::vector<ChecklistItem> checklist;
-    std::vector<std::string> rmaReasons, ruledOut;
+    std::vector<std::string> rmaReasons, otherTargets, ruledOut;
     void finish();
 };
 

@@ -1,5 +1,6 @@
 #include "EvidenceReport.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -58,6 +59,22 @@ void countersTable(std::ostringstream& out, const json& before, const json& afte
     out << "\n";
 }
 
+// What a campaign target ran on, for the reproduction table.
+std::string roleText(const json& t)
+{
+    const std::string role = t.value("role", "");
+    const json gpu = t.value("gpu", json());
+    const std::string serial = gpu.is_object() ? field(gpu, "serial") : "—";
+    if (role == "suspect") return "**the suspect GPU**";
+    if (role == "simulated_stand_in") return "a simulation standing in for the suspect (simulated evidence)";
+    if (role == "other_gpu")
+        return "another GPU" + (serial == "—" ? std::string() : " (serial " + serial + ")");
+    if (role == "simulated") return "a simulated device, not the suspect";
+    if (role == "golden") return "the golden model (CPU)";
+    if (role == "untied") return "no GPU it can be tied to";
+    return "—";
+}
+
 }  // namespace
 
 std::string evidenceReportMarkdown(const json& c)
@@ -81,6 +98,14 @@ std::string evidenceReportMarkdown(const json& c)
     else {
         out << "Candidate RMA reasons:\n\n";
         for (const json& r : reasons) out << "- " << text(r) << "\n";
+        out << "\n";
+    }
+
+    const json others = c.value("other_targets", json::array());
+    if (!others.empty()) {
+        out << "Other targets of the campaign (context only: none of this is evidence about the suspect "
+               "GPU):\n\n";
+        for (const json& r : others) out << "- " << text(r) << "\n";
         out << "\n";
     }
 
@@ -169,11 +194,12 @@ std::string evidenceReportMarkdown(const json& c)
         out << "Replay campaign over trace `" << field(replay, "trace") << "`, " << field(replay, "reps")
             << " repetitions per op, seed " << field(replay, "seed")
             << ". Rates with 95% Wilson score intervals.\n\n";
-        out << "| target | verdict | failed runs | rate (95% CI) | failing ops |\n|---|---|---|---|---|\n";
+        out << "| target | ran on | verdict | failed runs | rate (95% CI) | failing ops |\n"
+               "|---|---|---|---|---|---|\n";
         for (const json& t : replay.value("targets", json::array())) {
             const json ci = t.value("ci95", json::array({0, 1}));
-            out << "| " << cell(field(t, "target")) << " | " << field(t, "verdict") << " | "
-                << field(t, "failures") << "/" << field(t, "runs") << " | "
+            out << "| " << cell(field(t, "target")) << " | " << cell(roleText(t)) << " | "
+                << field(t, "verdict") << " | " << field(t, "failures") << "/" << field(t, "runs") << " | "
                 << percentText(t.value("rate", 0.0)) << " ["
                 << percentText(ci.size() == 2 ? ci[0].get<double>() : 0) << ", "
                 << percentText(ci.size() == 2 ? ci[1].get<double>() : 1) << "] | "
@@ -181,8 +207,12 @@ std::string evidenceReportMarkdown(const json& c)
         }
         out << "\n";
         for (const json& t : replay.value("targets", json::array()))
-            out << "- `" << field(t, "target") << "`: " << field(t, "explanation") << "\n";
+            out << "- `" << field(t, "target") << "`: " << field(t, "explanation")
+                << (t.contains("tied_by") ? " (" + field(t, "tied_by") + ")" : std::string()) << "\n";
         out << "\n";
+        if (replay.contains("suspect_targets") && replay["suspect_targets"].empty())
+            out << "**No target of this campaign ran on the suspect GPU: its results are no evidence about "
+                   "it.**\n\n";
     } else {
         out << "No replay campaign was given.\n\n";
     }
@@ -195,16 +225,28 @@ std::string evidenceReportMarkdown(const json& c)
             << field(repro, "not_replayable") << ".\n\n";
     } else if (repro.is_object()) {
         out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
-            << " and their inputs. Run `sh reproducer/reproduce.sh` (needs faultline), which runs\n\n    "
+            << ", the suspect's divergent ops, and their inputs. Run `sh reproducer/reproduce.sh` (needs "
+               "faultline), which runs\n\n    "
             << field(repro, "command") << "\n\n";
+        if (const json reps = repro.value("reps", json()); reps.is_object())
+            out << "Repetitions sized to the suspect's measured rate on these ops ("
+                << field(reps, "failures") << " of " << field(reps, "runs")
+                << " runs failed): " << field(reps, "reps") << " repetitions of " << field(reps, "ops")
+                << " op(s) fail at least once with probability "
+                << percentText(reps.value("probability", 0.0)) << " (reps = " << field(reps, "formula")
+                << (reps.value("capped", false) ? "; capped" : "") << ").\n\n";
         if (!repro.value("fleet_gpu", json()).is_null())
             out << "(the fleet's " << field(repro, "fleet_gpu")
                 << " alone, on the target it ran as on its own node) ";
         out << "and expects:";
         const json exp = repro.value("expected", json::object());
         const json verdicts = exp.value("verdicts", json::object());
-        for (auto it = verdicts.begin(); it != verdicts.end(); ++it)
-            out << " `" << it.key() << "` " << text(*it) << ";";
+        const json mustFail = exp.value("must_fail", json::array());
+        for (auto it = verdicts.begin(); it != verdicts.end(); ++it) {
+            const bool fails = std::find(mustFail.begin(), mustFail.end(), json(it.key())) != mustFail.end();
+            out << " `" << it.key() << "` "
+                << (fails ? "fails again (the campaign found " + text(*it) + ")" : text(*it)) << ";";
+        }
         out << " exit code " << field(exp, "exit_code") << ".\n\n";
     }
 

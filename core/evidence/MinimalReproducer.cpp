@@ -2,12 +2,12 @@
 
 #include <sys/stat.h>
 
-#include <cctype>
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "../Text.h"
-#include "../health/BusId.h"
 #include "../replay/TargetSpec.h"
 #include "../trace/TraceWriter.h"
 #include "BundleSealer.h"
@@ -77,14 +77,16 @@ Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const s
     return w->close();
 }
 
-// What reproduce.sh replays: targets with the verdicts the campaign found, the ops, the
-// reference; or why nothing can be replayed.
+// What reproduce.sh replays: targets with the verdicts the campaign found (the suspect's must
+// fail again), the ops, the reference, the repetitions; or why nothing can be replayed.
 struct ReplayPlan {
     std::vector<std::pair<std::string, std::string>> verdicts;
+    std::vector<std::string> mustFail;
     std::set<size_t> ops;
     std::string reference;
     std::string fleetGpu;
     std::string notReplayable;
+    ReproducerReps reps;
 };
 
 // A target `faultline replay --targets` runs: printable, no spaces, and parsed as one (the
@@ -94,55 +96,65 @@ bool isReplayTarget(const std::string& s)
     return isPrintableText(s) && s.find(' ') == std::string::npos && parseTargetSpec(s);
 }
 
-std::string lower(std::string s)
+std::string suspectText(const BoardIdentity& s)
 {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
+    return s.empty() ? "the suspect GPU (no identity given)" : "the suspect GPU (" + s.text() + ")";
 }
 
-bool isSuspect(const CampaignTargetEvidence::FleetGpu& g, const ReproducerSuspect& s)
+// The suspect's targets, in the campaign's order.
+std::vector<const CampaignTargetEvidence*> suspectTargets(const CampaignEvidence& c, const SuspectTargets& s)
 {
-    if (!s.uuid.empty() && lower(s.uuid) == lower(g.uuid)) return true;
-    if (!s.serial.empty() && s.serial == g.serial) return true;
-    const std::string bus = normalizeBusId(s.busId);
-    return !bus.empty() && bus == normalizeBusId(g.pciBusId);
+    std::vector<const CampaignTargetEvidence*> out;
+    for (const CampaignTargetEvidence& t : c.targets)
+        if (s.isSuspect(t.target)) out.push_back(&t);
+    return out;
 }
 
-std::string suspectText(const ReproducerSuspect& s)
+// The suspect's failures and runs on `ops` (the per-op counts; the target's own where the report
+// has none), to size the repetitions.
+ReproducerReps sizedReps(const CampaignEvidence& c, const std::vector<const CampaignTargetEvidence*>& mine,
+                         const std::set<size_t>& ops)
 {
-    std::string t;
-    for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"UUID", &s.uuid},
-                                      {"serial", &s.serial},
-                                      {"bus id", &s.busId}})
-        if (!value->empty()) t += (t.empty() ? "" : ", ") + std::string(name) + " " + *value;
-    return t.empty() ? "the suspect GPU (no identity given)" : "the suspect GPU (" + t + ")";
+    uint64_t failures = 0, runs = 0;
+    for (const CampaignTargetEvidence* t : mine) {
+        uint64_t f = 0, n = 0;
+        for (const CampaignOpEvidence& o : c.divergentOps) {
+            if (!ops.count(o.index)) continue;
+            if (auto it = o.targets.find(t->target); it != o.targets.end()) {
+                f += std::min(it->second.failures, it->second.runs);
+                n += it->second.runs;
+            }
+        }
+        if (n == 0) f = t->failures, n = t->runs;
+        failures += f;
+        runs += n;
+    }
+    return reproducerReps(failures, runs, ops.size());
 }
 
 // A merged fleet campaign: the suspect alone, on the target it ran as on its own node.
-ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const ReproducerSuspect& s)
+ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s)
 {
     ReplayPlan p;
-    p.ops = divergent;
     const CampaignTargetEvidence* mine = nullptr;
-    for (const CampaignTargetEvidence& t : c.targets)
-        if (t.fleetGpu && isSuspect(*t.fleetGpu, s)) {
-            mine = &t;
+    for (const CampaignTargetEvidence* t : suspectTargets(c, s))
+        if (t->fleetGpu) {
+            mine = t;
             break;
         }
     if (!mine) {
         p.notReplayable =
             "a merged fleet campaign's GPUs (labelled host/target) replay on their own nodes, and " +
-            suspectText(s) + " is not among them (give --suspect with its UUID or serial)";
+            suspectText(s.suspect) + " is not among them (give --suspect with its UUID or serial)";
         return p;
     }
     const CampaignTargetEvidence::FleetGpu& g = *mine->fleetGpu;
     p.fleetGpu = mine->target;
     // Its own ops: those it failed on its node (what its node's verdict rests on); for a GPU only
     // the peer vote found, those it differed from its peers on (kept for a replay by hand).
-    std::set<size_t> own;
     for (size_t i : mine->failingOps.empty() ? g.outlierOps : mine->failingOps)
-        if (divergent.count(i)) own.insert(i);
-    if (!own.empty()) p.ops = own;
+        if (divergent.count(i)) p.ops.insert(i);
+    p.reps = sizedReps(c, {mine}, p.ops);
     if (g.nodeVerdict.empty() || g.nodeVerdict == "healthy" || g.nodeVerdict == "none") {
         p.notReplayable = "the suspect GPU " + mine->target + " was " +
                           (g.nodeVerdict.empty() ? std::string("not judged") : g.nodeVerdict) +
@@ -158,24 +170,35 @@ ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergen
         return p;
     }
     p.verdicts.emplace_back(g.target, g.nodeVerdict);
+    p.mustFail.push_back(g.target);
     return p;
 }
 
-ReplayPlan replayPlan(const CampaignEvidence& c, const std::set<size_t>& divergent,
-                      const ReproducerSuspect& s)
+// A single-node campaign: the suspect's targets on the ops they failed, with the golden model and
+// the reference as controls.
+ReplayPlan replayPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s)
 {
     if (c.fleet) return fleetPlan(c, divergent, s);
     ReplayPlan p;
-    p.ops = divergent;
+    const std::vector<const CampaignTargetEvidence*> mine = suspectTargets(c, s);
+    for (const CampaignTargetEvidence* t : mine)
+        for (size_t i : t->failingOps)
+            if (divergent.count(i)) p.ops.insert(i);
+    p.reps = sizedReps(c, mine, p.ops);
     std::string bad;
     for (const CampaignTargetEvidence& t : c.targets) {
+        const bool suspect = s.isSuspect(t.target);
+        if (!suspect && t.target != "cpu" && t.target != c.reference) continue;
+        if (suspect && t.failingOps.empty()) continue;
         if (!isReplayTarget(t.target)) bad += (bad.empty() ? "'" : ", '") + t.target + "'";
         p.verdicts.emplace_back(t.target, t.verdict);
+        if (suspect) p.mustFail.push_back(t.target);
     }
     if (!c.reference.empty() && !isReplayTarget(c.reference))
         bad += (bad.empty() ? "reference '" : ", reference '") + c.reference + "'";
     if (!bad.empty()) {
         p.verdicts.clear();
+        p.mustFail.clear();
         p.notReplayable = "the campaign's " + bad +
                           " are not replay targets (cpu, sim:<model>, cuda:<index>), so `faultline replay` "
                           "cannot run them";
@@ -183,6 +206,11 @@ ReplayPlan replayPlan(const CampaignEvidence& c, const std::set<size_t>& diverge
     }
     p.reference = c.reference;
     return p;
+}
+
+bool isMustFail(const ReproducerFiles& r, const std::string& target)
+{
+    return std::find(r.mustFail.begin(), r.mustFail.end(), target) != r.mustFail.end();
 }
 
 // A line printed on stderr, whatever it holds (printf, not echo: no escapes are interpreted).
@@ -196,17 +224,31 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
     const std::string ops = opListArgument(r.ops);
     std::string s;
     s += "#!/bin/sh\n";
-    s += "# Reproduces the divergence of this evidence bundle: replays ops " + ops +
-         " of the incident's trace\n# (reproducer/trace.h5 holds only those ops and their inputs) with the "
-         "command the campaign ran:\n#\n#   " +
-         shellCommentText(r.command) + "\n#\n";
+    std::string mine;
+    for (const std::string& t : r.suspectTargets) mine += (mine.empty() ? "" : ", ") + t;
+    char rate[160];
+    std::snprintf(rate, sizeof rate,
+                  "%llu of %llu runs failed (%.3g%%); %u repetitions of %zu op(s) fail at least once "
+                  "with probability %.4g%%%s",
+                  static_cast<unsigned long long>(r.reps.failures),
+                  static_cast<unsigned long long>(r.reps.runs), 100 * r.reps.rate, r.reps.reps, r.reps.ops,
+                  100 * r.reps.probability, r.reps.capped ? " (capped)" : "");
+    s += "# Reproduces the suspect GPU's divergence of this evidence bundle: replays ops " + ops +
+         ", the ops the suspect's\n# target(s) " + shellCommentText(mine) +
+         " failed in the campaign (reproducer/trace.h5 holds only those ops and\n# their inputs), "
+         "with the campaign's seed and the golden model and reference as controls:\n#\n#   " +
+         shellCommentText(r.command) +
+         "\n#\n# Repetitions sized to the suspect's measured rate on these ops: " + rate +
+         "\n# (reps = ceil(ln(1 - 0.99) / (ops * ln(1 - rate))), 2 to 1000).\n#\n";
     if (!r.fleetGpu.empty())
         s += "# (" + shellCommentText(r.fleetGpu) +
              " of the fleet campaign, alone, on the target it ran as on its node; on another machine\n"
              "# the board may have another index: change --targets below.)\n#\n";
     s += "# Expected:";
     for (const auto& [t, v] : r.expectedVerdicts)
-        s += "\n#   " + shellCommentText(t) + ": " + shellCommentText(v);
+        s += "\n#   " + shellCommentText(t) + ": " +
+             (isMustFail(r, t) ? "fails again (the campaign found " + shellCommentText(v) + ")"
+                               : shellCommentText(v));
     s += "\n#   exit code " + std::to_string(r.expectedExitCode) +
          "\n# Needs faultline on PATH (or FAULTLINE=/path/to/faultline). Exit 0: reproduced; 1: not "
          "reproduced; 2: could not run.\n";
@@ -233,7 +275,18 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
     s += "        printf 'NOT reproduced: %s should be %s\\n' \"$1\" \"$2\"; status=1\n";
     s += "    fi\n";
     s += "}\n";
-    for (const auto& [t, v] : r.expectedVerdicts) s += "expect " + shellQuote(t) + " " + shellQuote(v) + "\n";
+    // The suspect's targets reproduce with any failing verdict.
+    s += "fails() {\n";
+    s += "    if t=\"$1\" awk '$1 == ENVIRON[\"t\"] && ($2 == \"transient\" || $2 == \"persistent\" || $2 == "
+         "\"device-specific\") { found = 1 } END { exit !found }' \"$out\"; then\n";
+    s += "        printf 'reproduced: %s fails again\\n' \"$1\"\n";
+    s += "    else\n";
+    s += "        printf 'NOT reproduced: %s should fail again (the campaign found %s)\\n' \"$1\" \"$2\"; "
+         "status=1\n";
+    s += "    fi\n";
+    s += "}\n";
+    for (const auto& [t, v] : r.expectedVerdicts)
+        s += (isMustFail(r, t) ? "fails " : "expect ") + shellQuote(t) + " " + shellQuote(v) + "\n";
     s += "[ \"$rc\" -eq " + std::to_string(r.expectedExitCode) +
          " ] || { echo \"NOT reproduced: exit code $rc, expected " + std::to_string(r.expectedExitCode) +
          "\"; status=1; }\n";
@@ -259,11 +312,27 @@ std::string notReplayableScript(const ReproducerFiles& r)
 
 }  // namespace
 
+std::vector<size_t> suspectDivergentOps(const CampaignEvidence& campaign, const SuspectTargets& suspect)
+{
+    std::set<size_t> divergent, mine;
+    for (const CampaignOpEvidence& o : campaign.divergentOps) divergent.insert(o.index);
+    for (const CampaignTargetEvidence& t : campaign.targets) {
+        if (!suspect.isSuspect(t.target)) continue;
+        for (size_t i : t.failingOps)
+            if (divergent.count(i)) mine.insert(i);
+        if (t.fleetGpu)
+            for (size_t i : t.fleetGpu->outlierOps)
+                if (divergent.count(i)) mine.insert(i);
+    }
+    return {mine.begin(), mine.end()};
+}
+
 Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
-                                               const ReproducerSuspect& suspect)
+                                               const SuspectTargets& suspect)
 {
-    if (!campaign.reproduced()) return Error{"the campaign found no divergent op to reproduce"};
+    const std::vector<size_t> mine = suspectDivergentOps(campaign, suspect);
+    if (mine.empty()) return Error{"the suspect GPU failed no op in the campaign: nothing to reproduce"};
     auto trace = readTrace(sourceTrace);
     if (!trace) return trace.error();
     std::set<size_t> divergent;
@@ -274,12 +343,17 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
         if (!found)
             return fileError(sourceTrace, "has no op " + std::to_string(i) + " (not the campaign's trace?)");
     }
-    const ReplayPlan plan = replayPlan(campaign, divergent, suspect);
+    ReplayPlan plan = replayPlan(campaign, divergent, suspect);
+    if (plan.ops.empty()) plan.ops.insert(mine.begin(), mine.end());
     ReproducerFiles r;
     r.ops.assign(plan.ops.begin(), plan.ops.end());
     r.trace = (std::filesystem::path(dir) / "trace.h5").string();
     r.script = (std::filesystem::path(dir) / "reproduce.sh").string();
     r.fleetGpu = plan.fleetGpu;
+    r.reps = plan.reps;
+    r.mustFail = plan.mustFail;
+    for (const TargetTie& t : suspect.ties)
+        if (suspect.isSuspect(t.target)) r.suspectTargets.push_back(t.target);
     if (Status st = writeTraceSubset(*trace, plan.ops, r.trace); !st) return st.error();
 
     std::string script;
@@ -292,10 +366,10 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
         for (const auto& [t, v] : plan.verdicts) {
             targets += (targets.empty() ? "" : ",") + t;
             r.expectedVerdicts.emplace_back(t, v);
-            if (v != "healthy") r.expectedExitCode = 1;
+            if (v != "healthy" || isMustFail(r, t)) r.expectedExitCode = 1;
         }
         std::string args = "--targets " + shellQuote(targets) + " --ops " + opListArgument(r.ops) +
-                           " --reps " + std::to_string(campaign.reps) + " --seed " +
+                           " --reps " + std::to_string(r.reps.reps) + " --seed " +
                            std::to_string(campaign.seed);
         if (!plan.reference.empty()) args += " --reference " + shellQuote(plan.reference);
         r.command = "faultline replay trace.h5 " + args;

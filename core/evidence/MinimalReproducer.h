@@ -8,25 +8,27 @@
 // The campaign's text is untrusted: the script's comments print it through shellCommentText
 // (nothing can end the line) and every value in a command is shellQuote'd.
 //
-// What is replayed: a single-node campaign, its own targets. A merged fleet campaign's labels
-// ("host/cuda:0") are no replay targets: its reproducer replays the suspect GPU alone, on the
-// target it ran as on its node ("cuda:3"), the ops it failed on there, expecting the verdict its
-// node found. When the campaign's targets cannot be replayed (a fleet suspect not among the
-// fleet's GPUs, or one only the fleet's peer vote found different, or labels that are no
-// targets), trace.h5 is still written and reproduce.sh says why and exits 2: no command that
-// cannot work is written.
+// What is replayed: only the suspect GPU's own divergent ops (core/evidence/SuspectTargets.h),
+// on the targets that ran on it (or its declared simulated stand-in), with the campaign's golden
+// `cpu` and its --reference as controls when it had them; never another GPU's or a simulation's
+// failures. The suspect's targets must fail again (any failing verdict: with fewer targets and
+// repetitions, persistent and device-specific may trade places); the controls must come out as
+// the campaign found them. The repetitions are sized to the suspect's measured failure rate on
+// those ops (reproducerReps: at least one failure with 99 % probability, 2 to 1000).
+//
+// A merged fleet campaign's labels ("host/cuda:0") are no replay targets: its reproducer replays
+// the suspect GPU alone, on the target it ran as on its node ("cuda:3"), the ops it failed on
+// there, expecting it to fail again. When the suspect's targets cannot be replayed (a fleet
+// suspect only the fleet's peer vote found different, a reference that is no target), trace.h5 is
+// still written and reproduce.sh says why and exits 2: no command that cannot work is written.
 #include <string>
 #include <vector>
 
 #include "../Result.h"
 #include "CampaignEvidence.h"
+#include "SuspectTargets.h"
 
 namespace faultline {
-
-// The suspect GPU, to find it among a merged fleet campaign's GPUs (any of the three).
-struct ReproducerSuspect {
-    std::string uuid, serial, busId;
-};
 
 struct ReproducerFiles {
     std::string trace;    // path written
@@ -34,15 +36,23 @@ struct ReproducerFiles {
     std::string command;  // the replay command, relative to the reproducer folder
     std::vector<size_t> ops;
     int expectedExitCode = 0;
-    std::vector<std::pair<std::string, std::string>> expectedVerdicts;  // target, verdict
+    std::vector<std::pair<std::string, std::string>> expectedVerdicts;  // target, campaign verdict
+    std::vector<std::string> mustFail;  // the suspect's targets: any failing verdict reproduces
+    std::vector<std::string> suspectTargets;
+    ReproducerReps reps;  // how --reps was sized
     bool replayable = true;
     std::string notReplayable;  // why not (then `command` is empty and reproduce.sh exits 2)
     std::string fleetGpu;       // a fleet campaign: the suspect's label there ("host/cuda:3")
 };
 
-// Writes DIR/trace.h5 and DIR/reproduce.sh (DIR exists) from the campaign's source trace.
+// The ops the suspect's targets failed (a fleet GPU only the peer vote found: its outlier ops);
+// empty when the suspect failed nothing, and then there is nothing to reproduce.
+std::vector<size_t> suspectDivergentOps(const CampaignEvidence& campaign, const SuspectTargets& suspect);
+
+// Writes DIR/trace.h5 and DIR/reproduce.sh (DIR exists) from the campaign's source trace. An
+// error when the suspect failed no op (suspectDivergentOps is empty).
 Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
-                                               const ReproducerSuspect& suspect = {});
+                                               const SuspectTargets& suspect);
 
 }  // namespace faultline

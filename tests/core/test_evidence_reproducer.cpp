@@ -14,6 +14,7 @@
 #include "core/Text.h"
 #include "core/evidence/CampaignEvidence.h"
 #include "core/evidence/MinimalReproducer.h"
+#include "core/evidence/SuspectTargets.h"
 #include "core/replay/CampaignResultsFile.h"
 
 using namespace faultline;
@@ -106,6 +107,22 @@ json fleetDoc()
               {2})}},
         {"ops", ops},
         {"fleet", {{"nodes", json::array()}}}};
+}
+
+// The ties of a campaign whose target `suspect` is taken as the suspect's (a CampaignEvidence
+// made some other way: its labels may be anything).
+SuspectTargets suspectIs(const CampaignEvidence& c, const std::string& suspect)
+{
+    SuspectTargets s;
+    s.suspect = {"GPU-test", "", ""};
+    for (const CampaignTargetEvidence& t : c.targets)
+        s.ties.push_back({t.target,
+                          t.target == suspect ? TargetRole::Suspect
+                          : t.target == "cpu" ? TargetRole::Golden
+                                              : TargetRole::Simulated,
+                          {},
+                          ""});
+    return s;
 }
 
 struct ScriptRun {
@@ -245,7 +262,8 @@ private slots:
         if (field == "verdict") c->targets[1].verdict = value.toStdString();
         if (field == "reference") c->reference = value.toStdString();
         const QString dir = folder();
-        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), dir.toStdString());
+        SuspectTargets ties = suspectIs(*c, c->targets[1].target);
+        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), dir.toStdString(), ties);
         QVERIFY2(r, r ? "" : r.message().c_str());
         const QString script = QString::fromStdString(r->script);
         QProcess syntax;
@@ -263,10 +281,12 @@ private slots:
     {
         auto c = campaign(campaignDoc());
         QVERIFY(c);
-        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString());
+        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(),
+                                        suspectIs(*c, "sim:stuck-bit:bit=20"));
         QVERIFY2(r, r ? "" : r.message().c_str());
         QVERIFY(r->replayable);
         QCOMPARE(r->expectedExitCode, 1);
+        QCOMPARE(r->mustFail, std::vector<std::string>{"sim:stuck-bit:bit=20"});
         QVERIFY2(r->command.find("--targets 'cpu,sim:stuck-bit:bit=20'") != std::string::npos,
                  r->command.c_str());
         const QByteArray table =
@@ -278,12 +298,19 @@ private slots:
         const QString script = QString::fromStdString(r->script);
         const ScriptRun same = runScript(script, writeStub(path("stub-same"), table, 1));
         QVERIFY2(same.exitCode == 0, same.out.constData());
-        QVERIFY(same.out.contains("reproduced: sim:stuck-bit:bit=20 is persistent"));
+        QVERIFY(same.out.contains("reproduced: sim:stuck-bit:bit=20 fails again"));
+        QVERIFY(same.out.contains("reproduced: cpu is healthy"));
+        // With fewer targets and repetitions a persistent defect may come out device-specific or
+        // transient: it still fails again, which is what reproduces it.
+        QByteArray alone = table;
+        alone.replace("persistent     ", "device-specific");
+        const ScriptRun other1 = runScript(script, writeStub(path("stub-alone"), alone, 1));
+        QVERIFY2(other1.exitCode == 0, other1.out.constData());
         QByteArray healed = table;
         healed.replace("persistent  ", "healthy     ");
         const ScriptRun other = runScript(script, writeStub(path("stub-healed"), healed, 0));
         QCOMPARE(other.exitCode, 1);
-        QVERIFY2(other.out.contains("NOT reproduced: sim:stuck-bit:bit=20 should be persistent"),
+        QVERIFY2(other.out.contains("NOT reproduced: sim:stuck-bit:bit=20 should fail again"),
                  other.out.constData());
         const ScriptRun failed = runScript(script, writeStub(path("stub-failed"), "error: x\n", 2));
         QCOMPARE(failed.exitCode, 2);
@@ -294,9 +321,8 @@ private slots:
         auto c = campaign(fleetDoc());
         QVERIFY2(c, c ? "" : c.message().c_str());
         QVERIFY(c->fleet);
-        ReproducerSuspect suspect;
-        suspect.serial = "222";
-        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(), suspect);
+        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(),
+                                        tieTargetsToSuspect(*c, {"", "222", ""}));
         QVERIFY2(r, r ? "" : r.message().c_str());
         QVERIFY2(r->replayable, r->notReplayable.c_str());
         QCOMPARE(r->fleetGpu, std::string("node-b/cuda:3"));
@@ -308,57 +334,68 @@ private slots:
                                         writeStub(path("stub-fleet"), "  cuda:3   persistent   2/6\n", 1));
         QVERIFY2(run.exitCode == 0, run.out + run.err);
         // By bus id too, however it is written.
-        ReproducerSuspect byBus;
-        byBus.busId = "00000000:41:00.0";  // nvidia-smi spells it so
-        auto b = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(), byBus);
+        // nvidia-smi spells the bus id so
+        auto b = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(),
+                                        tieTargetsToSuspect(*c, {"", "", "00000000:41:00.0"}));
         QVERIFY(b && b->replayable && b->fleetGpu == "node-b/cuda:3");
     }
 
-    void fleetCampaignsThatCannotBeReplayedSaySo_data()
-    {
-        QTest::addColumn<QString>("uuid");
-        QTest::addColumn<QString>("why");
-        QTest::newRow("only a fleet outlier") << "GPU-ccc"
-                                              << "peer";
-        QTest::newRow("not among the fleet's GPUs") << "GPU-zzz"
-                                                    << "not among";
-        QTest::newRow("no suspect") << ""
-                                    << "not among";
-    }
     void fleetCampaignsThatCannotBeReplayedSaySo()
     {
-        QFETCH(QString, uuid);
-        QFETCH(QString, why);
         auto c = campaign(fleetDoc());
         QVERIFY(c);
-        ReproducerSuspect suspect;
-        suspect.uuid = uuid.toStdString();
-        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(), suspect);
+        // Only the fleet's peer vote found node-c's GPU different: replaying it alone cannot show that.
+        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(),
+                                        tieTargetsToSuspect(*c, {"GPU-ccc", "", ""}));
         QVERIFY2(r, r ? "" : r.message().c_str());
         QVERIFY(!r->replayable);
-        QVERIFY2(r->notReplayable.find(why.toStdString()) != std::string::npos, r->notReplayable.c_str());
-        QVERIFY(QFile::exists(QString::fromStdString(r->trace)));  // for a replay by hand
+        QVERIFY2(r->notReplayable.find("peer") != std::string::npos, r->notReplayable.c_str());
+        QCOMPARE(r->ops, std::vector<size_t>{2});  // its own ops, for a replay by hand
+        QVERIFY(QFile::exists(QString::fromStdString(r->trace)));
         const ScriptRun run =
             runScript(QString::fromStdString(r->script), writeStub(path("stub-never"), "", 0));
         QCOMPARE(run.exitCode, 2);
         QVERIFY2(run.err.contains("cannot replay"), run.err.constData());
     }
 
-    void targetsThatAreNotReplayTargetsSaySo()
+    // A suspect that is none of the fleet's GPUs (or no suspect at all) failed nothing: there is
+    // nothing of its own to reproduce, and the other GPUs' failures are not made its reproducer.
+    void fleetSuspectNotAmongItsGpusHasNoReproducer_data()
+    {
+        QTest::addColumn<QString>("uuid");
+        QTest::newRow("not among the fleet's GPUs") << "GPU-zzz";
+        QTest::newRow("no suspect") << "";
+    }
+    void fleetSuspectNotAmongItsGpusHasNoReproducer()
+    {
+        QFETCH(QString, uuid);
+        auto c = campaign(fleetDoc());
+        QVERIFY(c);
+        const SuspectTargets ties = tieTargetsToSuspect(*c, {uuid.toStdString(), "", ""});
+        QVERIFY(!ties.anySuspect());
+        QVERIFY(suspectDivergentOps(*c, ties).empty());
+        QVERIFY(!writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(), ties));
+        bool said = false;
+        for (const std::string& w : ties.warnings)
+            said = said || w.find("no target of the campaign ran on the suspect GPU") != std::string::npos;
+        QVERIFY(said);
+    }
+
+    void referencesThatAreNotReplayTargetsSaySo()
     {
         json doc = campaignDoc();
-        doc["targets"][1]["target"] = "gpu1";
-        doc["ops"][0]["targets"]["gpu1"] = doc["ops"][0]["targets"]["sim:stuck-bit:bit=20"];
+        doc["reference"] = "gpu9";
         auto c = campaign(doc);
         QVERIFY2(c, c ? "" : c.message().c_str());
-        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString());
+        auto r = writeMinimalReproducer(*c, m_trace.toStdString(), folder().toStdString(),
+                                        suspectIs(*c, "sim:stuck-bit:bit=20"));
         QVERIFY2(r, r ? "" : r.message().c_str());
         QVERIFY(!r->replayable);
-        QVERIFY2(r->notReplayable.find("gpu1") != std::string::npos, r->notReplayable.c_str());
+        QVERIFY2(r->notReplayable.find("gpu9") != std::string::npos, r->notReplayable.c_str());
         const ScriptRun run =
-            runScript(QString::fromStdString(r->script), writeStub(path("stub-gpu1"), "", 0));
+            runScript(QString::fromStdString(r->script), writeStub(path("stub-gpu9"), "", 0));
         QCOMPARE(run.exitCode, 2);
-        QVERIFY2(run.err.contains("gpu1"), run.err.constData());
+        QVERIFY2(run.err.contains("gpu9"), run.err.constData());
     }
 
     void commentTextCannotEndTheLine()
