@@ -5,7 +5,6 @@
 // faultline benchmark --trace TRACE --suspect LABEL [--peer LABEL | --no-peer] [--elements N] ...
 //   The detection floor of a captured trace instead (DetectionFloorCommand.h).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -80,15 +79,6 @@ Result<std::vector<DType>> parseDtypes(const std::string& text)
     return out;
 }
 
-Status writeFile(const std::filesystem::path& path, const std::string& text)
-{
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) return fileError(path.string(), "cannot be written", ErrorCode::Io);
-    return {};
-}
-
 int runBenchmarkCommand(const BenchmarkCliOptions& o)
 {
     BenchmarkOptions options;
@@ -101,12 +91,8 @@ int runBenchmarkCommand(const BenchmarkCliOptions& o)
     options.patterns.dtypes = *dtypes;
     options.tolerance = o.tolerance;
     options.threads = o.threads;
-    if (!o.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(o.out, ec);
-        if (ec || !std::filesystem::is_directory(o.out))
-            return failWith(fileError(o.out, "is not a directory that can be created", ErrorCode::Io));
-    }
+    if (!o.out.empty())
+        if (Status st = prepareOutputDirectory(o.out); !st) return failWith(st.error());
     const std::atomic<bool>* interrupted = installInterruptFlag();
     auto card = runBenchmark(options, [&](size_t done, size_t total) {
         if (!o.quiet) printProgress(total ? double(done) / double(total) : 1.0, "benchmark cases");
@@ -117,15 +103,12 @@ int runBenchmarkCommand(const BenchmarkCliOptions& o)
     const nlohmann::json j = scorecardToJson(*card);
     const std::string text = scorecardText(*card);
     if (!o.out.empty()) {
-        const std::filesystem::path dir(o.out);
-        for (const auto& [name, content] :
-             {std::pair<std::string, std::string>{"scorecard.json", j.dump(2) + "\n"},
-              {"scorecard.txt", text}}) {
-            Status st = writeFile(dir / name, content);
-            if (!st) return failWith(st.error());
-        }
+        if (Status st =
+                writeOutputFiles(o.out, {{"scorecard.json", j.dump(2) + "\n"}, {"scorecard.txt", text}});
+            !st)
+            return failWith(st.error());
 #ifdef FAULTLINE_HAVE_GUI
-        Status st = views::renderBenchmarkPlot(j, (dir / "scorecard.png").string());
+        Status st = views::renderBenchmarkPlot(j, (std::filesystem::path(o.out) / "scorecard.png").string());
         if (!st) return failWith(st.error());
 #endif
     }

@@ -1,5 +1,7 @@
 #include "CliSupport.h"
 
+#include "core/io/AtomicFile.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -89,6 +91,24 @@ Status writeJsonResults(const std::string& path, const std::string& format, cons
     if (st) st = w->writeTensor("report_json", DType::UInt8, {text.size()}, text.data());
     if (!st) return st;
     return w->close();
+}
+
+Status prepareOutputDirectory(const std::string& dir)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        return fileError(dir, "is not a directory that can be created", ErrorCode::Io);
+    return {};
+}
+
+Status writeOutputFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files)
+{
+    for (const auto& [name, content] : files) {
+        const std::string path = (std::filesystem::path(dir) / name).string();
+        if (Status st = replaceFileAtomically(path, {{content.data(), content.size()}}); !st) return st;
+    }
+    return {};
 }
 
 CLI::Validator secondsInRange(double min, double max)

@@ -34,4 +34,10 @@ void endProgress();
 // faultline_version=1; the JSON text as the uint8 dataset report_json), for the GUI and evidence.
 Status writeJsonResults(const std::string& path, const std::string& format, const nlohmann::json& report);
 
+// An --out DIR of report files: created with its parents when missing (an error naming it when it
+// cannot be a directory), then each (file name, content) written into it atomically.
+Status prepareOutputDirectory(const std::string& dir);
+Status writeOutputFiles(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files);
+
 }  // namespace faultline::cli

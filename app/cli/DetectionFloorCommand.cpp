@@ -5,7 +5,6 @@
 
 #include "Cli.h"
 #include "CliSupport.h"
-#include "core/io/AtomicFile.h"
 #include "core/replay/DetectionFloor.h"
 
 #ifdef FAULTLINE_HAVE_GUI
@@ -22,12 +21,8 @@ int runDetectionFloorCommand(const DetectionFloorCliOptions& o)
     if (o.elements < 1 || o.elements > 1024)
         return failWith(
             Error{"--elements: " + std::to_string(o.elements) + " is not in [1, 1024]", ErrorCode::Usage});
-    if (!o.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(o.out, ec);
-        if (ec || !std::filesystem::is_directory(o.out))
-            return failWith(fileError(o.out, "is not a directory that can be created", ErrorCode::Io));
-    }
+    if (!o.out.empty())
+        if (Status st = prepareOutputDirectory(o.out); !st) return failWith(st.error());
     OpenOptions open;
     open.allowExternal = o.allowExternal;
     auto trace = readTrace(o.trace, open);
@@ -50,14 +45,10 @@ int runDetectionFloorCommand(const DetectionFloorCliOptions& o)
     const nlohmann::json j = detectionFloorJson(*report);
     const std::string text = detectionFloorText(*report);
     if (!o.out.empty()) {
-        const std::filesystem::path dir(o.out);
-        for (const auto& [name, content] :
-             {std::pair<std::string, std::string>{"floor.json", j.dump(2) + "\n"}, {"floor.txt", text}}) {
-            Status st = replaceFileAtomically((dir / name).string(), {{content.data(), content.size()}});
-            if (!st) return failWith(st.error());
-        }
+        if (Status st = writeOutputFiles(o.out, {{"floor.json", j.dump(2) + "\n"}, {"floor.txt", text}}); !st)
+            return failWith(st.error());
 #ifdef FAULTLINE_HAVE_GUI
-        Status st = views::renderDetectionFloorPlot(j, (dir / "floor.png").string());
+        Status st = views::renderDetectionFloorPlot(j, (std::filesystem::path(o.out) / "floor.png").string());
         if (!st) return failWith(st.error());
 #endif
     }

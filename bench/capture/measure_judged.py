@@ -32,10 +32,11 @@ import h5py
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "python"))
+sys.path.insert(0, os.path.join(here, "..", "..", "tests", "capture"))
+import capture_support as cs  # noqa: E402
 import faultline_capture  # noqa: E402
 
 torch.set_num_threads(2)
@@ -106,27 +107,6 @@ class Encoder(nn.Module):
 aten = torch.ops.aten
 
 
-class Scale(TorchDispatchMode):
-    """Multiplies the `count` largest elements of output `output` of the `nth` call of `func` by
-    1.25: entered outside record(), so the recorder sees the corrupted output."""
-
-    def __init__(self, func, nth, count, output=0):
-        super().__init__()
-        self.func, self.nth, self.count, self.output, self.calls = func, nth, count, output, 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func is self.func:
-            if self.calls == self.nth:
-                t = out[self.output] if isinstance(out, (tuple, list)) else out
-                with torch.no_grad():
-                    flat = t.view(-1)
-                    idx = flat.abs().float().argsort(descending=True)[:self.count]
-                    flat[idx] = flat[idx] * 1.25
-            self.calls += 1
-        return out
-
-
 # (what, model, aten call, nth call, output, elements, the trace op it becomes)
 PLANTS = [("GEMM", "llama", aten.mm.default, 5, 0, 24, "gemm"),
           ("AdamW update (addcdiv_)", "llama", aten.addcdiv_.default, 3, 0, 4, "addcdiv"),
@@ -142,7 +122,7 @@ def plant(args, work, name, dtype):
         if model != name:
             continue
         path = os.path.join(work, "%s-%s-planted-%s.h5" % (name, str(dtype)[6:], kind))
-        capture(path, name, dtype, Scale(func, nth, count, output))
+        capture(path, name, dtype, cs.Scale(func, nth, count=count, output=output))
         p = subprocess.run([args.faultline, "bisect", path, "--suspect", "cpu0", "--json", "--quiet"],
                            capture_output=True, text=True, timeout=600)
         report = json.loads(p.stdout)

@@ -235,6 +235,31 @@ class FlipBits(TorchDispatchMode):
         return out
 
 
+class Scale(TorchDispatchMode):
+    """Multiplies the `count` largest elements of output `output` of the `nth` call (0-based) of
+    `func` by `factor` (1.25: a 25% error in one kernel launch). Enter it OUTSIDE record(), so the
+    recorder sees the corrupted output; `calls` counts the calls of `func` seen."""
+
+    def __init__(self, func, nth=0, factor=1.25, count=4, output=0):
+        super().__init__()
+        self.func, self.nth, self.factor, self.count, self.output = func, nth, factor, count, output
+        self.calls = 0
+        self.done = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is self.func:
+            if self.calls == self.nth:
+                t = out[self.output] if isinstance(out, (tuple, list)) else out
+                with torch.no_grad():
+                    flat = t.view(-1)
+                    idx = flat.abs().float().argsort(descending=True)[:self.count]
+                    flat[idx] = (flat[idx].float() * self.factor).to(flat.dtype)
+                self.done = True
+            self.calls += 1
+        return out
+
+
 def flip(t, bit=None, count=8):
     """Flips bit `bit` of the `count` largest elements, in place; by default an exponent bit
     (bit 27 of float32, bit 11 of bfloat16: x 2^16 or 2^-16)."""

@@ -24,7 +24,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(__file__))
 import capture_support as cs  # noqa: E402
@@ -233,29 +232,6 @@ def make_step():
     return model, x
 
 
-class Scale(TorchDispatchMode):
-    """Multiplies `count` elements (the largest) of the output of the `nth` call of `func` by
-    1.25: a 25% error in one kernel launch. Entered outside record()."""
-
-    def __init__(self, func, nth, count=24):
-        super().__init__()
-        self.func, self.nth, self.count = func, nth, count
-        self.calls = 0
-        self.done = False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func is self.func:
-            if self.calls == self.nth:
-                with torch.no_grad():
-                    flat = out.view(-1)
-                    idx = flat.abs().float().argsort(descending=True)[:self.count]
-                    flat[idx] = (flat[idx].float() * 1.25).bfloat16()
-                self.done = True
-            self.calls += 1
-        return out
-
-
 model, x = make_step()
 healthy = os.path.join(work, "step.h5")
 with faultline_capture.record(healthy, "cpu0", model=model):
@@ -275,14 +251,14 @@ healthy_gemms = [(o["index"], recorded_attrs(healthy)[o["index"]]["aten"]) for o
 for func, which, label in [(aten.addmm.default, "middle", "forward addmm"),
                            (aten.mm.default, "last", "backward mm"),
                            (aten.bmm.default, "first", "bmm")]:
-    counter = Scale(func, nth=10**9)
+    counter = cs.Scale(func, nth=10**9, count=24)
     model, x = make_step()
     with counter:
         cs.step(model, x)
     nth = {"first": 0, "middle": counter.calls // 2, "last": counter.calls - 1}[which]
     model, x = make_step()
     corrupt = os.path.join(work, "step-%s.h5" % label.replace(" ", "-"))
-    planted = Scale(func, nth=nth)
+    planted = cs.Scale(func, nth=nth, count=24)
     with planted:
         with faultline_capture.record(corrupt, "cpu0", model=model):
             cs.step(model, x)

@@ -11,7 +11,6 @@ import sys
 
 import h5py
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(__file__))
 import capture_support as cs  # noqa: E402
@@ -35,30 +34,6 @@ MAPPED = {
     "aten::gelu_backward": {"gelu_backward"},
 }
 NEW_OPS = set().union(*MAPPED.values())
-
-
-class Scale(TorchDispatchMode):
-    """Multiplies the `count` largest elements of the output of the `nth` call of `func` by
-    `factor` (a 25% error): entered outside record(), so the recorder sees the corrupted output."""
-
-    def __init__(self, func, nth=0, factor=1.25, count=4, output=0):
-        super().__init__()
-        self.func, self.nth, self.factor, self.count, self.output = func, nth, factor, count, output
-        self.calls = 0
-        self.done = False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func is self.func:
-            if self.calls == self.nth:
-                t = out[self.output] if isinstance(out, (tuple, list)) else out
-                with torch.no_grad():
-                    flat = t.view(-1)
-                    idx = flat.abs().float().argsort(descending=True)[:self.count]
-                    flat[idx] = flat[idx] * self.factor
-                self.done = True
-            self.calls += 1
-        return out
 
 
 def capture(path, dtype, corruption=None):
@@ -114,9 +89,9 @@ for dtype in (torch.float32, torch.bfloat16):
     # One corrupted op at a time: the layernorm backward of the second block's ln1 (grad_input;
     # grad_weight by 25%), the token embedding's backward, the loss gradient (25%).
     cases = [(aten.native_layer_norm_backward.default, 2, "layernorm_backward_input", cs.FlipBits, {}),
-             (aten.native_layer_norm_backward.default, 2, "layernorm_backward_weight", Scale, {"output": 1}),
+             (aten.native_layer_norm_backward.default, 2, "layernorm_backward_weight", cs.Scale, {"output": 1}),
              (aten.embedding_dense_backward.default, 1, "embedding_backward", cs.FlipBits, {}),
-             (aten._log_softmax_backward_data.default, 0, "log_softmax_backward", Scale, {})]
+             (aten._log_softmax_backward_data.default, 0, "log_softmax_backward", cs.Scale, {})]
     for func, nth, op, mode, kwargs in cases:
         corruption = mode(func, nth=nth, **kwargs)
         bad_path = os.path.join(work, "gpt-%s-%s.h5" % (tag, op))
