@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -115,7 +116,10 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
         tie.how = "not in " + inventorySource + ", so it cannot be tied to a physical GPU";
         return tie;
     }
-    byGpu({str(*g, "uuid"), str(*g, "serial"), str(*g, "pci_bus_id")}, inventorySource);
+    // The inventory is the campaign's (untrusted) text: kept printable wherever it is shown.
+    byGpu({printableText(str(*g, "uuid")), printableText(str(*g, "serial")),
+           printableText(str(*g, "pci_bus_id"))},
+          inventorySource);
     return tie;
 }
 
