@@ -169,7 +169,7 @@ def _tensor(storage, offset, size, stride, dtype=None):
                    % (_brief(offset), list(size), list(stride), storage.key, available))
     if 0 in size:
         return torch.empty(size, dtype=dtype)
-    end = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    end = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1
     if end > available or math.prod(size) >= 2**62:
         raise _Bad("a tensor (offset %d, size %s, stride %s) reaching past the %d elements of "
                    "storage '%.40s'" % (offset, list(size), list(stride), available, storage.key))

@@ -369,7 +369,9 @@ class record:
                 self.skipped["no tensor output"] += 1
                 return
             positions = {id(t): i for i, t in enumerate(inputs)}
-            call = generic_call(func, args, kwargs, lambda t: positions[id(t)]) if len(positions) == len(inputs) else None
+            call = None
+            if len(positions) == len(inputs):
+                call = generic_call(func, args, kwargs, lambda t: positions[id(t)])
             if call is not None and from_written:
                 # rerun: the outputs are the written arguments after the call, when every
                 # tensor they hold was stored.
@@ -409,7 +411,7 @@ class record:
                 pass
         paths = self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
                                   outputs={self.label: outputs})
-        for t, path in zip(outputs, paths.get(self.label, [])):
+        for t, path in zip(outputs, paths.get(self.label, []), strict=False):
             self._remember(t, "@" + path)  # a later op reading it links to these bytes
         self._next_index += 1
         counter[op] += 1

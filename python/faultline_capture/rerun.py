@@ -5,7 +5,7 @@ reproduces itself bit for bit is recorded, so that `faultline bisect` judges by 
 where they are shown to be deterministic."""
 import json
 import sys
-from typing import Tuple, Union
+from typing import Union
 
 import h5py
 import numpy as np
@@ -106,13 +106,13 @@ def _call(group, spec, tensors, device):
 
 
 def rerun(path: str, label: str, device: Union[str, "torch.device"], role: str = "reference",
-          repeat: int = 2) -> Tuple[int, int]:
+          repeat: int = 2) -> tuple[int, int]:
     """Re-runs every op of trace `path` that records how it was called, `repeat` times (1..100)
     on torch device `device`, and writes the first run's results as
     /ops/<NNNNNN>/outputs/<label>/<k>, with the attributes `repeats` (the number of runs) and
     `reproducible` (1 when every run gave the same bits for every output, else 0; absent with
-    repeat=1, which shows nothing) on the outputs/<label> group; adds /devices/<label> with `source = "rerun"`. An op whose call fails
-    here is skipped and counted. Returns (re-run count, skipped count)."""
+    repeat=1, which shows nothing) on the outputs/<label> group; adds /devices/<label> with
+    `source = "rerun"`. An op whose call fails here is skipped and counted. Returns (re-run count, skipped count)."""
     device = str(device)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
         raise TraceError("%s: repeat must be an integer from 1 to %d, not %r" % (path, MAX_REPEAT, repeat))

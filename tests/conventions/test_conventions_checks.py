@@ -43,7 +43,8 @@ def layering():
         rc, out = run("check_layering.py", root)
         expect(rc == 0, "layering: a clean tree passes", out)
 
-        write(root, "core/io/Bad.cpp", '#include <QString>\n#include "../../views/Panel.h"\n#include "kernels/Kernel.h"\n')
+        write(root, "core/io/Bad.cpp",
+              '#include <QString>\n#include "../../views/Panel.h"\n#include "kernels/Kernel.h"\n')
         write(root, "kernels/Bad.cu", '#include "views/Panel.h"\n')
         write(root, "views/Bad.cpp", '#include "kernels/Kernel.h"\n#include "app/main.cpp"\n')
         write(root, "kernels/Kernel.h", "#pragma once\n")
@@ -76,9 +77,11 @@ def gpu_skips():
     """tests/gpu/run_gpu_test.py: a skip never hides a failure of another test function."""
     wrapper = os.path.join(SOURCE_ROOT, "tests", "gpu", "run_gpu_test.py")
     cases = {
-        "all skipped": ("PASS   : T::initTestCase()\nSKIP   : T::a() no CUDA device\nSKIP   : T::b() no CUDA device\n", 0, 77),
+        "all skipped": ("PASS   : T::initTestCase()\nSKIP   : T::a() no CUDA device\n"
+                        "SKIP   : T::b() no CUDA device\n", 0, 77),
         "init skipped": ("SKIP   : T::initTestCase() no CUDA device: 35\nPASS   : T::cleanupTestCase()\n", 0, 77),
-        "one skipped, one failed": ("SKIP   : T::a() needs 2 GPUs\nFAIL!  : T::b() Compared values are not the same\n", 1, 1),
+        "one skipped, one failed": ("SKIP   : T::a() needs 2 GPUs\n"
+                                    "FAIL!  : T::b() Compared values are not the same\n", 1, 1),
         "one skipped, one passed": ("SKIP   : T::a() needs 2 GPUs\nPASS   : T::b()\n", 0, 0),
         "all passed": ("PASS   : T::initTestCase()\nPASS   : T::a()\nPASS   : T::cleanupTestCase()\n", 0, 0),
     }
@@ -88,7 +91,8 @@ def gpu_skips():
             write(root, os.path.basename(fake), "#!/bin/sh\nprintf '%s'\nexit %d\n" % (output, rc))
             os.chmod(fake, 0o755)
             p = subprocess.run([sys.executable, wrapper, fake], capture_output=True, text=True)
-            expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})", p.stdout + p.stderr)
+            expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})",
+                   p.stdout + p.stderr)
 
 
 def core_layers():
