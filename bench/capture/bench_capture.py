@@ -18,6 +18,7 @@ import time
 def child(mode, steps, dim, reps, out_dir):
     import torch
     import torch.nn as nn
+
     import faultline_capture
     torch.manual_seed(0)
     torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))

@@ -19,8 +19,8 @@ that op and only it.
                      [--json out.json] [--floor DIR]
 """
 import argparse
-import contextlib
 import collections
+import contextlib
 import json
 import math
 import os

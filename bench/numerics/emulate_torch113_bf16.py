@@ -59,7 +59,9 @@ def ftz(x):
 def fma_f32(a, b, c):
     """correctly rounded float32 fma(a, b, c) (a*b exact in float64, sum rounded to odd in
     float64, then rounded to nearest-even float32 -> single correct rounding)."""
-    a = np.asarray(a, f64); b = np.asarray(b, f64); c = np.asarray(c, f64)
+    a = np.asarray(a, f64)
+    b = np.asarray(b, f64)
+    c = np.asarray(c, f64)
     with np.errstate(all='ignore'):
         p = a * b
         p, c = np.broadcast_arrays(p, c)
@@ -83,14 +85,15 @@ def gemm_fallback_colmajor(transa, transb, alpha, opA, opB, beta, C):
     Only transa/transb select the kernel; memory strides do not change arithmetic."""
     m, k = opA.shape
     n = opB.shape[1]
-    alpha = f32(alpha); beta = f32(beta)
+    alpha = f32(alpha)
+    beta = f32(beta)
     TRACE.append('fallback-dot' if (transa and not transb) else 'fallback-seq')
     with np.errstate(all='ignore'):
         if transa and not transb:
             # gemm_transa_: float (opmath) dot product, l = 0..k-1 sequential, one rounding
             s = np.zeros((m, n), f32)
-            for l in range(k):
-                s = (s + opA[:, l:l + 1] * opB[l:l + 1, :]).astype(f32)
+            for kk in range(k):
+                s = (s + opA[:, kk:kk + 1] * opB[kk:kk + 1, :]).astype(f32)
             t = (alpha * s).astype(f32)
             if beta == 0:
                 return round_bf16(t)
@@ -102,9 +105,9 @@ def gemm_fallback_colmajor(transa, transb, alpha, opA, opB, beta, C):
             c = np.array(C, f32)
         else:
             c = round_bf16(C * round_bf16(np.array(beta, f32)))   # scale_: c *= BFloat16(beta)
-        for l in range(k):
-            val = (opB[l:l + 1, :] * alpha).astype(f32)           # opmath val = b * alpha
-            p = round_bf16((opA[:, l:l + 1] * val).astype(f32))    # a * val -> BFloat16
+        for kk in range(k):
+            val = (opB[kk:kk + 1, :] * alpha).astype(f32)           # opmath val = b * alpha
+            p = round_bf16((opA[:, kk:kk + 1] * val).astype(f32))    # a * val -> BFloat16
             c = round_bf16((c + p).astype(f32))                   # c = c + p in BFloat16
         return c
 
@@ -120,12 +123,14 @@ def _dpbf16_block(A, B):
     N = B.shape[1]
     acc = np.zeros((M, N), f32)
     Kp = K + (K & 1)
-    Ap = np.zeros((M, Kp), f32); Ap[:, :K] = A
-    Bp = np.zeros((Kp, N), f32); Bp[:K] = B
+    Ap = np.zeros((M, Kp), f32)
+    Ap[:, :K] = A
+    Bp = np.zeros((Kp, N), f32)
+    Bp[:K] = B
     with np.errstate(all='ignore'):
         for p in range(Kp // 2):
-            for l in (2 * p + 1, 2 * p):
-                acc = ftz((acc + ftz(Ap[:, l:l + 1] * Bp[l:l + 1, :])).astype(f32))
+            for kk in (2 * p + 1, 2 * p):
+                acc = ftz((acc + ftz(Ap[:, kk:kk + 1] * Bp[kk:kk + 1, :])).astype(f32))
     return acc
 
 
@@ -136,7 +141,8 @@ def _div_up(a, b):
 def _balance211(n, team, tid):
     if team <= 1 or n == 0:
         return 0, n
-    n1 = _div_up(n, team); n2 = n1 - 1
+    n1 = _div_up(n, team)
+    n2 = n1 - 1
     T1 = n - n2 * team
     start = n1 * tid if tid < T1 else T1 * n1 + (tid - T1) * n2
     size = n1 if tid < T1 else n2
@@ -167,7 +173,8 @@ def dnnl_blocking(M, N, K, batch, nthr, src_trans):
             n_blk = min(N, 32)
         if src_trans and (K & (K - 1)) == 0 and K >= 2048:   # bwd_w_par_k_blk (bf16: K pow2)
             start_nthr_k = min(nthr, 4)
-    best = 1.0; best_nthr_k = 1
+    best = 1.0
+    best_nthr_k = 1
     for nthr_k in range(start_nthr_k, 0, -1):
         for n_chunk_size in range(n_chunks_start, 0, -1):
             for m_blk in range(max_m_blk, min_m_blk - 1, -1):
@@ -181,7 +188,8 @@ def dnnl_blocking(M, N, K, batch, nthr, src_trans):
                 d5 = (nthr - cur_nthr * nthr_k) / nthr if cur_nthr * nthr_k != nthr else 0.0
                 sc = (d1 + d2 + d3 + d5 + d4) / 5
                 if sc < best:
-                    best = sc; best_nthr_k = nthr_k
+                    best = sc
+                    best_nthr_k = nthr_k
     return k_blk, best_nthr_k
 
 
@@ -196,7 +204,9 @@ def dnnl_matmul(src, wei, alpha, beta, dst_old, src_trans, nthr=1, batch=1,
     k_blk, nthr_k = dnnl_blocking(hM, hN, hK, hb, nthr, src_trans)
     TRACE.append('onednn-brg' + (f' k_blk={k_blk}' if K > 512 else '') +
                  (f' nthr_k={nthr_k}' if nthr_k > 1 else ''))
-    src = ftz(src); wei = ftz(wei)                                  # DAZ on bf16 inputs
+    # DAZ on bf16 inputs
+    src = ftz(src)
+    wei = ftz(wei)
     parts = [_dpbf16_block(src[:, s:s + k_blk], wei[s:s + k_blk]) for s in range(0, K, k_blk)]
     with np.errstate(all='ignore'):
         groups = []
@@ -211,7 +221,8 @@ def dnnl_matmul(src, wei, alpha, beta, dst_old, src_trans, nthr=1, batch=1,
         acc = groups[0]
         for g in groups[1:]:
             acc = (acc + g).astype(f32)
-        alpha = f32(alpha); beta = f32(beta)
+        alpha = f32(alpha)
+        beta = f32(beta)
         if alpha != 1:
             acc = (acc * alpha).astype(f32)                         # output scale
         if beta != 0:
@@ -240,8 +251,10 @@ def dnnl_gemm_jit(src, wei, alpha, beta, dst_old, nthr=1):
         kp = (K + 1) // 2
     else:
         kp = 768
-    src = ftz(src); wei = ftz(wei)
-    alpha = f32(alpha); beta = f32(beta)
+    src = ftz(src)
+    wei = ftz(wei)
+    alpha = f32(alpha)
+    beta = f32(beta)
     c = None
     with np.errstate(all='ignore'):
         for s0 in range(0, K, kp):
@@ -260,7 +273,8 @@ def baddbmm_small(A, B, alpha, beta, C, is_bmm):
     TRACE.append('small-bmm')
     M, K = A.shape
     N = B.shape[1]
-    al = round_bf16(np.array(alpha, f32)); be = round_bf16(np.array(beta, f32))
+    al = round_bf16(np.array(alpha, f32))
+    be = round_bf16(np.array(beta, f32))
     with np.errstate(all='ignore'):
         if is_bmm:
             r = np.zeros((M, N), f32)
@@ -268,11 +282,11 @@ def baddbmm_small(A, B, alpha, beta, C, is_bmm):
             # r *= beta  (NOTE: with beta == 0 torch multiplies *uninitialised* memory by 0
             # -> may yield NaN; we model the intended value 0)
             r = np.zeros((M, N), f32) if be == 0 else round_bf16(C * be)
-        for l in range(K):
-            a = A[:, l:l + 1]
+        for kk in range(K):
+            a = A[:, kk:kk + 1]
             if not is_bmm:
                 a = round_bf16(al * a)                    # alpha * s2[k]  (BFloat16)
-            p = round_bf16((a * B[l:l + 1, :]).astype(f32))  # ... * m1[k][j] (BFloat16)
+            p = round_bf16((a * B[kk:kk + 1, :]).astype(f32))  # ... * m1[k][j] (BFloat16)
             r = round_bf16((r + p).astype(f32))          # r += ...       (BFloat16)
     return r
 
@@ -282,9 +296,11 @@ def baddbmm_small(A, B, alpha, beta, C, is_bmm):
 # ----------------------------------------------------------------------------
 
 def contig_strides(shape):
-    st = []; acc = 1
+    st = []
+    acc = 1
     for s in reversed(shape):
-        st.append(acc); acc *= max(s, 1)
+        st.append(acc)
+        acc *= max(s, 1)
     return tuple(reversed(st))
 
 
@@ -300,7 +316,7 @@ def transposed_strides(shape):
 
 def is_contiguous(shape, strides):
     exp = 1
-    for s, st in zip(reversed(shape), reversed(strides)):
+    for s, st in zip(reversed(shape), reversed(strides), strict=True):
         if s != 1 and st != exp:
             return False
         exp *= s
@@ -320,9 +336,9 @@ def addmm_flags(M, K, N, sa, sb, sc=None):
     else:
         tc = False                       # c made Fortran-contiguous
     if tc:
-        m1s, m1z, m2s, m2z = sb, (K, N), sa, (M, K)
+        m1s, m1z, m2s = sb, (K, N), sa
     else:
-        m1s, m1z, m2s, m2z = sa, (M, K), sb, (K, N)
+        m1s, m1z, m2s = sa, (M, K), sb
     m = rsz[1] if tc else rsz[0]
     n = rsz[0] if tc else rsz[1]
     k = m1z[0] if tc else m1z[1]
@@ -356,7 +372,8 @@ def emulate_addmm(A, B, alpha=1.0, beta=0.0, C=None, sa=None, sb=None, nthr=1,
     A: M x K, B: K x N (logical), sa/sb their torch strides (default contiguous)."""
     M, K = A.shape
     N = B.shape[1]
-    sa = sa or contig_strides((M, K)); sb = sb or contig_strides((K, N))
+    sa = sa or contig_strides((M, K))
+    sb = sb or contig_strides((K, N))
     if M == 0 or N == 0:
         return np.zeros((M, N), f32)
     if K == 0:
@@ -374,7 +391,8 @@ def emulate_addmm(A, B, alpha=1.0, beta=0.0, C=None, sa=None, sb=None, nthr=1,
     use_dnnl = mkldnn and m * n * k > MKLDNN_MIN and alpha != 0
     if use_dnnl:
         # mkldnn_bf16_gemm: src = op(b)^T (n x k), wei = op(a)^T (k x m), dst = n x m
-        src = opB.T; wei = opA.T
+        src = opB.T
+        wei = opA.T
         dst_old = None if Cc is None else Cc.T
         # leading dimensions exactly as addmm_impl_cpu_ computes them
         a_st = a_src[1] if not ca else contig_strides(a_src[2])
@@ -426,7 +444,8 @@ def emulate_baddbmm(A3, B3, alpha=1.0, beta=0.0, C3=None, sa=None, sb=None, nthr
     """torch.baddbmm(C3, A3, B3, beta, alpha) / torch.bmm(A3, B3) (is_bmm=True)."""
     bs, M, K = A3.shape
     N = B3.shape[2]
-    sa = sa or contig_strides(A3.shape); sb = sb or contig_strides(B3.shape)
+    sa = sa or contig_strides(A3.shape)
+    sb = sb or contig_strides(B3.shape)
     out = np.zeros((bs, M, N), f32)
     if is_bmm:
         alpha, beta, C3 = 1.0, 0.0, None
@@ -458,7 +477,9 @@ def emulate_linear(x, W, bias=None, sx=None, nthr=1, sW=None):
     W: (N, K) with strides sW (default contiguous), bias: (N,) or None."""
     N, K = W.shape
     sW = sW or contig_strides((N, K))
-    Wt = W.T; sW = (sW[1], sW[0])                # W.t() view
+    # W.t() view
+    Wt = W.T
+    sW = (sW[1], sW[0])
     sx = sx or contig_strides(x.shape)
     if x.ndim == 2:
         if bias is not None:
@@ -500,7 +521,8 @@ def _reshape_fold(x, sx):
 
 def emulate_matmul(x, y, sx=None, sy=None, nthr=1):
     """torch.matmul for 2-D @ 2-D, 3-D @ 2-D, 2-D @ 3-D and 3-D @ 3-D (same batch)."""
-    sx = sx or contig_strides(x.shape); sy = sy or contig_strides(y.shape)
+    sx = sx or contig_strides(x.shape)
+    sy = sy or contig_strides(y.shape)
     if x.ndim == 2 and y.ndim == 2:
         return emulate_addmm(x, y, 1.0, 0.0, None, sx, sy, nthr)
     if x.ndim == 3 and y.ndim == 2:
@@ -534,8 +556,9 @@ def emulate_matmul(x, y, sx=None, sy=None, nthr=1):
 # ----------------------------------------------------------------------------
 
 def _selftest(ncases=500, seed=1234):
-    import torch
     import collections
+
+    import torch
     F = torch.nn.functional
     g = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -553,10 +576,12 @@ def _selftest(ncases=500, seed=1234):
             c = 512 if rng.random() < 0.5 else 1024
             nch = K // c
             if nch >= 2:
-                A = torch.randn(M, K, generator=g); B = torch.randn(K, N, generator=g)
+                A = torch.randn(M, K, generator=g)
+                B = torch.randn(K, N, generator=g)
                 s = (nch - 2) * c
                 B[s:s + c] *= 2.0 ** 24
-                A[:, s + c:s + 2 * c] = A[:, s:s + c]; B[s + c:s + 2 * c] = -B[s:s + c]
+                A[:, s + c:s + 2 * c] = A[:, s:s + c]
+                B[s + c:s + 2 * c] = -B[s:s + c]
                 return A.bfloat16(), B.bfloat16()
         if kind >= 2:
             h = (K + 1) // 2
@@ -578,11 +603,14 @@ def _selftest(ncases=500, seed=1234):
     def rand_dims():
         r = rng.random()
         if r < 0.35:        # fallback-sized
-            M, N = rng.integers(1, 17, 2); K = rng.integers(1, max(2, 4096 // (M * N)) + 1)
+            M, N = rng.integers(1, 17, 2)
+            K = rng.integers(1, max(2, 4096 // (M * N)) + 1)
         elif r < 0.75:      # oneDNN, moderate
-            M, N = rng.integers(1, 80, 2); K = rng.integers(1, 520)
+            M, N = rng.integers(1, 80, 2)
+            K = rng.integers(1, 520)
         elif r < 0.9:       # long K
-            M, N = rng.integers(1, 24, 2); K = int(rng.choice([1025, 1500, 2048, 2049, 3072, 4096, 777, 1024, 513]))
+            M, N = rng.integers(1, 24, 2)
+            K = int(rng.choice([1025, 1500, 2048, 2049, 3072, 4096, 777, 1024, 513]))
         else:               # degenerate
             M, N = int(rng.choice([1, 2, 3])), int(rng.choice([1, 2, 70]))
             K = int(rng.choice([1, 5, 600, 2048, 3000]))
@@ -591,7 +619,9 @@ def _selftest(ncases=500, seed=1234):
     stats = collections.OrderedDict()
 
     def record(case, ok):
-        s = stats.setdefault(case, [0, 0]); s[0] += ok; s[1] += 1
+        s = stats.setdefault(case, [0, 0])
+        s[0] += ok
+        s[1] += 1
 
     ops = ['mm', 'addmm', 'linear2d', 'linear2d_nobias', 'linear3d', 'linear3d_noncontig',
            'matmul3d', 'bmm', 'baddbmm', 'matmul2d@3d', 'matmul3d@3d', 'addmm_padded']
@@ -606,16 +636,21 @@ def _selftest(ncases=500, seed=1234):
         ta, tb = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
         al, be = [(1.0, 0.0), (1.0, 1.0), (2.5, 0.3), (0.1, 1.0), (1 / 3, 1 / 3), (1.0, 0.5)][int(rng.integers(0, 6))]
         if op == 'addmm_padded':        # operands with a padded leading dimension (1 thread)
-            nthr = 1; torch.set_num_threads(1)
+            nthr = 1
+            torch.set_num_threads(1)
             M, N = max(M, 2), max(N, 2)
             A, B = cancel_pair(M, K, N, kind)
             C = rnd((M, N), 1)
             pad = int(rng.integers(1, 9))
-            def padded(X, t):
+            def padded(X, t, pad=pad):
                 r, c = X.shape
                 if t:      # transposed storage with padded ld
-                    Y = torch.zeros(c, r + pad).bfloat16(); Y[:, :r] = X.t(); return Y[:, :r].t()
-                Y = torch.zeros(r, c + pad).bfloat16(); Y[:, :c] = X; return Y[:, :c]
+                    Y = torch.zeros(c, r + pad).bfloat16()
+                    Y[:, :r] = X.t()
+                    return Y[:, :r].t()
+                Y = torch.zeros(r, c + pad).bfloat16()
+                Y[:, :c] = X
+                return Y[:, :c]
             which = int(rng.integers(0, 3))
             At = padded(A, ta) if which != 1 else lay(A, ta)
             Bt_ = padded(B, tb) if which != 0 else lay(B, tb)
@@ -634,7 +669,8 @@ def _selftest(ncases=500, seed=1234):
             At, Bt_ = lay(A, ta), lay(B, tb)
             out = torch.addmm(C, At, Bt_, beta=be, alpha=al)
             emu = emulate_addmm(npy(A), npy(B), al, be, npy(C), At.stride(), Bt_.stride(), nthr)
-            case = f'addmm A{"T" if ta else "N"} B{"T" if tb else "N"} ' + ('beta0' if be == 0 else 'beta1' if be == 1 else 'betaX') + ('' if al == 1 else ' alphaX')
+            case = (f'addmm A{"T" if ta else "N"} B{"T" if tb else "N"} '
+                    + ('beta0' if be == 0 else 'beta1' if be == 1 else 'betaX') + ('' if al == 1 else ' alphaX'))
         elif op in ('linear2d', 'linear2d_nobias'):
             A, B = cancel_pair(M, K, N, kind)
             W = B.t().contiguous()
@@ -644,16 +680,20 @@ def _selftest(ncases=500, seed=1234):
             emu = emulate_linear(npy(A), npy(W), None if bias is None else npy(bias), At.stride(), nthr, W.stride())
             case = op + (' xT' if ta else ' xN')
         elif op in ('linear3d', 'linear3d_noncontig', 'matmul3d'):
-            Bt = int(rng.integers(1, 4)); S = max(1, M // Bt) if M > 3 else M
+            Bt = int(rng.integers(1, 4))
+            S = max(1, M // Bt) if M > 3 else M
             A, B = cancel_pair(Bt * S, K, N, kind)
             x = A.reshape(Bt, S, K)
             nc = ''
             if op == 'linear3d_noncontig' or (op == 'matmul3d' and rng.random() < 0.4):
                 if rng.random() < 0.5:
-                    x = x.transpose(0, 1).contiguous().transpose(0, 1); nc = ' x(batch-transposed)'
+                    x = x.transpose(0, 1).contiguous().transpose(0, 1)
+                    nc = ' x(batch-transposed)'
                 else:
-                    x = x.transpose(1, 2).contiguous().transpose(1, 2); nc = ' x(last2-transposed)'
-            W = B.t().contiguous(); bias = rnd((N,), 1)
+                    x = x.transpose(1, 2).contiguous().transpose(1, 2)
+                    nc = ' x(last2-transposed)'
+            W = B.t().contiguous()
+            bias = rnd((N,), 1)
             if op == 'matmul3d':
                 Bm = lay(B, tb)
                 out = torch.matmul(x, Bm)
@@ -666,24 +706,30 @@ def _selftest(ncases=500, seed=1234):
         elif op in ('matmul2d@3d', 'matmul3d@3d'):
             Bt = int(rng.integers(1, 4))
             if rng.random() < 0.4:
-                M, N = int(rng.integers(1, 8)), int(rng.integers(1, 8)); K = int(rng.integers(1, 40))
+                M, N = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+                K = int(rng.integers(1, 40))
             pairs = [cancel_pair(M, K, N, kind) for _ in range(Bt)]
-            B3 = torch.stack([p[1] for p in pairs]); B3t = lay(B3, tb)
+            B3 = torch.stack([p[1] for p in pairs])
+            B3t = lay(B3, tb)
             if op == 'matmul2d@3d':
-                A = pairs[0][0]; At = lay(A, ta)
+                A = pairs[0][0]
+                At = lay(A, ta)
                 out = torch.matmul(At, B3t)
                 emu = emulate_matmul(npy(A), npy(B3), At.stride(), B3t.stride(), nthr)
             else:
-                A3 = torch.stack([p[0] for p in pairs]); At = lay(A3, ta)
+                A3 = torch.stack([p[0] for p in pairs])
+                At = lay(A3, ta)
                 out = torch.matmul(At, B3t)
                 emu = emulate_matmul(npy(A3), npy(B3), At.stride(), B3t.stride(), nthr)
             case = f'{op} A{"T" if ta else "N"} B{"T" if tb else "N"}'
         else:   # bmm / baddbmm
             Bt = int(rng.integers(1, 5)) if rng.random() < 0.7 else int(rng.integers(5, 17))
             if rng.random() < 0.4:
-                M, N = int(rng.integers(1, 8)), int(rng.integers(1, 8)); K = int(rng.integers(1, 40))
+                M, N = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+                K = int(rng.integers(1, 40))
             pairs = [cancel_pair(M, K, N, kind) for _ in range(Bt)]
-            A3 = torch.stack([p[0] for p in pairs]); B3 = torch.stack([p[1] for p in pairs])
+            A3 = torch.stack([p[0] for p in pairs])
+            B3 = torch.stack([p[1] for p in pairs])
             A3t, B3t = lay(A3, ta), lay(B3, tb)
             path = 'onednn' if Bt * M * K * N > 4096 else ('small' if K * M * N < 400 else 'per-batch')
             if op == 'bmm':
@@ -704,12 +750,15 @@ def _selftest(ncases=500, seed=1234):
                   f'alpha={al} beta={be}: {nb}/{o.size} elements differ', flush=True)
         kern = ' + '.join(sorted(set(TRACE)))
         record(case, ok)
-        ks = kstats.setdefault(kern, [0, 0]); ks[0] += ok; ks[1] += 1
+        ks = kstats.setdefault(kern, [0, 0])
+        ks[0] += ok
+        ks[1] += 1
     print(f'{"case (torch call, layout)":44s} match/total')
     tm = tt = 0
     for k, (a, b) in sorted(stats.items()):
         print(f'{k:44s} {a}/{b}')
-        tm += a; tt += b
+        tm += a
+        tt += b
     print()
     print(f'{"kernel path(s) exercised":44s} match/total')
     for k, (a, b) in sorted(kstats.items()):
@@ -720,7 +769,8 @@ def _selftest(ncases=500, seed=1234):
 
 
 if __name__ == '__main__':
-    import sys, os
+    import os
+    import sys
     # oneDNN's primitive cache can make degenerate (single-row src, K > 1024) shapes
     # history dependent (see FINDINGS.md); disable it unless --cache is given.
     if '--cache' in sys.argv:

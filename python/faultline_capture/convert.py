@@ -169,7 +169,7 @@ def _tensor(storage, offset, size, stride, dtype=None):
                    % (_brief(offset), list(size), list(stride), storage.key, available))
     if 0 in size:
         return torch.empty(size, dtype=dtype)
-    end = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    end = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1
     if end > available or math.prod(size) >= 2**62:
         raise _Bad("a tensor (offset %d, size %s, stride %s) reaching past the %d elements of "
                    "storage '%.40s'" % (offset, list(size), list(stride), available, storage.key))
@@ -586,10 +586,12 @@ def _umask():
     return mask
 
 
-def convert_checkpoint(checkpoint, out_path, trust=False):
+def convert_checkpoint(checkpoint: str | os.PathLike[str], out_path: str | os.PathLike[str],
+                       trust: bool = False) -> tuple[int, int, list[str]]:
     """Writes every tensor of `checkpoint` to the HDF5 snapshot `out_path` (through a new
     temporary file beside it, renamed when complete). Returns (tensor count, bytes, skipped
-    names)."""
+    names). Without `trust` the checkpoint is read without running its pickle's code (only
+    tensors, containers and plain values); raises ConvertError naming the file otherwise."""
     fh, st = _open_checkpoint(checkpoint)
     with fh:
         _check_output(checkpoint, st, out_path)

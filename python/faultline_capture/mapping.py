@@ -198,7 +198,7 @@ def _map_unary(op):
 
 def _map_attention(func, args, kwargs, out):
     names = [a.name for a in func._schema.arguments]
-    bound = dict(zip(names, args))
+    bound = dict(zip(names, args, strict=False))  # trailing arguments defaulted
     bound.update(kwargs)
     q, k, v = bound.get("query"), bound.get("key"), bound.get("value")
     y = out[0] if isinstance(out, (tuple, list)) else out
@@ -218,7 +218,7 @@ def _map_attention(func, args, kwargs, out):
     four = (lambda t: t.unsqueeze(1)) if q.dim() == 3 else (lambda t: t)
     back = [] if q.dim() == 4 else [["reshape", list(q.shape)]]
     refs = []
-    for i, (nm, val) in enumerate(zip(names, args)):
+    for nm, val in zip(names, args, strict=False):
         if nm in ("query", "key", "value"):
             refs.append({"input": ("query", "key", "value").index(nm),
                          "transform": back if q.dim() == 4 else [["reshape", list(val.shape)]]})
@@ -315,7 +315,7 @@ def _nll_rows(x, target):
     [N, C, H, W] and [N, H, W] flattened to rows, classes last."""
     if x.dim() <= 2:
         return x, target, [], [], None
-    n, c = x.shape[0], x.shape[1]
+    c = x.shape[1]
     moved = x.movedim(1, -1)
     flat = moved.reshape(-1, c)
     x_back = [["reshape", list(moved.shape)], ["movedim", x.dim() - 1, 1]]

@@ -7,7 +7,6 @@ number, or a 0-dim tensor of another dtype than the op's (which PyTorch reads as
 ``_foreach_*`` call becomes one op per list element, each with a call spec that re-runs the
 functional foreach op on that element alone.
 """
-import math
 
 import torch
 
@@ -347,7 +346,7 @@ def _map_foreach(op, params=None):
         if len(outs) != len(selfs):
             return None
         result = []
-        for i, (x, y) in enumerate(zip(selfs, outs)):
+        for i, (x, y) in enumerate(zip(selfs, outs, strict=True)):
             if not _golden(x, y) or x.dtype != y.dtype or x.shape != y.shape:
                 return None
             inputs, refs, p, kw = [x], [{"list": [_ref(0)]}], dict(params or {}), {}

@@ -5,10 +5,16 @@ outputs under ``outputs/<label>/<k>``; other ops that compute are written as ``a
 with their tensors (compared between labels, never replayed); views and data movement are
 skipped. Each op goes to the file as soon as it has run.
 """
+from __future__ import annotations
+
 import collections
+import os
 import sys
 import threading
 import warnings
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Literal
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -52,6 +58,8 @@ for _f in MAPPERS:
 _MAPPED_KIND.update(KINDS)  # _foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow
 
 _state = threading.local()
+
+Role = Literal["suspect", "reference"]
 
 
 def _returns_alias(func):
@@ -131,9 +139,29 @@ class record:
               ``aten`` for every op trace v1 does not know); None keeps all
     modules   module-path prefixes to keep; None keeps all
     max_bytes stop recording (with a warning) before the file's tensors would exceed this
+
+    After the block: ``kept`` (trace ops written, by kind), ``aten`` (``aten::*`` ops written),
+    ``skipped`` (calls not written, by reason) and ``stopped`` (why recording stopped early, or
+    None); ``summary()`` says the same in one line.
     """
 
-    def __init__(self, path, label, role="suspect", model=None, ops=None, modules=None, max_bytes=None):
+    path: str
+    label: str
+    role: Role
+    rank: int
+    world: int
+    model: torch.nn.Module | None
+    ops: set[str] | None
+    modules: list[str] | None
+    max_bytes: int | None
+    kept: collections.Counter[str]
+    aten: collections.Counter[str]
+    skipped: collections.Counter[str]
+    stopped: str | None
+
+    def __init__(self, path: str | os.PathLike[str], label: str, role: Role = "suspect",
+                 model: torch.nn.Module | None = None, ops: Iterable[str] | None = None,
+                 modules: Iterable[str] | None = None, max_bytes: int | None = None) -> None:
         if role not in ("suspect", "reference"):
             raise ValueError("role must be 'suspect' or 'reference', not %r" % (role,))
         rank, world = environment.rank_and_world()
@@ -166,7 +194,7 @@ class record:
 
     # ---- context manager ------------------------------------------------------------------
 
-    def __enter__(self):
+    def __enter__(self) -> record:
         self._file = TraceFile(self.path)
         attrs = environment.versions()
         attrs.update({"rank": self.rank, "world_size": self.world, "recording_label": self.label})
@@ -185,7 +213,8 @@ class record:
         self._mode.__enter__()
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         self._mode.__exit__(None, None, None)
         self._unpatch()
         if self._names:
@@ -199,7 +228,10 @@ class record:
         print(self.summary(), file=sys.stderr)
         return False
 
-    def summary(self):
+    def summary(self) -> str:
+        """One line: the ops kept by kind, those written as aten::*, those skipped by reason, the
+        bytes written and why recording stopped early, if it did."""
+
         def part(counter):
             return ", ".join("%s %d" % kv for kv in counter.most_common())
         kept = sum(self.kept.values())
@@ -369,7 +401,9 @@ class record:
                 self.skipped["no tensor output"] += 1
                 return
             positions = {id(t): i for i, t in enumerate(inputs)}
-            call = generic_call(func, args, kwargs, lambda t: positions[id(t)]) if len(positions) == len(inputs) else None
+            call = None
+            if len(positions) == len(inputs):
+                call = generic_call(func, args, kwargs, lambda t: positions[id(t)])
             if call is not None and from_written:
                 # rerun: the outputs are the written arguments after the call, when every
                 # tensor they hold was stored.
@@ -409,7 +443,7 @@ class record:
                 pass
         paths = self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
                                   outputs={self.label: outputs})
-        for t, path in zip(outputs, paths.get(self.label, [])):
+        for t, path in zip(outputs, paths.get(self.label, []), strict=False):
             self._remember(t, "@" + path)  # a later op reading it links to these bytes
         self._next_index += 1
         counter[op] += 1

@@ -3,9 +3,11 @@ inputs, and adds its outputs to the trace under a new label: a healthy device's 
 same inputs through the same production kernels. Each op runs `repeat` times: whether the device
 reproduces itself bit for bit is recorded, so that `faultline bisect` judges by its bits only
 where they are shown to be deterministic."""
+from __future__ import annotations
+
 import json
+import os
 import sys
-from typing import Tuple, Union
 
 import h5py
 import numpy as np
@@ -105,14 +107,14 @@ def _call(group, spec, tensors, device):
     return _outputs(func(*args, **kwargs), spec, args, kwargs)
 
 
-def rerun(path: str, label: str, device: Union[str, "torch.device"], role: str = "reference",
-          repeat: int = 2) -> Tuple[int, int]:
+def rerun(path: str | os.PathLike[str], label: str, device: str | torch.device, role: str = "reference",
+          repeat: int = 2) -> tuple[int, int]:
     """Re-runs every op of trace `path` that records how it was called, `repeat` times (1..100)
     on torch device `device`, and writes the first run's results as
     /ops/<NNNNNN>/outputs/<label>/<k>, with the attributes `repeats` (the number of runs) and
     `reproducible` (1 when every run gave the same bits for every output, else 0; absent with
-    repeat=1, which shows nothing) on the outputs/<label> group; adds /devices/<label> with `source = "rerun"`. An op whose call fails
-    here is skipped and counted. Returns (re-run count, skipped count)."""
+    repeat=1, which shows nothing) on the outputs/<label> group; adds /devices/<label> with
+    `source = "rerun"`. An op whose call fails here is skipped and counted. Returns (re-run count, skipped count)."""
     device = str(device)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
         raise TraceError("%s: repeat must be an integer from 1 to %d, not %r" % (path, MAX_REPEAT, repeat))

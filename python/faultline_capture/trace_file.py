@@ -4,15 +4,22 @@ Everything goes to ``PATH.tmp``; ``close()`` sets the root attribute ``complete`
 file to ``PATH``. Each op is flushed as it is added, so a process killed mid-run leaves a
 ``PATH.tmp`` holding every op written so far.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
 import stat
+from collections.abc import Iterable, Mapping, Sequence
 
 import h5py
 import numpy as np
+import torch
 
 from .dtypes import write_dataset
+
+# An attribute value trace v1 stores (see _attr_value); None means "leave the attribute out".
+AttrValue = bool | int | float | str | Sequence[bool | int | float | str] | np.generic | None
 
 _RESERVED = ("op", "inputs", "name", "phase")
 _TRIM_EVERY = 16 << 20  # bytes written between returns of freed heap memory to the system
@@ -55,7 +62,7 @@ def _attr_value(value):
     return str(value)
 
 
-def set_attrs(obj, attrs):
+def set_attrs(obj: h5py.Group | h5py.Dataset, attrs: Mapping[str, AttrValue]) -> None:
     for key, value in attrs.items():
         if value is None:
             continue
@@ -78,7 +85,14 @@ def _claim_temporary(path):
 
 
 class TraceFile:
-    def __init__(self, path):
+    """One trace v1 file being written: root attributes, devices, input tensors and ops, each
+    flushed as it is added; ``close()`` renames PATH.tmp to PATH, ``discard()`` removes it."""
+
+    path: str
+    tmp_path: str
+    bytes_written: int
+
+    def __init__(self, path: str) -> None:
         self.path = path
         self.tmp_path = path + ".tmp"
         directory = os.path.dirname(os.path.abspath(path))
@@ -94,26 +108,29 @@ class TraceFile:
         self.bytes_written = 0
         self._trimmed_at = 0
 
-    def set_root(self, attrs):
+    def set_root(self, attrs: Mapping[str, AttrValue]) -> None:
         set_attrs(self._file, attrs)
 
-    def add_device(self, label, attrs):
+    def add_device(self, label: str, attrs: Mapping[str, AttrValue]) -> None:
         group = self._devices.require_group(label)
         set_attrs(group, attrs)
 
-    def has_tensor(self, tensor_id):
+    def has_tensor(self, tensor_id: str) -> bool:
         return tensor_id in self._tensors
 
-    def add_tensor(self, tensor_id, tensor, kind=None):
+    def add_tensor(self, tensor_id: str, tensor: torch.Tensor, kind: str | None = None) -> None:
         self.bytes_written += write_dataset(self._tensors, tensor_id, tensor, kind)
 
-    def link_tensor(self, tensor_id, path):
+    def link_tensor(self, tensor_id: str, path: str) -> None:
         """/tensors/<id> as a hard link to the dataset at `path` (an op output written
         earlier): the same bytes under both names, stored once."""
         self._tensors[tensor_id] = self._file[path]
 
-    def add_op(self, index, op, inputs, name="", phase="", params=None, outputs=None):
-        """/ops/<NNNNNN>: `inputs` are ids already added; `outputs` maps label -> tensors."""
+    def add_op(self, index: int, op: str, inputs: Iterable[str], name: str = "", phase: str = "",
+               params: Mapping[str, AttrValue] | None = None,
+               outputs: Mapping[str, Sequence[torch.Tensor]] | None = None) -> dict[str, list[str]]:
+        """/ops/<NNNNNN>: `inputs` are ids already added; `outputs` maps label -> tensors.
+        Returns, per label, the paths of the output datasets written."""
         group = self._ops.create_group("%06d" % index)
         group.attrs["op"] = op
         group.attrs.create("inputs", np.array(list(inputs), dtype=h5py.string_dtype()),
@@ -141,14 +158,14 @@ class TraceFile:
             _malloc_trim()
         return paths
 
-    def close(self, complete, attrs=None):
+    def close(self, complete: bool, attrs: Mapping[str, AttrValue] | None = None) -> None:
         """Writes `complete` (0/1) and `attrs`, closes, and renames PATH.tmp to PATH."""
         self._file.attrs["complete"] = np.int64(1 if complete else 0)
         set_attrs(self._file, attrs or {})
         self._file.close()
         os.replace(self.tmp_path, self.path)
 
-    def discard(self):
+    def discard(self) -> None:
         try:
             self._file.close()
         finally:

@@ -24,7 +24,6 @@ import torch
 
 from faultline_capture.convert import ConvertError, convert_checkpoint
 
-
 # ---- handcrafted checkpoints ------------------------------------------------------------------
 
 class Global:

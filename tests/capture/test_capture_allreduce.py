@@ -40,7 +40,8 @@ if __name__ == "__main__":
             ars = [f["ops"][k] for k in sorted(f["ops"]) if f["ops"][k].attrs["op"] == "all_reduce"]
             cs.check(len(ars) == 4, "rank %d: %d all_reduce ops" % (rank, len(ars)))
             for op in ars:
-                cs.check(len(op.attrs["inputs"]) == 2, "rank %d: all_reduce with %d inputs" % (rank, len(op.attrs["inputs"])))
+                cs.check(len(op.attrs["inputs"]) == 2,
+                         "rank %d: all_reduce with %d inputs" % (rank, len(op.attrs["inputs"])))
                 ranks = [r.decode() if isinstance(r, bytes) else r for r in op.attrs["ranks"]]
                 cs.check(ranks == ["cpu0", "cpu1"], "ranks attribute %s" % ranks)
             cs.check(sorted({op.attrs["reduce_op"] for op in ars}) == ["max", "sum"], "reduce ops recorded")

@@ -60,7 +60,8 @@ def check_judges(report, path, tag):
         if o["op"] != "gemm":
             continue
         model = o["bound_model"] or ""
-        cs.check(o["verdict"] == "ok", "%s: gemm op %d %s: %s (%s)" % (tag, o["index"], o["verdict"], o["detail"][:160], model))
+        cs.check(o["verdict"] == "ok",
+                 "%s: gemm op %d %s: %s (%s)" % (tag, o["index"], o["verdict"], o["detail"][:160], model))
         cs.check("torch_version" in attrs[o["index"]] and "cpu_flags" in attrs[o["index"]],
                  "%s: gemm op %d lacks the recorded numerics" % (tag, o["index"]))
         if TORCH_113:
@@ -75,7 +76,8 @@ def check_judges(report, path, tag):
         why = model.split("not emulated: ")[-1]
         if TORCH_113 and "oneDNN" in kernel and verified_onednn(attrs[o["index"]]):
             # On the verified implementation only the cases the doc leaves open are bounded.
-            cs.check(any(w in why for w in ("single-row src", "more than 2 threads", "gemm:jit", "underflow", "overflow")),
+            open_cases = ("single-row src", "more than 2 threads", "gemm:jit", "underflow", "overflow")
+            cs.check(any(w in why for w in open_cases),
                      "%s: gemm op %d on verified oneDNN not emulated: %s" % (tag, o["index"], model))
         if TORCH_113 and "ATen" in kernel:
             cs.check(any(w in why for w in ("underflow", "overflow", "capability")),
@@ -137,7 +139,8 @@ with faultline_capture.record(path, "cpu0", ops=["gemm"]):
         torch.set_num_threads(1 if rng.random() < 0.5 else 2)
         m, k, n = dims()
         ta, tb = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
-        alpha, beta = [(1.0, 0.0), (1.0, 1.0), (2.5, 0.3), (0.1, 1.0), (1 / 3, 1 / 3), (1.0, 0.5)][int(rng.integers(0, 6))]
+        scales = [(1.0, 0.0), (1.0, 1.0), (2.5, 0.3), (0.1, 1.0), (1 / 3, 1 / 3), (1.0, 0.5)]
+        alpha, beta = scales[int(rng.integers(0, 6))]
         if call == "mm":
             lay(rnd(m, k), ta) @ lay(rnd(k, n), tb)
         elif call == "addmm":
@@ -212,7 +215,8 @@ class Step(nn.Module):
 
     def attend(self, q, k, v, heads):
         b, t, d = q.shape
-        split = [z.reshape(b, t, heads, d // heads).transpose(1, 2).reshape(b * heads, t, d // heads) for z in (q, k, v)]
+        split = [z.reshape(b, t, heads, d // heads).transpose(1, 2).reshape(b * heads, t, d // heads)
+                 for z in (q, k, v)]
         q, k, v = split
         p = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * (d // heads) ** -0.5, -1)
         return torch.bmm(p, v).reshape(b, heads, t, d // heads).transpose(1, 2).reshape(b, t, d)

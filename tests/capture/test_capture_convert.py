@@ -52,7 +52,8 @@ with h5py.File(out, "r") as f:
     cs.check(set(f.keys()) == set(expected), "names: %s" % sorted(set(f.keys()) ^ set(expected)))
     for name, (tensor, kind) in expected.items():
         back = read_dataset(f[name])
-        cs.check(back.dtype == tensor.dtype and back.shape == tensor.shape, "%s: %s %s" % (name, back.dtype, back.shape))
+        cs.check(back.dtype == tensor.dtype and back.shape == tensor.shape,
+                 "%s: %s %s" % (name, back.dtype, back.shape))
         same = back.contiguous().view(-1).view(torch.uint8).equal(tensor.contiguous().view(-1).view(torch.uint8)) \
             if tensor.numel() else True
         cs.check(same, "%s: bits differ after the round trip" % name)

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 import zlib
-from typing import Tuple
 
 import h5py
 import torch
@@ -22,8 +21,8 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import capture_support as cs  # noqa: E402
 import fuzz_convert as fz  # noqa: E402
-from fuzz_convert import Global, Storage, Tensor  # noqa: E402
 from faultline_capture import convert as cv  # noqa: E402
+from fuzz_convert import Global, Storage, Tensor  # noqa: E402
 
 work = cs.tmpdir()
 GiB = 1 << 30
@@ -121,11 +120,11 @@ class Booby(torch.nn.Module):
         return x * self.w
 
     @torch.jit.export
-    def __getstate__(self) -> Tuple[torch.Tensor, str, bool]:
+    def __getstate__(self) -> tuple[torch.Tensor, str, bool]:
         return (self.w, self.marker, self.training)
 
     @torch.jit.export
-    def __setstate__(self, state: Tuple[torch.Tensor, str, bool]) -> None:
+    def __setstate__(self, state: tuple[torch.Tensor, str, bool]) -> None:
         touched = torch.from_file(state[1], True, 4, dtype=torch.uint8)  # shared: creates the file
         touched.fill_(65)
         self.w = state[0] + touched[:2].float() * 0  # used, so the scripted code keeps it

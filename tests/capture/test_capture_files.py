@@ -109,7 +109,8 @@ cs.check(not os.path.exists(broken + ".tmp"), ".tmp left after an exception")
 inspect(broken)
 rc, bis = cs.bisect(broken, "cpu0")
 cs.check(rc == 0, "bisect of the exception trace flagged ops")
-cs.check(any("incomplete" in w and "loss is NaN" in w for w in bis["warnings"]), "bisect does not say the capture is incomplete")
+cs.check(any("incomplete" in w and "loss is NaN" in w for w in bis["warnings"]),
+         "bisect does not say the capture is incomplete")
 print("exception: complete=0, %d ops kept, trace opens" % broken_ops)
 
 # ---- a write error stops the recording, not the training step -------------------------------

@@ -89,14 +89,18 @@ for dt in (torch.float32, torch.bfloat16):
     # bf16 ops with narrow intermediates.
     for o in report["ops"]:
         if dt == torch.float32:
-            cs.check(o["bound_model"] is None and not o["bound_loose"], "float32 op %d judged as %s" % (o["index"], o["bound_model"]))
+            cs.check(o["bound_model"] is None and not o["bound_loose"],
+                     "float32 op %d judged as %s" % (o["index"], o["bound_model"]))
         elif o["op"] == "gemm":
-            cs.check("PyTorch" in o["bound_model"] and ("emulated bit for bit" in o["bound_model"] or "accumulation" in o["bound_model"]),
+            model = o["bound_model"]
+            cs.check("PyTorch" in model and ("emulated bit for bit" in model or "accumulation" in model),
                      "bf16 gemm: %s" % o["bound_model"])
         elif o["op"] == "attention":
-            cs.check(o["bound_loose"] and "accumulation" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
+            cs.check(o["bound_loose"] and "accumulation" in o["bound_model"],
+                     "bf16 %s: %s" % (o["op"], o["bound_model"]))
         elif o["op"] not in ("add", "mul"):
-            cs.check(not o["bound_loose"] and "intermediates" in o["bound_model"], "bf16 %s: %s" % (o["op"], o["bound_model"]))
+            cs.check(not o["bound_loose"] and "intermediates" in o["bound_model"],
+                     "bf16 %s: %s" % (o["op"], o["bound_model"]))
     loose = sum(o["bound_loose"] for o in report["ops"])
     cs.check((loose == 0) == (not any("loose bound" in w for w in report["warnings"])), "loose-bound warning")
     rc, out, err = cs.run_faultline("inspect", path, "--json")

@@ -34,10 +34,12 @@ for opt_name, kw in configs:
             model(torch.randn(4, 8)).pow(2).mean().backward()
             opt.step()
             opt.zero_grad()
-        cs.check(not rec.skipped.get("no tensor output"), "%s: calls skipped without output: %s" % (tag, dict(rec.skipped)))
+        cs.check(not rec.skipped.get("no tensor output"),
+                 "%s: calls skipped without output: %s" % (tag, dict(rec.skipped)))
         with h5py.File(path, "r") as f:
             atens = [f["ops"][k].attrs["aten"] for k in sorted(f["ops"])]
-            cs.check(not any(a.startswith("profiler::") for a in atens), "%s: profiler markers recorded: %s" % (tag, atens))
+            cs.check(not any(a.startswith("profiler::") for a in atens),
+                     "%s: profiler markers recorded: %s" % (tag, atens))
             outputs = [f["ops"][k]["outputs"]["cpu0"][j][()].tobytes()
                        for k in f["ops"] for j in f["ops"][k]["outputs"]["cpu0"]]
         for n, p in model.named_parameters():
@@ -51,7 +53,8 @@ for opt_name, kw in configs:
                 if "cpu1" not in outs:
                     continue
                 if sorted(outs["cpu1"]) != sorted(outs["cpu0"]):
-                    differing.append((k, f["ops"][k].attrs["aten"], "outputs %d, re-run %d" % (len(outs["cpu0"]), len(outs["cpu1"]))))
+                    counts = "outputs %d, re-run %d" % (len(outs["cpu0"]), len(outs["cpu1"]))
+                    differing.append((k, f["ops"][k].attrs["aten"], counts))
                     continue
                 for j in outs["cpu0"]:
                     if outs["cpu0"][j][()].tobytes() != outs["cpu1"][j][()].tobytes():

@@ -179,7 +179,8 @@ for opt_name, func, nth_or_last, item, how, what in cases:
         cs.check(corrupt.done, "%s: %s: the corruption never ran" % (tag, what))
         rc, report = cs.bisect(path, "cpu0")
         bad = cs.divergent(report)
-        cs.check(rc == 1 and len(bad) == 1, "%s: %s: divergent ops %s (%s)" % (tag, what, bad, cs.describe(report, bad)))
+        cs.check(rc == 1 and len(bad) == 1,
+                 "%s: %s: divergent ops %s (%s)" % (tag, what, bad, cs.describe(report, bad)))
         # Exactly the corrupted call (its element, for a foreach call).
         same = aten_calls(path, faultline_capture.mapping.aten_name(func))
         per_call = len(same) // (corrupt.calls or 1) if func._schema.name.startswith("aten::_foreach") else 1

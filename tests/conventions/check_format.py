@@ -25,7 +25,7 @@ def sources(root):
 
 def first_difference(original, formatted):
     a, b = original.splitlines(), formatted.splitlines()
-    for i, (x, y) in enumerate(zip(a, b), 1):
+    for i, (x, y) in enumerate(zip(a, b, strict=False), 1):
         if x != y:
             return i, x.strip()
     return min(len(a), len(b)) + 1, ""

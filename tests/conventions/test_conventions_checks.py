@@ -43,7 +43,8 @@ def layering():
         rc, out = run("check_layering.py", root)
         expect(rc == 0, "layering: a clean tree passes", out)
 
-        write(root, "core/io/Bad.cpp", '#include <QString>\n#include "../../views/Panel.h"\n#include "kernels/Kernel.h"\n')
+        write(root, "core/io/Bad.cpp",
+              '#include <QString>\n#include "../../views/Panel.h"\n#include "kernels/Kernel.h"\n')
         write(root, "kernels/Bad.cu", '#include "views/Panel.h"\n')
         write(root, "views/Bad.cpp", '#include "kernels/Kernel.h"\n#include "app/main.cpp"\n')
         write(root, "kernels/Kernel.h", "#pragma once\n")
@@ -76,9 +77,11 @@ def gpu_skips():
     """tests/gpu/run_gpu_test.py: a skip never hides a failure of another test function."""
     wrapper = os.path.join(SOURCE_ROOT, "tests", "gpu", "run_gpu_test.py")
     cases = {
-        "all skipped": ("PASS   : T::initTestCase()\nSKIP   : T::a() no CUDA device\nSKIP   : T::b() no CUDA device\n", 0, 77),
+        "all skipped": ("PASS   : T::initTestCase()\nSKIP   : T::a() no CUDA device\n"
+                        "SKIP   : T::b() no CUDA device\n", 0, 77),
         "init skipped": ("SKIP   : T::initTestCase() no CUDA device: 35\nPASS   : T::cleanupTestCase()\n", 0, 77),
-        "one skipped, one failed": ("SKIP   : T::a() needs 2 GPUs\nFAIL!  : T::b() Compared values are not the same\n", 1, 1),
+        "one skipped, one failed": ("SKIP   : T::a() needs 2 GPUs\n"
+                                    "FAIL!  : T::b() Compared values are not the same\n", 1, 1),
         "one skipped, one passed": ("SKIP   : T::a() needs 2 GPUs\nPASS   : T::b()\n", 0, 0),
         "all passed": ("PASS   : T::initTestCase()\nPASS   : T::a()\nPASS   : T::cleanupTestCase()\n", 0, 0),
     }
@@ -88,7 +91,8 @@ def gpu_skips():
             write(root, os.path.basename(fake), "#!/bin/sh\nprintf '%s'\nexit %d\n" % (output, rc))
             os.chmod(fake, 0o755)
             p = subprocess.run([sys.executable, wrapper, fake], capture_output=True, text=True)
-            expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})", p.stdout + p.stderr)
+            expect(p.returncode == expected, f"gpu wrapper: {name} -> {expected} (got {p.returncode})",
+                   p.stdout + p.stderr)
 
 
 def core_layers():
@@ -148,11 +152,47 @@ def op_table():
             expect(needle in out, "op table names " + needle, out)
 
 
+def python_lint():
+    """check_python_lint.py: ruff's findings under the repository's settings fail the check; a
+    missing ruff fails it too, saying how to install it."""
+    script = os.path.join(HERE, "check_python_lint.py")
+    with tempfile.TemporaryDirectory() as root:
+        shutil.copy(os.path.join(SOURCE_ROOT, "pyproject.toml"), root)
+        write(root, "python/pkg/__init__.py", '"""A package."""\nimport os\n\nHOME = os.sep\n')
+        write(root, "tests/capture/test_x.py", "def f(a, b):\n    return a + b\n")
+        write(root, "scripts/tool", "#!/usr/bin/env python3\nprint('tool')\n")
+        write(root, "scripts/shell", "#!/bin/sh\nimport os; x=1\n")  # not Python: never linted
+        rc, out = run("check_python_lint.py", root)
+        expect(rc == 0, "python lint: a clean tree passes", out)
+        expect("0 finding(s)" in out, "python lint counts none", out)
+
+        write(root, "python/pkg/bad.py", "import os\n\nx = 1; y = 2\n")
+        write(root, "tests/capture/test_long.py",
+              "def f(a, b):\n    return [a + b for a in range(10) for b in range(10)] + " + "[a, b] + " * 12
+              + "[]\n")
+        write(root, "bench/tool/run.py", "def f(l):\n    return l\n")
+        write(root, "scripts/tool", "#!/usr/bin/env python3\ntry:\n    pass\nexcept:\n    pass\n")
+        rc, out = run("check_python_lint.py", root)
+        expect(rc == 1, "python lint: planted findings fail the check", out)
+        for needle in ("python/pkg/bad.py:1:8: F401", "python/pkg/bad.py:3:6: E702",
+                       "tests/capture/test_long.py:2:121: E501", "bench/tool/run.py:1:7: E741",
+                       "scripts/tool:4:1: E722", "5 finding(s)"):
+            expect(needle in out, "python lint names " + needle, out)
+        expect("scripts/shell" not in out, "python lint leaves shell scripts alone", out)
+
+        p = subprocess.run([sys.executable, script, root], capture_output=True, text=True,
+                           env=dict(os.environ, RUFF=os.path.join(root, "no-ruff")))
+        out = p.stdout + p.stderr
+        expect(p.returncode == 2, "python lint: a missing ruff fails the check", out)
+        expect("run scripts/setup-deps" in out, "python lint says how to install ruff", out)
+
+
 if __name__ == "__main__":
     layering()
     core_layers()
     op_table()
     gpu_skips()
+    python_lint()
     if shutil.which("clang-format"):
         formatting()
     else:
