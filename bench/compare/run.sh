@@ -22,13 +22,15 @@ fi
 sus="$dir/suspect.h5"; ref="$dir/reference.h5"
 bytes=$(( $(stat -c %s "$sus") + $(stat -c %s "$ref") ))
 cat "$sus" "$ref" >/dev/null   # warm the page cache
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
 
 now() { date +%s.%N; }
 t0=$(now); dd if="$sus" of=/dev/null bs=16M status=none; dd if="$ref" of=/dev/null bs=16M status=none; t1=$(now)
 dd_s=$(echo "$t1 - $t0" | bc -l)
 
-t0=$(now); h5diff "$ref" "$sus" >/dev/null || true; t1=$(now)
+t0=$(now); /usr/bin/time -f "%U %S" -o "$dir/h5diff.cpu" h5diff "$ref" "$sus" >/dev/null || true; t1=$(now)
 h5diff_s=$(echo "$t1 - $t0" | bc -l)
+h5diff_cpu=$(tail -n 1 "$dir/h5diff.cpu" | awk '{print $1 + $2}')
 
 numpy_s=0
 if [ "${NUMPY:-1}" != 0 ]; then
@@ -37,17 +39,20 @@ if [ "${NUMPY:-1}" != 0 ]; then
 fi
 
 t0=$(now)
-/usr/bin/time -f "%M" -o "$dir/faultline.rss" "$exe" compare "$sus" "$ref" --json --quiet >"$dir/faultline.json" || true
+/usr/bin/time -f "%M %U %S" -o "$dir/faultline.rss" "$exe" compare "$sus" "$ref" --json --quiet >"$dir/faultline.json" || true
 t1=$(now)
 fl_s=$(echo "$t1 - $t0" | bc -l)
-rss_kib=$(tail -n 1 "$dir/faultline.rss")
+rss_kib=$(tail -n 1 "$dir/faultline.rss" | awk '{print $1}')
+fl_cpu=$(tail -n 1 "$dir/faultline.rss" | awk '{print $2 + $3}')
 
 gib=$(echo "$bytes / 1073741824" | bc -l)
 printf 'pair: %s, %s, %d tensors of %dx%d, %.2f GiB read in all, %d cores\n' "$dtype" "$layout" "$tensors" "$size" "$size" "$gib" "$(nproc)"
 printf '%-28s %8.2f s  %7.2f GiB/s\n' "dd (page cache)" "$dd_s" "$(echo "$gib / $dd_s" | bc -l)"
-printf '%-28s %8.2f s  %7.2f GiB/s\n' "h5diff (exact compare)" "$h5diff_s" "$(echo "$gib / $h5diff_s" | bc -l)"
+printf '%-28s %8.2f s  %7.2f GiB/s  CPU %.2f s\n' "h5diff (exact compare)" "$h5diff_s" "$(echo "$gib / $h5diff_s" | bc -l)" "$h5diff_cpu"
 [ "${NUMPY:-1}" = 0 ] || printf '%-28s %8.2f s  %7.2f GiB/s\n' "numpy/h5py script" "$numpy_s" "$(echo "$gib / $numpy_s" | bc -l)"
-printf '%-28s %8.2f s  %7.2f GiB/s  peak RSS %d MiB\n' "faultline compare (full)" "$fl_s" "$(echo "$gib / $fl_s" | bc -l)" "$((rss_kib / 1024))"
-printf 'ratios: faultline vs h5diff %.1fx faster, vs numpy %.1fx faster, %.0f%% of page-cache bandwidth\n' \
-  "$(echo "$h5diff_s / $fl_s" | bc -l)" "$(echo "$numpy_s / $fl_s" | bc -l)" "$(echo "100 * $dd_s / $fl_s" | bc -l)"
-printf 'load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-28s %8.2f s  %7.2f GiB/s  CPU %.2f s  peak RSS %d MiB\n' "faultline compare (full)" "$fl_s" "$(echo "$gib / $fl_s" | bc -l)" "$fl_cpu" "$((rss_kib / 1024))"
+printf 'ratios: faultline vs h5diff %.1fx faster, %.0f%% of page-cache bandwidth\n' \
+  "$(echo "$h5diff_s / $fl_s" | bc -l)" "$(echo "100 * $dd_s / $fl_s" | bc -l)"
+[ "${NUMPY:-1}" = 0 ] || printf 'faultline vs numpy %.1fx faster\n' "$(echo "$numpy_s / $fl_s" | bc -l)"
+printf 'CPU time: faultline %.1fx less than h5diff\n' "$(echo "$h5diff_cpu / $fl_cpu" | bc -l)"
+printf 'load average before: %s, after: %s\n' "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
