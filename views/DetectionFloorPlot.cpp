@@ -66,7 +66,8 @@ Status renderDetectionFloorPlot(const json& f, const std::string& path)
     p.setFont(font);
     p.drawText(kMargin, 46,
                QString("%1 recorded ops, %2 judged, %3 false alarm(s); %4 flips per bit position and "
-                       "direction; share of flips detected, sign bit at the left")
+                       "direction; share of flips detected, by bit position (the sign bit is the leftmost of "
+                       "each dtype)")
                    .arg(f.value("recorded_ops", 0))
                    .arg(f.value("judged_ops", 0))
                    .arg(f.contains("false_alarms") ? f["false_alarms"].size() : 0)
@@ -93,8 +94,10 @@ Status renderDetectionFloorPlot(const json& f, const std::string& path)
         const json& bits = row["bits"];
         const size_t n = bits.size();
         for (size_t b = 0; b < n; ++b) {
-            const json& bit = bits[n - 1 - b];  // most significant first
-            const QRect cell(gridX + int(b) * kBit, y, kBit, kRow);
+            // Bit b sits under its column label (widest - 1 - b from the left): a 16-bit row
+            // fills the right half, its sign bit under 15.
+            const json& bit = bits[b];
+            const QRect cell(gridX + int(widest - 1 - b) * kBit, y, kBit, kRow);
             const auto rate = bitRate(bit);
             if (!rate) {
                 p.fillRect(cell, QColor(225, 225, 225));
