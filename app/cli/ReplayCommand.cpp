@@ -8,6 +8,7 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "core/devices/DeviceReport.h"
 #include "core/fleet/NodeIdentity.h"
 #include "core/replay/Campaign.h"
 
@@ -56,7 +57,7 @@ int runReplay(const ReplayOptions& o)
     // names GPUs by these.
     c.node = nodeIdentity();
     if (!o.inventory.empty()) {
-        auto inventory = readNodeInventory(o.inventory);
+        auto inventory = readInventoryJson(o.inventory);
         if (!inventory) return failWith(inventory.error());
         c.node["inventory"] = *inventory;
     }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 
@@ -213,6 +215,26 @@ std::string formatGiB(uint64_t bytes)
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(uint64_t(1) << 30));
     return buf;
+}
+
+Result<nlohmann::json> readInventoryJson(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fileError(path, "cannot open the GPU inventory", ErrorCode::Io);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto report = parseDeviceReport(text.str(), path);
+    if (!report) return report.error();
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const LocalGpu& g : report->gpus)
+        gpus.push_back({{"index", g.index},
+                        {"name", g.name},
+                        {"uuid", g.uuid},
+                        {"serial", g.health ? g.health->serial : std::string()},
+                        {"pci_bus_id", g.pciBusId},
+                        {"sm_count", g.smCount},
+                        {"peer_key", g.peerKey}});
+    return nlohmann::json{{"driver_version", report->driverVersion}, {"gpus", gpus}};
 }
 
 }  // namespace faultline

@@ -71,6 +71,12 @@ nlohmann::json deviceReportJson(const DeviceReport& report);
 // Missing fields take the defaults above.
 Result<DeviceReport> parseDeviceReport(std::string_view json, const std::string& source);
 
+// The GPU inventory of `faultline devices --json` (or `faultline-worker --devices-json`) in
+// `path`, reduced to what identifies each GPU (the campaign report's node.inventory form):
+// {"driver_version", "gpus": [{"index", "name", "uuid", "serial", "pci_bus_id", "sm_count",
+// "peer_key"}]}. Errors name the file.
+Result<nlohmann::json> readInventoryJson(const std::string& path);
+
 // "79.6 GiB"
 std::string formatGiB(uint64_t bytes);
 

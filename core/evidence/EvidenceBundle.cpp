@@ -13,6 +13,7 @@
 #include <set>
 
 #include "../Text.h"
+#include "../devices/DeviceReport.h"
 #include "../health/BusId.h"
 #include "../health/HealthReport.h"
 #include "../io/SafeFiles.h"
@@ -329,7 +330,7 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     nlohmann::json inventory;
     if (!o.inventory.empty()) {
         if (Status st = checkInput(o.inventory, "--inventory"); !st) return st.error();
-        auto inv = readDeviceInventory(o.inventory);
+        auto inv = readInventoryJson(o.inventory);
         if (!inv) return inv.error();
         inventory = *inv;
     }

@@ -179,24 +179,6 @@ bool SuspectTargets::anySuspect() const
     return std::any_of(ties.begin(), ties.end(), [this](const TargetTie& t) { return isSuspect(t.target); });
 }
 
-Result<json> readDeviceInventory(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fileError(path, "cannot open the GPU inventory", ErrorCode::Io);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto report = parseDeviceReport(text.str(), path);
-    if (!report) return report.error();
-    json gpus = json::array();
-    for (const LocalGpu& g : report->gpus)
-        gpus.push_back({{"index", g.index},
-                        {"name", g.name},
-                        {"uuid", g.uuid},
-                        {"serial", g.health ? g.health->serial : std::string()},
-                        {"pci_bus_id", g.pciBusId}});
-    return json{{"gpus", gpus}};
-}
-
 SuspectTargets tieTargetsToSuspect(const CampaignEvidence& campaign, const BoardIdentity& suspect,
                                    const json& inventory, const std::vector<TraceDevice>& devices)
 {

@@ -64,10 +64,6 @@ struct SuspectTargets {
     bool anySuspect() const;
 };
 
-// The node's GPUs as `{gpus: [{index, uuid, serial, pci_bus_id}]}` (the campaign report's
-// node.inventory form) from a `faultline devices --json` document; errors name the file.
-Result<nlohmann::json> readDeviceInventory(const std::string& path);
-
 // Ties every target of `campaign` to a GPU. `inventory` overrides the campaign's own
 // node.inventory when not null; `devices` are the trace's (for a declared stand-in).
 SuspectTargets tieTargetsToSuspect(const CampaignEvidence& campaign, const BoardIdentity& suspect,

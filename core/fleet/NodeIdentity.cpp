@@ -53,24 +53,4 @@ nlohmann::json nodeIdentity(const EnvLookup& env)
     return node;
 }
 
-Result<nlohmann::json> readNodeInventory(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fileError(path, "cannot open the GPU inventory", ErrorCode::Io);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto report = parseDeviceReport(text.str(), path);
-    if (!report) return report.error();
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const LocalGpu& g : report->gpus)
-        gpus.push_back({{"index", g.index},
-                        {"name", g.name},
-                        {"uuid", g.uuid},
-                        {"serial", g.health ? g.health->serial : std::string()},
-                        {"pci_bus_id", g.pciBusId},
-                        {"sm_count", g.smCount},
-                        {"peer_key", g.peerKey}});
-    return nlohmann::json{{"driver_version", report->driverVersion}, {"gpus", gpus}};
-}
-
 }  // namespace faultline

@@ -21,9 +21,4 @@ EnvLookup processEnvironment();
 // else gethostname(); the task is SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (absent otherwise).
 nlohmann::json nodeIdentity(const EnvLookup& env = processEnvironment());
 
-// The GPU inventory of `faultline devices --json` (or `faultline-worker --devices-json`) in
-// `path`, reduced to what identifies each GPU: {"driver_version", "gpus": [{"index", "name",
-// "uuid", "serial", "pci_bus_id", "sm_count", "peer_key"}]}. Errors name the file.
-Result<nlohmann::json> readNodeInventory(const std::string& path);
-
 }  // namespace faultline
