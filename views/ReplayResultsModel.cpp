@@ -162,6 +162,10 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
                                     .arg(percent(r.rate.rate))
                               : QString();
             case Interval:
+                // A clean target: the rate it rules out, not an interval from 0.
+                if (r.runs && r.failures == 0)
+                    return QStringLiteral("< %1").arg(
+                        QString::fromStdString(rateBoundText(cleanRateBound(r.runs))));
                 return r.runs ? intervalText(r.rate) : QString();
             case Verdict:
                 return r.partial ? tr("%1 (partial)").arg(r.verdict) : r.verdict;
@@ -185,6 +189,8 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
     }
     if (role == Qt::ToolTipRole && index.column() == Rate && r.runs)
         return tr("%1 of %2 runs failed (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate.rate));
+    if (role == Qt::ToolTipRole && index.column() == Interval && r.runs && r.failures == 0)
+        return QString::fromStdString(cleanRateText(r.runs)) + tr(" (one-sided, exact)");
     if (role == Qt::ToolTipRole && index.column() == Interval && r.runs)
         return tr("95% Wilson score interval of the failure rate: %1 to %2")
             .arg(percent(r.rate.low), percent(r.rate.high));

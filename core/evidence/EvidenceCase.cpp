@@ -173,9 +173,8 @@ void EvidenceCase::finish()
     else if (mine.empty())
         noRepro = "no reproduction of the suspect GPU: no target of the campaign ran on it";
     else if (mineFailures == 0)
-        noRepro = "no reproduction: the suspect's target(s) " + mineNames + " failed none of " +
-                  std::to_string(mineRuns) + " runs (rate < " +
-                  percentText(wilsonInterval(0, mineRuns).high) + " at 95%)";
+        noRepro = "no reproduction: the suspect's target(s) " + mineNames + " failed none of its runs (" +
+                  cleanRateText(mineRuns) + ")";
     else
         noRepro =
             "no reproduction: the campaign diverged on the suspect but its trace was not found, so there is "

@@ -42,6 +42,10 @@ nlohmann::json campaignJson(const CampaignReport& report)
             {"description", t.description},
             {"verdict", nameOf(t.verdict)},
             {"explanation", t.explanation},
+            // What a clean target rules out (null where it failed or ran nothing).
+            {"rules_out", t.failures == 0 && t.runs > 0
+                              ? nlohmann::json{{"rate_below", cleanRateBound(t.runs)}, {"confidence", 0.95}}
+                              : nlohmann::json()},
             {"runs", t.runs},
             {"executed_runs", t.runs},
             {"not_replayable_runs", t.notReplayable},
@@ -123,7 +127,10 @@ std::string campaignText(const CampaignReport& report)
                   "rate (95% CI)", "deterministic");
     out << line;
     for (const TargetSummary& t : report.targets) {
-        const std::string rate = rateText(t.rate);
+        // A clean target's rate column says what it rules out, not a bare 0%.
+        const std::string rate = t.failures == 0 && t.runs > 0
+                                     ? "< " + rateBoundText(cleanRateBound(t.runs)) + " (95%)"
+                                     : rateText(t.rate);
         std::snprintf(line, sizeof line, "  %-34s %-16s %4llu/%-4llu  %-22s %s\n", t.target.c_str(),
                       nameOf(t.verdict).c_str(), static_cast<unsigned long long>(t.failures),
                       static_cast<unsigned long long>(t.runs), rate.c_str(), t.deterministic ? "yes" : "no");

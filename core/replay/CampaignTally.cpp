@@ -271,6 +271,7 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
                 : exact == 0    ? "all " + std::to_string(t.runs) + " runs within the golden model's bounds"
                              : "all " + std::to_string(t.runs) + " runs within the golden model's bounds (" +
                                    std::to_string(exact) + " bit-identical to it)";
+            t.explanation += "; " + cleanRateText(t.runs);
         } else if (t.reproducingOps.empty()) {
             t.verdict = Verdict::Transient;
             t.explanation = std::to_string(t.failures) + " failure(s) on op(s) " + opListText(t.failingOps) +

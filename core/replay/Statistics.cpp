@@ -18,6 +18,36 @@ std::string rateText(const RateInterval& r)
     return percentText(r.rate) + " [" + percentText(r.low) + ", " + percentText(r.high) + "]";
 }
 
+double cleanRateBound(uint64_t runs, double confidence)
+{
+    if (runs == 0) return 1.0;
+    return -std::expm1(std::log1p(-confidence) / double(runs));
+}
+
+std::string rateBoundText(double rate)
+{
+    // Rounded up, never down: "rate < X" must stay true of the printed X.
+    auto up = [](double v, int digits) {
+        if (!(v > 0) || !std::isfinite(v)) return v;
+        const double scale = std::pow(10.0, std::floor(std::log10(v)) - (digits - 1));
+        return std::ceil(v / scale * (1 - 1e-12)) * scale;
+    };
+    char text[32];
+    if (rate >= 1e-4)
+        std::snprintf(text, sizeof text, "%.3g%%", up(100.0 * rate, 3));
+    else
+        std::snprintf(text, sizeof text, "%.2g", up(rate, 2));
+    return text;
+}
+
+std::string cleanRateText(uint64_t runs, double confidence)
+{
+    char level[16];
+    std::snprintf(level, sizeof level, "%g%%", 100.0 * confidence);
+    return "no failure in " + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") + ": rate < " +
+           rateBoundText(cleanRateBound(runs, confidence)) + " at " + level;
+}
+
 RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z)
 {
     if (runs == 0) return {0.0, 0.0, 1.0};

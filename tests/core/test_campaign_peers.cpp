@@ -74,8 +74,10 @@ private slots:
                 std::string::npos);
         QCOMPARE(summaryOf(r, "cuda:0").verdict, Verdict::Healthy);
         QCOMPARE(summaryOf(r, "cuda:0").peerKey, kKey);
-        QCOMPARE(summaryOf(r, "cuda:0").explanation,
-                 std::string("all 3 runs within the golden model's bounds"));
+        QCOMPARE(
+            summaryOf(r, "cuda:0").explanation,
+            std::string(
+                "all 3 runs within the golden model's bounds; no failure in 3 runs: rate < 63.2% at 95%"));
         // The run that differs carries the judgement; the others are equal.
         size_t unequal = 0;
         for (const RunRecord& run : r.runs) {
@@ -152,8 +154,10 @@ private slots:
         }
         const CampaignReport r = summarizeCampaign(runs, {"cuda:0", "cuda:1", "cuda:2", "sim:flip"}, {});
         QVERIFY(r.peers.empty());
-        QCOMPARE(summaryOf(r, "cuda:2").explanation,
-                 std::string("all 2 runs bit-identical to the golden model"));
+        QCOMPARE(
+            summaryOf(r, "cuda:2").explanation,
+            std::string(
+                "all 2 runs bit-identical to the golden model; no failure in 2 runs: rate < 77.7% at 95%"));
         for (const TargetSummary& t : r.targets) QCOMPARE(t.failures, uint64_t(0));
         for (const RunRecord& run : r.runs) QVERIFY(run.vsPeers.is_null());
         // Failed runs (no digest) are not votes.

@@ -294,6 +294,27 @@ private slots:
         QCOMPARE(wilsonInterval(0, 0).high, 1.0);
     }
 
+    // A clean result rules out rates above 1 - 0.05^(1/n): by hand, n = 3 -> 63.16%, n = 2995
+    // (the fewest runs that rule out 1e-3) -> just under 1e-3, n = 2994 -> just above. The text
+    // rounds the bound up (63.16% -> 63.2%, 77.64% -> 77.7%, 0.09981% -> 0.0999%).
+    void cleanRateBounds()
+    {
+        QVERIFY(std::abs(cleanRateBound(3) - 0.631597) < 1e-6);
+        QVERIFY(cleanRateBound(2995) < 1e-3);
+        QVERIFY(cleanRateBound(2994) > 1e-3);
+        QVERIFY(std::abs(cleanRateBound(1000000) - 2.9957e-6) < 1e-9);
+        QCOMPARE(cleanRateBound(0), 1.0);
+        QCOMPARE(QString::fromStdString(cleanRateText(3)),
+                 QString("no failure in 3 runs: rate < 63.2% at 95%"));
+        QCOMPARE(QString::fromStdString(cleanRateText(1)), QString("no failure in 1 run: rate < 95% at 95%"));
+        QCOMPARE(QString::fromStdString(cleanRateText(2)),
+                 QString("no failure in 2 runs: rate < 77.7% at 95%"));
+        QCOMPARE(QString::fromStdString(cleanRateText(3000)),
+                 QString("no failure in 3000 runs: rate < 0.0999% at 95%"));
+        QCOMPARE(QString::fromStdString(cleanRateText(1000000)),
+                 QString("no failure in 1000000 runs: rate < 3e-06 at 95%"));
+    }
+
     void verdicts()
     {
         std::vector<RunRecord> runs;
