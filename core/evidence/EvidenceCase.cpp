@@ -173,8 +173,9 @@ void EvidenceCase::finish()
     else if (mine.empty())
         noRepro = "no reproduction of the suspect GPU: no target of the campaign ran on it";
     else if (mineFailures == 0)
-        noRepro = "no reproduction: the suspect's target(s) " + mineNames + " failed none of its runs (" +
-                  cleanRateText(mineRuns) + ")";
+        noRepro = "no reproduction: the suspect's target(s) " + mineNames + " failed none of " +
+                  std::to_string(mineRuns) + " runs (rate < " + rateBoundText(cleanRateBound(mineRuns)) +
+                  " at 95%)";
     else
         noRepro =
             "no reproduction: the campaign diverged on the suspect but its trace was not found, so there is "
