@@ -216,10 +216,9 @@ Result<DetectionFloorReport> measureDetectionFloor(const Trace& trace, const Det
             continue;
         }
         if (b.verdict != BisectVerdict::Ok || b.judge == BisectJudge::None) continue;
-        const auto op = std::find_if(trace.ops.begin(), trace.ops.end(),
-                                     [&](const TraceOp& o) { return o.index == b.index; });
-        if (op == trace.ops.end()) continue;
-        auto judges = judgesOf(trace, *op, b, report.suspect, report.warnings);
+        // bisectTrace reports one op per trace op, in trace order.
+        if (i >= trace.ops.size() || trace.ops[i].index != b.index) continue;
+        auto judges = judgesOf(trace, trace.ops[i], b, report.suspect, report.warnings);
         if (!judges) return judges.error();
         bool counted = false;
         for (size_t k = 0; k < judges->size(); ++k) {
