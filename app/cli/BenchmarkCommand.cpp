@@ -4,7 +4,6 @@
 //   exit 0: single-pattern signature accuracy meets the target; 1: it does not; 2: error.
 // faultline benchmark --trace TRACE --suspect LABEL [--peer LABEL | --no-peer] [--elements N] ...
 //   The detection floor of a captured trace instead (DetectionFloorCommand.h).
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -102,20 +101,11 @@ int runBenchmarkCommand(const BenchmarkCliOptions& o)
     if (!card) return failWith(card.error());
     const nlohmann::json j = scorecardToJson(*card);
     const std::string text = scorecardText(*card);
-    if (!o.out.empty()) {
-        if (Status st =
-                writeOutputFiles(o.out, {{"scorecard.json", j.dump(2) + "\n"}, {"scorecard.txt", text}});
-            !st)
-            return failWith(st.error());
+    ReportFigure figure;
 #ifdef FAULTLINE_HAVE_GUI
-        Status st = views::renderBenchmarkPlot(j, (std::filesystem::path(o.out) / "scorecard.png").string());
-        if (!st) return failWith(st.error());
+    figure = views::renderBenchmarkPlot;
 #endif
-    }
-    if (o.json)
-        std::cout << j.dump(2) << "\n";
-    else
-        std::cout << text;
+    if (Status st = emitReport(o.out, "scorecard", j, text, o.json, figure); !st) return failWith(st.error());
     return j["target_met"].get<bool>() ? kExitOk : kExitDiverged;
 }
 

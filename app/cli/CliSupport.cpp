@@ -111,6 +111,25 @@ Status writeOutputFiles(const std::string& dir, const std::vector<std::pair<std:
     return {};
 }
 
+Status emitReport(const std::string& out, const std::string& stem, const nlohmann::json& report,
+                  const std::string& text, bool asJson, const ReportFigure& figure)
+{
+    if (!out.empty()) {
+        if (Status st =
+                writeOutputFiles(out, {{stem + ".json", report.dump(2) + "\n"}, {stem + ".txt", text}});
+            !st)
+            return st;
+        if (figure)
+            if (Status st = figure(report, (std::filesystem::path(out) / (stem + ".png")).string()); !st)
+                return st;
+    }
+    if (asJson)
+        std::cout << report.dump(2) << "\n";
+    else
+        std::cout << text;
+    return {};
+}
+
 CLI::Validator secondsInRange(double min, double max)
 {
     auto text = [](double v) {

@@ -3,6 +3,7 @@
 // progress lines on stderr.
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -39,5 +40,12 @@ Status writeJsonResults(const std::string& path, const std::string& format, cons
 Status prepareOutputDirectory(const std::string& dir);
 Status writeOutputFiles(const std::string& dir,
                         const std::vector<std::pair<std::string, std::string>>& files);
+
+// A report command's results: with --out DIR (`out` non-empty, prepared), DIR/<stem>.json,
+// DIR/<stem>.txt and DIR/<stem>.png drawn by `figure` (null where the build has no GUI); then
+// the JSON (`asJson`) or the text on stdout.
+using ReportFigure = std::function<Status(const nlohmann::json& report, const std::string& png)>;
+Status emitReport(const std::string& out, const std::string& stem, const nlohmann::json& report,
+                  const std::string& text, bool asJson, const ReportFigure& figure);
 
 }  // namespace faultline::cli

@@ -1,6 +1,5 @@
 #include "DetectionFloorCommand.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include "Cli.h"
@@ -44,18 +43,11 @@ int runDetectionFloorCommand(const DetectionFloorCliOptions& o)
     if (!report) return failWith(report.error());
     const nlohmann::json j = detectionFloorJson(*report);
     const std::string text = detectionFloorText(*report);
-    if (!o.out.empty()) {
-        if (Status st = writeOutputFiles(o.out, {{"floor.json", j.dump(2) + "\n"}, {"floor.txt", text}}); !st)
-            return failWith(st.error());
+    ReportFigure figure;
 #ifdef FAULTLINE_HAVE_GUI
-        Status st = views::renderDetectionFloorPlot(j, (std::filesystem::path(o.out) / "floor.png").string());
-        if (!st) return failWith(st.error());
+    figure = views::renderDetectionFloorPlot;
 #endif
-    }
-    if (o.json)
-        std::cout << j.dump(2) << "\n";
-    else
-        std::cout << text;
+    if (Status st = emitReport(o.out, "floor", j, text, o.json, figure); !st) return failWith(st.error());
     if (report->cancelled) {
         std::cerr << "benchmark --trace cancelled\n";
         return kExitError;
