@@ -32,6 +32,8 @@ import stat
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
+from typing import ClassVar
 
 import h5py
 import numpy as np
@@ -251,6 +253,8 @@ class _Unpickler(pickle._Unpickler):
     only (SETITEM on a tensor would write into it), and keys are checked (_check_keys)."""
     _GLOBALS = None
     dispatch = dict(pickle._Unpickler.dispatch)
+    # The same table, typed for this class's loaders (typeshed types it for the base class only).
+    _loaders: ClassVar[dict[int, Callable[["_Unpickler"], None]]] = dispatch  # type: ignore[assignment]
 
     def __init__(self, data, archive):
         super().__init__(io.BytesIO(data), encoding="utf-8")  # as torch.load decodes py2 strings
@@ -278,7 +282,7 @@ class _Unpickler(pickle._Unpickler):
             raise Refused("it sets the state of a %s, and loading it needs full unpickling, which "
                           "can run code from the file" % type(inst).__name__)
         inst.__dict__.update(state)
-    dispatch[pickle.BUILD[0]] = load_build
+    _loaders[pickle.BUILD[0]] = load_build
 
     @staticmethod
     def _check_target(target):
@@ -289,28 +293,28 @@ class _Unpickler(pickle._Unpickler):
         self._check_target(self.stack[-3])
         _check_keys(self.stack[-2:-1])
         pickle._Unpickler.load_setitem(self)
-    dispatch[pickle.SETITEM[0]] = load_setitem
+    _loaders[pickle.SETITEM[0]] = load_setitem
 
     def load_setitems(self):  # stack since the mark: key value key value ...; the dict below it
         self._check_target(self.metastack[-1][-1])
         _check_keys(self.stack[0::2])
         pickle._Unpickler.load_setitems(self)
-    dispatch[pickle.SETITEMS[0]] = load_setitems
+    _loaders[pickle.SETITEMS[0]] = load_setitems
 
     def load_dict(self):
         _check_keys(self.stack[0::2])
         pickle._Unpickler.load_dict(self)
-    dispatch[pickle.DICT[0]] = load_dict
+    _loaders[pickle.DICT[0]] = load_dict
 
     def load_additems(self):
         _check_keys(self.stack)
         pickle._Unpickler.load_additems(self)
-    dispatch[pickle.ADDITEMS[0]] = load_additems
+    _loaders[pickle.ADDITEMS[0]] = load_additems
 
     def load_frozenset(self):
         _check_keys(self.stack)
         pickle._Unpickler.load_frozenset(self)
-    dispatch[pickle.FROZENSET[0]] = load_frozenset
+    _loaders[pickle.FROZENSET[0]] = load_frozenset
 
 
 # ---- the zip archive ------------------------------------------------------------------------

@@ -513,7 +513,7 @@ def _table():
 
 # The trace op kind a mapped aten call writes, where the recorder cannot tell it from the name
 # (_foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow).
-KINDS = {}
+KINDS: dict[object, str] = {}  # aten OpOverload -> trace op kind
 MAPPERS = _table()
 
 

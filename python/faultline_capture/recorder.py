@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Literal
@@ -176,31 +177,33 @@ class record:
         self.ops = set(ops) if ops is not None else None
         self.modules = list(modules) if modules is not None else None
         self.max_bytes = max_bytes
-        self.kept = collections.Counter()
-        self.aten = collections.Counter()
-        self.skipped = collections.Counter()
-        self.stopped = None
-        self._file = None
-        self._mode = None
-        self._names = None
+        self.kept: collections.Counter[str] = collections.Counter()
+        self.aten: collections.Counter[str] = collections.Counter()
+        self.skipped: collections.Counter[str] = collections.Counter()
+        self.stopped: str | None = None
+        self._file: TraceFile | None = None
+        self._mode: _Mode | None = None
+        self._names: ModuleNames | None = None
         self._next_index = 0
         self._next_tensor = 0
-        self._tensor_ids = {}
-        self._params = {}
-        self._device = None
+        # tensor key (_key) -> (weak reference to the tensor's base, the id it was written under)
+        self._tensor_ids: dict[tuple, tuple[weakref.ref, str]] = {}
+        self._params: dict[int, str] = {}  # id(parameter) -> its name in the model
+        self._device: torch.device | None = None
         self._phase = "forward"
         self._pending_reduce_op = None
-        self._patches = []
+        self._patches: list[tuple[object, str, object]] = []  # (owner, attribute, original)
 
     # ---- context manager ------------------------------------------------------------------
 
     def __enter__(self) -> record:
         self._file = TraceFile(self.path)
+        trace = self._file
         attrs = environment.versions()
         attrs.update({"rank": self.rank, "world_size": self.world, "recording_label": self.label})
         for key, value in environment.numerics_switches().items():
             attrs[key] = value
-        self._file.set_root(attrs)
+        trace.set_root(attrs)
         if self.model is not None:
             self._params = {id(p): n for n, p in self.model.named_parameters()}
             self._names = ModuleNames(self.model)
@@ -209,24 +212,33 @@ class record:
             except StopIteration:
                 pass
         self._patch()
-        self._mode = _Mode(self)
-        self._mode.__enter__()
+        mode = _Mode(self)
+        mode.__enter__()
+        self._mode = mode
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
-        self._mode.__exit__(None, None, None)
+                 tb: TracebackType | None) -> Literal[False]:
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
         self._unpatch()
         if self._names:
             self._names.remove()
         device = self._device if self._device is not None else torch.device("cpu")
-        self._file.add_device(self.label, environment.device_identity(device, self.role))
+        self._trace.add_device(self.label, environment.device_identity(device, self.role))
         complete = exc_type is None and self.stopped is None
         reason = ("exception: %s: %s" % (exc_type.__name__, exc) if exc_type is not None else
                   self.stopped or "")
-        self._file.close(complete, {"stop_reason": reason or None, "ops_recorded": self._next_index})
+        self._trace.close(complete, {"stop_reason": reason or None, "ops_recorded": self._next_index})
         print(self.summary(), file=sys.stderr)
         return False
+
+    @property
+    def _trace(self) -> TraceFile:
+        """The trace file being written; only inside the `with` block."""
+        if self._file is None:
+            raise RuntimeError("faultline_capture.record: the trace is written only inside its `with` block")
+        return self._file
 
     def summary(self) -> str:
         """One line: the ops kept by kind, those written as aten::*, those skipped by reason, the
@@ -242,7 +254,8 @@ class record:
         line += ", skipped %d" % sum(self.skipped.values())
         if self.skipped:
             line += " (%s)" % part(self.skipped)
-        line += "; %.1f MiB" % (self._file.bytes_written / 2**20)
+        written = self._file.bytes_written if self._file is not None else 0
+        line += "; %.1f MiB" % (written / 2**20)
         if self.stopped:
             line += "; stopped: " + self.stopped
         return line
@@ -425,7 +438,7 @@ class record:
         new_inputs = [t for t in inputs if self._find_tensor(t) is None]
         size = sum(t.numel() * t.element_size() for t in new_inputs) + \
             sum(t.numel() * t.element_size() for t in outputs)
-        if self.max_bytes is not None and self._file.bytes_written + size > self.max_bytes:
+        if self.max_bytes is not None and self._trace.bytes_written + size > self.max_bytes:
             self.stopped = "max_bytes=%d reached after %d op(s)" % (self.max_bytes, self._next_index)
             warnings.warn("faultline_capture: %s: %s; recording stopped, the trace keeps the ops before"
                           % (self.path, self.stopped), RuntimeWarning, stacklevel=4)
@@ -441,7 +454,7 @@ class record:
                 params["call"] = json.dumps(call)
             except (TypeError, ValueError):
                 pass
-        paths = self._file.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
+        paths = self._trace.add_op(self._next_index, op, ids, name=name, phase=self._phase, params=params,
                                   outputs={self.label: outputs})
         for t, path in zip(outputs, paths.get(self.label, []), strict=False):
             self._remember(t, "@" + path)  # a later op reading it links to these bytes
@@ -489,7 +502,6 @@ class record:
         return tensor_id if base_ref() is not None else None
 
     def _remember(self, t, tensor_id):
-        import weakref
         base = t._base if t._base is not None else t
         try:
             self._tensor_ids[self._key(t)] = (weakref.ref(base), tensor_id)
@@ -505,10 +517,10 @@ class record:
         tensor_id = "t%06d" % self._next_tensor
         self._next_tensor += 1
         if found is not None:
-            self._file.link_tensor(tensor_id, found[1:])
+            self._trace.link_tensor(tensor_id, found[1:])
         else:
             base = t._base if t._base is not None else t
-            self._file.add_tensor(tensor_id, t, kind="weight" if self._params.get(id(base)) else None)
+            self._trace.add_tensor(tensor_id, t, kind="weight" if self._params.get(id(base)) else None)
         self._remember(t, tensor_id)
         return tensor_id
 

@@ -144,7 +144,7 @@ class TraceFile:
                 raise ValueError("op parameter %r is reserved" % key)
             if value is not None:
                 group.attrs[key] = _attr_value(value)
-        paths = {}
+        paths: dict[str, list[str]] = {}
         if outputs:
             out = group.create_group("outputs")
             for label, tensors in outputs.items():

@@ -187,12 +187,35 @@ def python_lint():
         expect("run scripts/setup-deps" in out, "python lint says how to install ruff", out)
 
 
+def python_types():
+    """check_python_types.py: mypy's findings on the capture package under the repository's
+    settings fail the check, each named by file and line; a clean package passes."""
+    with tempfile.TemporaryDirectory() as root:
+        shutil.copy(os.path.join(SOURCE_ROOT, "pyproject.toml"), root)
+        write(root, "python/faultline_capture/__init__.py", '"""A package."""\n__version__: str = "1.0"\n')
+        write(root, "python/faultline_capture/trace_file.py",
+              "def size(path: str) -> int:\n    return len(path)\n")
+        rc, out = run("check_python_types.py", root)
+        expect(rc == 0, "python types: a clean package passes", out)
+        expect("0 finding(s)" in out, "python types counts none", out)
+
+        write(root, "python/faultline_capture/trace_file.py",
+              "def size(path: str) -> int:\n    return path\n\n\nclass F:\n    def __init__(self) -> None:\n"
+              "        self.f = None\n\n    def open(self) -> None:\n        self.f = open('x')\n")
+        rc, out = run("check_python_types.py", root)
+        expect(rc == 1, "python types: planted findings fail the check", out)
+        for needle in ("trace_file.py:2: error: Incompatible return value", "trace_file.py:10: error:",
+                       "2 finding(s)"):
+            expect(needle in out, "python types names " + needle, out)
+
+
 if __name__ == "__main__":
     layering()
     core_layers()
     op_table()
     gpu_skips()
     python_lint()
+    python_types()
     if shutil.which("clang-format"):
         formatting()
     else:
