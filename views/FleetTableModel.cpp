@@ -50,6 +50,7 @@ void FleetTableModel::setReport(const nlohmann::json& report)
                 r.uuid = text(g, "uuid");
                 r.serial = text(g, "serial");
                 r.verdict = text(g, "verdict");
+                r.judged = parseVerdict(r.verdict.toStdString());
                 r.file = text(g, "file");
                 r.runs = g.value("runs", uint64_t(0));
                 r.failures = g.value("failures", uint64_t(0));
@@ -135,7 +136,7 @@ QVariant FleetTableModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= int(m_rows.size())) return {};
     const Row& r = m_rows[size_t(index.row())];
-    const bool problem = r.verdict != "healthy" || !r.outlierOps.isEmpty();
+    const bool problem = r.judged != faultline::Verdict::Healthy || !r.outlierOps.isEmpty();
     if (role == ProblemRole) return problem;
     if (role == Qt::ToolTipRole) return r.gpu + (r.file.isEmpty() ? QString() : "\n" + r.file);
     if (role == Qt::ForegroundRole && index.column() == Verdict && problem)

@@ -8,7 +8,10 @@
 #include <QString>
 #include <QStringList>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
+
+#include "core/replay/ReplayVocabulary.h"
 
 namespace faultline::views {
 
@@ -27,6 +30,7 @@ public:
 
     struct Row {
         QString gpu, host, task, target, uuid, serial, verdict, file;
+        std::optional<faultline::Verdict> judged;  // `verdict` parsed (nullopt: not a verdict)
         quint64 runs = 0, failures = 0;
         double rate = 0, low = 0, high = 0;
         QStringList outlierOps;

@@ -168,7 +168,7 @@ int main(int argc, char** argv)
                             wire = std::move(*received);
                         } else {
                             wire.answered = false;  // a malformed message: the hop is lost
-                            wire.failure = "truncated";
+                            wire.failure = RunOutcome::Error;
                         }
                     }
                     CollectiveHop hop;

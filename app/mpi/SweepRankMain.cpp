@@ -94,8 +94,8 @@ std::vector<SweepTransfer> runRound(SweepRank& me, int self,
                     SweepWire wire = me.send(size_t(dst), rep);
                     int answered = wire.answered ? 1 : 0;
                     MPI_Send(&answered, 1, MPI_INT, dst, kTagAnswered, MPI_COMM_WORLD);
-                    MPI_Send(wire.failure.data(), int(wire.failure.size()), MPI_CHAR, dst, kTagFailure,
-                             MPI_COMM_WORLD);
+                    const std::string failure = nameOf(wire.failure);
+                    MPI_Send(failure.data(), int(failure.size()), MPI_CHAR, dst, kTagFailure, MPI_COMM_WORLD);
                     MPI_Send(wire.bytes.data(), int(wire.bytes.size()), MPI_BYTE, dst, kTagBytes,
                              MPI_COMM_WORLD);
                     continue;
@@ -108,9 +108,11 @@ std::vector<SweepTransfer> runRound(SweepRank& me, int self,
                 int count = 0;
                 MPI_Probe(src, kTagFailure, MPI_COMM_WORLD, &status);
                 MPI_Get_count(&status, MPI_CHAR, &count);
-                wire.failure.resize(size_t(count));
-                MPI_Recv(wire.failure.data(), count, MPI_CHAR, src, kTagFailure, MPI_COMM_WORLD,
+                std::string failure(size_t(count), '\0');
+                MPI_Recv(failure.data(), count, MPI_CHAR, src, kTagFailure, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
+                // A word this build does not know: the transfer cannot be judged.
+                wire.failure = parseRunOutcome(failure).value_or(RunOutcome::Error);
                 MPI_Probe(src, kTagBytes, MPI_COMM_WORLD, &status);
                 MPI_Get_count(&status, MPI_BYTE, &count);
                 wire.bytes.resize(size_t(count));

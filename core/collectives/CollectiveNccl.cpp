@@ -266,10 +266,10 @@ public:
             case WorkerProcess::ReadOutcome::Line:
                 break;
             case WorkerProcess::ReadOutcome::Timeout:
-                fault = {int64_t(r), "hang"};
+                fault = {int64_t(r), RunOutcome::Hang};
                 return nlohmann::json();
             default:
-                fault = {int64_t(r), "crash"};
+                fault = {int64_t(r), RunOutcome::Crash};
                 return nlohmann::json();
         }
         auto j = nlohmann::json::parse(line, nullptr, false);
@@ -284,7 +284,7 @@ public:
     bool send(size_t r, const nlohmann::json& request, RankFault& fault)
     {
         if (m_procs[r]->send(request.dump())) return true;
-        fault = {int64_t(r), "crash"};
+        fault = {int64_t(r), RunOutcome::Crash};
         return false;
     }
 
@@ -323,8 +323,8 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
             std::vector<HostTensor> outputs;
             std::vector<bool> answered(n, false);
             auto failRun = [&](size_t r, const std::string& message) {
-                if (run.status != "error") {
-                    run.status = "error";
+                if (run.status != RunOutcome::Error) {
+                    run.status = RunOutcome::Error;
                     run.failedRank = int64_t(r);
                     run.error = message;
                 }
@@ -338,22 +338,22 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
                     id = reply->value("unique_id", "");
             }
             // Every rank gets "run" before any reply is read: ncclCommInitRank waits for all.
-            for (size_t r = 0; r < n && !fault.happened() && run.status != "error"; ++r)
+            for (size_t r = 0; r < n && !fault.happened() && run.status != RunOutcome::Error; ++r)
                 ranks.send(r, {{"cmd", "run"}, {"problem", pi}, {"rep", rep}, {"unique_id", id}}, fault);
             // The answers in whatever order they come: a rank that fails or dies leaves the others
             // waiting inside NCCL, so it is found while they are still silent.
             std::vector<HostTensor> answers(n);
-            size_t pending = (fault.happened() || run.status == "error") ? 0 : n;
+            size_t pending = (fault.happened() || run.status == RunOutcome::Error) ? 0 : n;
             const auto deadline = std::chrono::steady_clock::now() + ranks.watchdog();
-            while (pending > 0 && !fault.happened() && run.status != "error" &&
+            while (pending > 0 && !fault.happened() && run.status != RunOutcome::Error &&
                    std::chrono::steady_clock::now() < deadline)
-                for (size_t r = 0; r < n && !fault.happened() && run.status != "error"; ++r) {
+                for (size_t r = 0; r < n && !fault.happened() && run.status != RunOutcome::Error; ++r) {
                     if (answered[r]) continue;
                     RankFault silent;
                     auto reply = ranks.read(r, silent, std::chrono::milliseconds(pending == 1 ? 200 : 20));
                     if (!reply) {
                         failRun(r, reply.message());
-                    } else if (silent.what == "crash") {
+                    } else if (silent.what == RunOutcome::Crash) {
                         fault = silent;
                     } else if (!silent.happened()) {
                         auto out = collectiveOutputFromJson(*reply, problem.inputs[0].dtype);
@@ -366,14 +366,14 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
                         --pending;
                     }
                 }
-            if (run.status != "error") {
+            if (run.status != RunOutcome::Error) {
                 if (fault.happened()) {
                     run.status = fault.what;
                     run.failedRank = fault.rank;
                 } else if (pending > 0) {
                     // Hung. One silent rank is named; when several are silent, NCCL's ranks wait
                     // for each other and no single GPU can be blamed (failed_rank null).
-                    run.status = "hang";
+                    run.status = RunOutcome::Hang;
                     if (pending == 1)
                         run.failedRank =
                             int64_t(std::find(answered.begin(), answered.end(), false) - answered.begin());
@@ -381,7 +381,7 @@ Result<CollectiveReport> runNcclCollective(const CollectiveOptions& options, con
                     outputs = std::move(answers);
                 }
             }
-            if (run.status != "ok") {
+            if (run.status != RunOutcome::Ok) {
                 outputs.clear();
                 if (Status st = ranks.start(); !st) return st.error();
             }

@@ -34,11 +34,16 @@ std::vector<std::pair<size_t, size_t>> CollectiveReport::faultyLinks() const
     return out;
 }
 
+std::string collectiveStatusName(RunOutcome status)
+{
+    return status == RunOutcome::Mismatch ? "diverged" : nameOf(status);
+}
+
 bool CollectiveReport::healthy() const
 {
     if (!faultyGpus().empty() || !faultyLinks().empty()) return false;
     for (const CollectiveRun& r : runs)
-        if (r.status != "ok") return false;
+        if (r.status != RunOutcome::Ok) return false;
     return true;
 }
 
@@ -191,7 +196,8 @@ void judgeCollectiveRun(const CollectiveProblem& p, const std::vector<HostTensor
             mark(dst, bad);
         }
     }
-    if (run.status == "ok" && (run.violations > 0 || !run.identical)) run.status = "diverged";
+    if (run.status == RunOutcome::Ok && (run.violations > 0 || !run.identical))
+        run.status = RunOutcome::Mismatch;
 }
 
 void noteCollectiveHop(CollectiveRun& run, const RingPlan& plan, const CollectiveHop& hop)
@@ -200,6 +206,9 @@ void noteCollectiveHop(CollectiveRun& run, const RingPlan& plan, const Collectiv
     const RingTransfer& x = plan.transfers[hop.transfer];
     run.status = hop.arrival.failure;
     run.failedRank = int64_t(hop.arrival.byReceiver ? x.dst : x.src);
+    if (run.status == RunOutcome::Error)
+        run.error = "the transfer " + std::to_string(x.src) + "->" + std::to_string(x.dst) +
+                    " arrived truncated or malformed";
 }
 
 void addCollectiveHops(std::map<std::pair<size_t, size_t>, CollectiveLink>& links, const RingPlan& plan,
@@ -224,13 +233,13 @@ void addCollectiveHops(std::map<std::pair<size_t, size_t>, CollectiveLink>& link
 void CollectiveReport::addRun(CollectiveRun run)
 {
     ++runsTotal;
-    ++runStatusCounts[run.status];
+    ++runStatusCounts[collectiveStatusName(run.status)];
     if (run.failedRank >= 0) {
         if (unansweredByRank.size() <= size_t(run.failedRank))
             unansweredByRank.resize(size_t(run.failedRank) + 1);
         ++unansweredByRank[size_t(run.failedRank)];
     }
-    const bool notable = run.status != "ok";
+    const bool notable = run.status != RunOutcome::Ok;
     const size_t listedNotable = runs.size() > kListedRuns ? runs.size() - kListedRuns : 0;
     if (runs.size() < kListedRuns || (notable && listedNotable < kListedRuns))
         runs.push_back(std::move(run));
@@ -399,7 +408,7 @@ nlohmann::json collectiveJson(const CollectiveReport& report)
                         {"op", r.op},
                         {"ring", r.ring},
                         {"rep", r.rep},
-                        {"status", r.status},
+                        {"status", collectiveStatusName(r.status)},
                         {"error", r.error.empty() ? nlohmann::json() : nlohmann::json(r.error)},
                         {"failed_rank", r.failedRank >= 0 ? nlohmann::json(r.failedRank) : nlohmann::json()},
                         {"judged", r.judged},
@@ -464,9 +473,9 @@ std::string collectiveText(const CollectiveReport& report)
     out << "\n";
     for (const std::string& w : report.warnings) out << "  warning: " << w << "\n";
     for (const CollectiveRun& r : report.runs) {
-        if (r.status == "ok") continue;
+        if (r.status == RunOutcome::Ok) continue;
         out << "  op " << r.opIndex << " (" << r.op << ") ring " << r.ring << " rep " << r.rep << ": "
-            << r.status;
+            << collectiveStatusName(r.status);
         if (r.failedRank >= 0) out << " of rank " << r.failedRank;
         if (!r.error.empty()) out << ": " << r.error;
         if (!r.identical) out << ", ranks hold different bits";

@@ -60,13 +60,13 @@ struct CollectiveRun {
     std::string op;
     size_t ring = 0;  // index into CollectiveReport::rings
     uint32_t rep = 0;
-    std::string status = "ok";     // ok | diverged | hang | crash | error (cuda: ranks)
-    std::string error;             // status error: the rank's message (naming its device)
-    int64_t failedRank = -1;       // the rank that hung or crashed
-    std::string judged;            // identical+bitwise | identical+bound | bitwise | bound | exact
-    bool identical = true;         // all_reduce: every rank holds the same bits
-    uint64_t violations = 0;       // elements out of the judgement, over all ranks
-    std::vector<size_t> ranksOff;  // ranks whose output failed the judgement
+    RunOutcome status = RunOutcome::Ok;  // JSON and text: collectiveStatusName
+    std::string error;                   // status Error: the rank's message (naming its device)
+    int64_t failedRank = -1;             // the rank that hung or crashed
+    std::string judged;                  // identical+bitwise | identical+bound | bitwise | bound | exact
+    bool identical = true;               // all_reduce: every rank holds the same bits
+    uint64_t violations = 0;             // elements out of the judgement, over all ranks
+    std::vector<size_t> ranksOff;        // ranks whose output failed the judgement
     std::vector<std::pair<size_t, size_t>> differingBlocks;  // all_gather/broadcast: (src, dst)
 };
 
@@ -141,6 +141,10 @@ struct CollectiveSetup {
     bool nccl = false;  // every target is cuda: (NCCL ranks, no rings)
 };
 Result<CollectiveSetup> prepareCollectiveReplay(const CollectiveOptions& options);
+
+// A run's status as the collective report spells it (docs/formats.md): ok | diverged | hang |
+// crash | error; replay's run outcomes, a mismatch named "diverged".
+std::string collectiveStatusName(RunOutcome status);
 
 // Runs every selected op on every ring `reps` times.
 Result<CollectiveReport> runCollectiveReplay(const CollectiveOptions& options);

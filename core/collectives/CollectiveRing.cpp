@@ -280,7 +280,7 @@ struct RingRank::Impl {
     HostTensor buffer;
 
     // What this GPU does to a chunk passing through it; false when it does not answer.
-    bool passThrough(std::vector<unsigned char>& bytes, size_t t, std::string& failure)
+    bool passThrough(std::vector<unsigned char>& bytes, size_t t, RunOutcome& failure)
     {
         FaultContext ctx;
         ctx.op = collectiveKindName(problem->kind);
@@ -292,7 +292,7 @@ struct RingRank::Impl {
         if (!model->applies(ctx)) return true;
         const FaultAction action = model->actionBefore(ctx);
         if (action != FaultAction::None) {
-            failure = action == FaultAction::Hang ? "hang" : "crash";
+            failure = outcomeOf(action);
             return false;
         }
         const DType dtype = problem->inputs[0].dtype;
@@ -372,10 +372,10 @@ RingArrival RingRank::receive(size_t t, RingWire wire)
     RingArrival out;
     if (!wire.answered || wire.bytes.size() != x.bytes) {
         out.answered = false;
-        out.failure = wire.answered ? "truncated" : wire.failure;
+        out.failure = wire.answered ? RunOutcome::Error : wire.failure;
         return out;
     }
-    std::string failure;
+    RunOutcome failure = RunOutcome::Ok;
     if (!d.passThrough(wire.bytes, t, failure)) {
         out.answered = false;
         out.byReceiver = true;

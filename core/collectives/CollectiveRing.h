@@ -30,6 +30,7 @@
 #include "../HostTensor.h"
 #include "../Result.h"
 #include "../golden/AllReduceGolden.h"
+#include "../replay/ReplayVocabulary.h"
 #include "../trace/Trace.h"
 
 namespace faultline {
@@ -88,9 +89,9 @@ void ringReduce(DType dtype, golden::ReduceOp op, const unsigned char* received,
 
 // What crosses the wire of one transfer.
 struct RingWire {
-    bool answered = true;             // false: the sending GPU hung or crashed (failure says which)
-    std::string failure;              // hang | crash
-    std::vector<uint64_t> inherited;  // byte offsets the sender already held corrupted
+    bool answered = true;                 // false: the sending GPU hung or crashed (failure says which)
+    RunOutcome failure = RunOutcome::Ok;  // Hang | Crash when not answered
+    std::vector<uint64_t> inherited;      // byte offsets the sender already held corrupted
     std::vector<unsigned char> bytes;
 };
 
@@ -98,7 +99,8 @@ struct RingWire {
 struct RingArrival {
     bool answered = true;
     bool byReceiver = false;  // the receiving GPU (not the sender) hung or crashed
-    std::string failure;
+    // Not answered: Hang or Crash, or Error when the transfer arrived truncated or malformed.
+    RunOutcome failure = RunOutcome::Ok;
     uint64_t differingBytes = 0;  // from what a clean run carries
     uint64_t enteredBytes = 0;    // of those, corrupted on this hop (not inherited)
     std::string signature;        // the signature kind of the hop's corruption ("" none)

@@ -21,10 +21,24 @@
 
 namespace faultline {
 
+namespace {
+
+// A record's "failure": one of replay's run outcomes (anything else: the record is malformed).
+RunOutcome runOutcomeField(const nlohmann::json& j)
+{
+    const nlohmann::json& f = j.at("failure");
+    const auto outcome = parseRunOutcome(f.get<std::string>());
+    if (!outcome)
+        throw nlohmann::json::other_error::create(501, "failure " + f.dump() + " is not a run outcome", &f);
+    return *outcome;
+}
+
+}  // namespace
+
 nlohmann::json ringWireJson(const RingWire& wire)
 {
     return {{"answered", wire.answered},
-            {"failure", wire.failure},
+            {"failure", nameOf(wire.failure)},
             {"inherited", wire.inherited},
             {"bytes", base64Encode(wire.bytes.data(), wire.bytes.size())}};
 }
@@ -34,7 +48,7 @@ Result<RingWire> ringWireFromJson(const nlohmann::json& j)
     try {
         RingWire w;
         w.answered = j.at("answered").get<bool>();
-        w.failure = j.at("failure").get<std::string>();
+        w.failure = runOutcomeField(j);
         w.inherited = j.at("inherited").get<std::vector<uint64_t>>();
         auto bytes = base64Decode(j.at("bytes").get<std::string>());
         if (!bytes) return Error{"a wire record's bytes are not base64", ErrorCode::Protocol};
@@ -51,7 +65,7 @@ nlohmann::json collectiveHopJson(const CollectiveHop& hop)
             {"seconds", hop.seconds},
             {"answered", hop.arrival.answered},
             {"by_receiver", hop.arrival.byReceiver},
-            {"failure", hop.arrival.failure},
+            {"failure", nameOf(hop.arrival.failure)},
             {"differing_bytes", hop.arrival.differingBytes},
             {"entered_bytes", hop.arrival.enteredBytes},
             {"signature", hop.arrival.signature}};
@@ -65,7 +79,7 @@ Result<CollectiveHop> collectiveHopFromJson(const nlohmann::json& j)
         h.seconds = j.value("seconds", 0.0);
         h.arrival.answered = j.at("answered").get<bool>();
         h.arrival.byReceiver = j.at("by_receiver").get<bool>();
-        h.arrival.failure = j.at("failure").get<std::string>();
+        h.arrival.failure = runOutcomeField(j);
         h.arrival.differingBytes = j.at("differing_bytes").get<uint64_t>();
         h.arrival.enteredBytes = j.at("entered_bytes").get<uint64_t>();
         h.arrival.signature = j.at("signature").get<std::string>();
@@ -224,10 +238,10 @@ private:
             case WorkerProcess::ReadOutcome::Line:
                 break;
             case WorkerProcess::ReadOutcome::Timeout:
-                fault = {int64_t(rank), "hang"};
+                fault = {int64_t(rank), RunOutcome::Hang};
                 return nlohmann::json();
             default:
-                fault = {int64_t(rank), "crash"};
+                fault = {int64_t(rank), RunOutcome::Crash};
                 return nlohmann::json();
         }
         auto j = nlohmann::json::parse(line, nullptr, false);
@@ -244,7 +258,7 @@ private:
     Result<nlohmann::json> ask(size_t rank, const nlohmann::json& request, RankFault& fault)
     {
         if (Status st = m_ranks[rank]->send(request.dump()); !st) {
-            fault = {int64_t(rank), "crash"};
+            fault = {int64_t(rank), RunOutcome::Crash};
             return nlohmann::json();
         }
         return read(rank, fault);
@@ -256,10 +270,10 @@ private:
 };
 
 // What a simulated GPU that stops answering does in a rank process: it really stops.
-[[noreturn]] void actOut(const std::string& failure, size_t self, std::FILE* out)
+[[noreturn]] void actOut(RunOutcome failure, size_t self, std::FILE* out)
 {
     std::fflush(out);
-    if (failure == "hang")
+    if (failure == RunOutcome::Hang)
         for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
     std::fprintf(stderr, "simulated device fault: rank %zu's GPU has fallen off the bus (like Xid 79)\n",
                  self);

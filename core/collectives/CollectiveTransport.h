@@ -14,7 +14,7 @@ namespace faultline {
 // A rank that hung or crashed during the current run (rank -1: none).
 struct RankFault {
     int64_t rank = -1;
-    std::string what;  // hang | crash
+    RunOutcome what = RunOutcome::Ok;  // Hang | Crash
     bool happened() const { return rank >= 0; }
 };
 

@@ -111,7 +111,7 @@ struct SweepRank::Impl {
     uint64_t handled = 0;  // transfers through this GPU (hang/crash models count these)
 
     // What this GPU does to the data passing through it; false when it does not answer.
-    bool passThrough(HostTensor& t, uint32_t rep, std::string& failure)
+    bool passThrough(HostTensor& t, uint32_t rep, RunOutcome& failure)
     {
         FaultContext ctx;
         ctx.op = patternOp(options.pattern);
@@ -122,7 +122,7 @@ struct SweepRank::Impl {
         if (!model->applies(ctx)) return true;
         const FaultAction action = model->actionBefore(ctx);
         if (action != FaultAction::None) {
-            failure = action == FaultAction::Hang ? "hang" : "crash";
+            failure = outcomeOf(action);
             return false;
         }
         model->corrupt(t, 0, ctx);
@@ -191,12 +191,12 @@ SweepOutcome SweepRank::receive(size_t src, uint32_t rep, SweepWire wire)
     HostTensor got(sent.dtype, sent.shape);
     std::memcpy(got.data.data(), wire.bytes.data(), wire.bytes.size());
     std::vector<unsigned char>().swap(wire.bytes);
-    std::string failure = wire.failure;
+    RunOutcome failure = wire.failure;
     const bool answered = wire.answered && d.passThrough(got, rep, failure);
     if (!answered) {
         out.ok = false;
         out.corruptedBytes = sent.data.size();
-        out.signature = failure;
+        out.signature = nameOf(failure);  // the signature kind: hang | crash
         return out;
     }
     const HostTensor* expected = &sent;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../replay/ReplayVocabulary.h"
 #include "../replay/Statistics.h"
 
 namespace faultline {
@@ -115,7 +116,7 @@ Result<SweepReport> runSweep(const SweepOptions& options);
 // What crosses the wire of one transfer: the bytes, or that the sending GPU did not answer.
 struct SweepWire {
     bool answered = true;
-    std::string failure;  // hang | crash when it did not answer
+    RunOutcome failure = RunOutcome::Ok;  // Hang | Crash when it did not answer
     std::vector<unsigned char> bytes;
 };
 

@@ -51,13 +51,30 @@ Result<std::string> printableField(const std::string& file, const nlohmann::json
     return v;
 }
 
+// A verdict (core/replay/ReplayVocabulary.h's words), else a Format error naming the file and the
+// field. An absent or empty field is nullopt when `optional`, else an error too.
+Result<std::optional<Verdict>> verdictField(const std::string& file, const nlohmann::json& j,
+                                            const char* name, const std::string& where, bool optional)
+{
+    auto text = printableField(file, j, name, where);
+    if (!text) return text.error();
+    if (text->empty() && optional) return std::optional<Verdict>{};
+    if (auto v = parseVerdict(*text)) return std::optional<Verdict>{*v};
+    return fileError(file,
+                     where + "." + name +
+                         " is not a verdict (healthy, transient, persistent, device-specific, "
+                         "none): \"" +
+                         *text + "\"",
+                     ErrorCode::Format);
+}
+
 }  // namespace
 
 std::vector<const CampaignTargetEvidence*> CampaignEvidence::divergingTargets() const
 {
     std::vector<const CampaignTargetEvidence*> out;
     for (const CampaignTargetEvidence& t : targets)
-        if (t.verdict != "healthy") out.push_back(&t);
+        if (t.verdict != Verdict::Healthy) out.push_back(&t);
     return out;
 }
 
@@ -93,34 +110,39 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
         CampaignTargetEvidence e;
         auto target = printableField(resultsPath, t, "target", where);
         if (!target) return target.error();
-        auto verdict = printableField(resultsPath, t, "verdict", where);
+        if (target->empty()) return fileError(resultsPath, where + " is a campaign target without a name");
+        auto verdict = verdictField(resultsPath, t, "verdict", where, false);
         if (!verdict) return verdict.error();
         e.target = *target;
-        e.verdict = *verdict;
+        e.verdict = **verdict;
         e.description = freeText(t, "description");
         e.explanation = freeText(t, "explanation");
         e.runs = field<uint64_t>(t, "runs", 0);
         e.failures = field<uint64_t>(t, "failures", 0);
-        if (e.target.empty() || e.verdict.empty() || e.failures > e.runs)
-            return fileError(resultsPath, "a campaign target without a name, a verdict or consistent counts");
+        if (e.failures > e.runs) return fileError(resultsPath, where + " has more failures than runs");
         e.rate = wilsonInterval(e.failures, e.runs);
         e.failingOps = field<std::vector<size_t>>(t, "failing_ops", {});
         if (auto d = t.find("determinism"); d != t.end() && d->is_object())
             e.deterministic = field<bool>(*d, "certified", false);
         if (auto g = t.find("fleet_gpu"); g != t.end() && g->is_object()) {
             CampaignTargetEvidence::FleetGpu f;
-            const std::pair<const char*, std::string*> fields[] = {
-                {"host", &f.host},     {"target", &f.target},       {"uuid", &f.uuid},
-                {"serial", &f.serial}, {"pci_bus_id", &f.pciBusId}, {"node_verdict", &f.nodeVerdict}};
+            const std::pair<const char*, std::string*> fields[] = {{"host", &f.host},
+                                                                   {"target", &f.target},
+                                                                   {"uuid", &f.uuid},
+                                                                   {"serial", &f.serial},
+                                                                   {"pci_bus_id", &f.pciBusId}};
             for (const auto& [name, value] : fields) {
                 auto v = printableField(resultsPath, *g, name, where + ".fleet_gpu");
                 if (!v) return v.error();
                 *value = *v;
             }
+            auto nodeVerdict = verdictField(resultsPath, *g, "node_verdict", where + ".fleet_gpu", true);
+            if (!nodeVerdict) return nodeVerdict.error();
+            f.nodeVerdict = *nodeVerdict;
             f.outlierOps = field<std::vector<size_t>>(*g, "outlier_ops", {});
             e.fleetGpu = f;
         }
-        if (e.verdict != "healthy") {
+        if (e.verdict != Verdict::Healthy) {
             divergent.insert(e.failingOps.begin(), e.failingOps.end());
             if (e.fleetGpu) divergent.insert(e.fleetGpu->outlierOps.begin(), e.fleetGpu->outlierOps.end());
         }
@@ -169,7 +191,7 @@ nlohmann::json campaignEvidenceJson(const CampaignEvidence& c)
     for (const CampaignTargetEvidence& t : c.targets) {
         nlohmann::json j = {{"target", t.target},
                             {"description", t.description},
-                            {"verdict", t.verdict},
+                            {"verdict", nameOf(t.verdict)},
                             {"runs", t.runs},
                             {"failures", t.failures},
                             {"failing_ops", t.failingOps},

@@ -16,12 +16,14 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../replay/ReplayVocabulary.h"
 #include "../replay/Statistics.h"
 
 namespace faultline {
 
 struct CampaignTargetEvidence {
-    std::string target, description, verdict, explanation;
+    std::string target, description, explanation;
+    Verdict verdict = Verdict::NoVerdict;
     uint64_t runs = 0, failures = 0;
     RateInterval rate;  // Wilson 95 %
     std::vector<size_t> failingOps;
@@ -29,8 +31,9 @@ struct CampaignTargetEvidence {
     // A merged fleet campaign's GPU (targets[].fleet_gpu): who it is and the target it ran as on
     // its own node ("cuda:3"), with the verdict its node found (without the fleet's peer vote).
     struct FleetGpu {
-        std::string host, target, uuid, serial, pciBusId, nodeVerdict;
-        std::vector<size_t> outlierOps;  // ops where its bits differed from the fleet's peers
+        std::string host, target, uuid, serial, pciBusId;
+        std::optional<Verdict> nodeVerdict;  // nullopt: its node did not say (an older merge)
+        std::vector<size_t> outlierOps;      // ops where its bits differed from the fleet's peers
     };
     std::optional<FleetGpu> fleetGpu;
 };

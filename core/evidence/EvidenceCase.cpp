@@ -163,7 +163,7 @@ void EvidenceCase::finish()
         mineRuns += t->runs;
         mineFailures += t->failures;
         mineNames += (mineNames.empty() ? "" : ", ") + t->target;
-        repro += (repro.empty() ? "" : "; ") + t->target + " " + t->verdict + ", " +
+        repro += (repro.empty() ? "" : "; ") + t->target + " " + nameOf(t->verdict) + ", " +
                  std::to_string(t->failures) + "/" + std::to_string(t->runs) + " runs failed";
     }
     const bool reproduced = mineFailures > 0 && reproducer;
@@ -198,7 +198,7 @@ void EvidenceCase::finish()
         return std::to_string(t.failures) + " of " + std::to_string(t.runs) + " runs (" +
                percentText(t.rate.rate) + ", 95% CI " + percentText(t.rate.low) + "-" +
                percentText(t.rate.high) + ") on op(s) " + opListArgument(t.failingOps) + ", verdict " +
-               t.verdict;
+               nameOf(t.verdict);
     };
     if (campaign)
         for (const CampaignTargetEvidence* t : campaign->divergingTargets()) {
@@ -211,7 +211,7 @@ void EvidenceCase::finish()
                                            ": context only, not evidence about the suspect");
                 continue;
             }
-            if (t->verdict != "persistent" && t->verdict != "device-specific") continue;
+            if (t->verdict != Verdict::Persistent && t->verdict != Verdict::DeviceSpecific) continue;
             if (tie && tie->role == TargetRole::SuspectStandIn)
                 rmaReasons.push_back(
                     "simulated: silent data corruption reproduced on the suspect's simulated "
@@ -226,7 +226,7 @@ void EvidenceCase::finish()
     // What was ruled out.
     if (campaign)
         for (const CampaignTargetEvidence& t : campaign->targets)
-            if (t.verdict == "healthy" && t.runs > 0 && !targets.isSuspect(t.target))
+            if (t.verdict == Verdict::Healthy && t.runs > 0 && !targets.isSuspect(t.target))
                 ruledOut.push_back(
                     (t.target == "cpu"
                          ? "a software or data cause: the golden model (cpu) replayed the same ops on "
@@ -310,7 +310,7 @@ json evidenceCaseJson(const EvidenceCase& c)
     json reproducer;
     if (c.reproducer) {
         json verdicts = json::object();
-        for (const auto& [t, v] : c.reproducer->expectedVerdicts) verdicts[t] = v;
+        for (const auto& [t, v] : c.reproducer->expectedVerdicts) verdicts[t] = nameOf(v);
         const ReproducerFiles& r = *c.reproducer;
         reproducer = {{"trace", "reproducer/trace.h5"},
                       {"script", "reproducer/reproduce.sh"},

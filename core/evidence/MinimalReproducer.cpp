@@ -80,7 +80,7 @@ Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const s
 // What reproduce.sh replays: targets with the verdicts the campaign found (the suspect's must
 // fail again), the ops, the reference, the repetitions; or why nothing can be replayed.
 struct ReplayPlan {
-    std::vector<std::pair<std::string, std::string>> verdicts;
+    std::vector<std::pair<std::string, Verdict>> verdicts;
     std::vector<std::string> mustFail;
     std::set<size_t> ops;
     std::string reference;
@@ -155,11 +155,11 @@ ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergen
     for (size_t i : mine->failingOps.empty() ? g.outlierOps : mine->failingOps)
         if (divergent.count(i)) p.ops.insert(i);
     p.reps = sizedReps(c, {mine}, p.ops);
-    if (g.nodeVerdict.empty() || g.nodeVerdict == "healthy" || g.nodeVerdict == "none") {
+    if (!g.nodeVerdict || *g.nodeVerdict == Verdict::Healthy || *g.nodeVerdict == Verdict::NoVerdict) {
         p.notReplayable = "the suspect GPU " + mine->target + " was " +
-                          (g.nodeVerdict.empty() ? std::string("not judged") : g.nodeVerdict) +
+                          (g.nodeVerdict ? nameOf(*g.nodeVerdict) : std::string("not judged")) +
                           " on its own node; only the fleet's peer vote found its bits different (" +
-                          mine->verdict +
+                          nameOf(mine->verdict) +
                           "), which replaying it alone cannot show: replay the ops on it and on a healthy "
                           "peer of the same model and compare";
         return p;
@@ -169,7 +169,7 @@ ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergen
                           "' on its node, which is not a replay target (cpu, sim:<model>, cuda:<index>)";
         return p;
     }
-    p.verdicts.emplace_back(g.target, g.nodeVerdict);
+    p.verdicts.emplace_back(g.target, *g.nodeVerdict);
     p.mustFail.push_back(g.target);
     return p;
 }
@@ -247,8 +247,7 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
     s += "# Expected:";
     for (const auto& [t, v] : r.expectedVerdicts)
         s += "\n#   " + shellCommentText(t) + ": " +
-             (isMustFail(r, t) ? "fails again (the campaign found " + shellCommentText(v) + ")"
-                               : shellCommentText(v));
+             (isMustFail(r, t) ? "fails again (the campaign found " + nameOf(v) + ")" : nameOf(v));
     s += "\n#   exit code " + std::to_string(r.expectedExitCode) +
          "\n# Needs faultline on PATH (or FAULTLINE=/path/to/faultline). Exit 0: reproduced; 1: not "
          "reproduced; 2: could not run.\n";
@@ -277,8 +276,9 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
     s += "}\n";
     // The suspect's targets reproduce with any failing verdict.
     s += "fails() {\n";
-    s += "    if t=\"$1\" awk '$1 == ENVIRON[\"t\"] && ($2 == \"transient\" || $2 == \"persistent\" || $2 == "
-         "\"device-specific\") { found = 1 } END { exit !found }' \"$out\"; then\n";
+    s += "    if t=\"$1\" awk '$1 == ENVIRON[\"t\"] && ($2 == \"" + nameOf(Verdict::Transient) +
+         "\" || $2 == \"" + nameOf(Verdict::Persistent) + "\" || $2 == \"" + nameOf(Verdict::DeviceSpecific) +
+         "\") { found = 1 } END { exit !found }' \"$out\"; then\n";
     s += "        printf 'reproduced: %s fails again\\n' \"$1\"\n";
     s += "    else\n";
     s += "        printf 'NOT reproduced: %s should fail again (the campaign found %s)\\n' \"$1\" \"$2\"; "
@@ -286,7 +286,7 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
     s += "    fi\n";
     s += "}\n";
     for (const auto& [t, v] : r.expectedVerdicts)
-        s += (isMustFail(r, t) ? "fails " : "expect ") + shellQuote(t) + " " + shellQuote(v) + "\n";
+        s += (isMustFail(r, t) ? "fails " : "expect ") + shellQuote(t) + " " + shellQuote(nameOf(v)) + "\n";
     s += "[ \"$rc\" -eq " + std::to_string(r.expectedExitCode) +
          " ] || { echo \"NOT reproduced: exit code $rc, expected " + std::to_string(r.expectedExitCode) +
          "\"; status=1; }\n";
@@ -366,7 +366,7 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
         for (const auto& [t, v] : plan.verdicts) {
             targets += (targets.empty() ? "" : ",") + t;
             r.expectedVerdicts.emplace_back(t, v);
-            if (v != "healthy" || isMustFail(r, t)) r.expectedExitCode = 1;
+            if (v != Verdict::Healthy || isMustFail(r, t)) r.expectedExitCode = 1;
         }
         std::string args = "--targets " + shellQuote(targets) + " --ops " + opListArgument(r.ops) +
                            " --reps " + std::to_string(r.reps.reps) + " --seed " +

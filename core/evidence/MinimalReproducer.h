@@ -36,7 +36,7 @@ struct ReproducerFiles {
     std::string command;  // the replay command, relative to the reproducer folder
     std::vector<size_t> ops;
     int expectedExitCode = 0;
-    std::vector<std::pair<std::string, std::string>> expectedVerdicts;  // target, campaign verdict
+    std::vector<std::pair<std::string, Verdict>> expectedVerdicts;  // target, campaign verdict
     std::vector<std::string> mustFail;  // the suspect's targets: any failing verdict reproduces
     std::vector<std::string> suspectTargets;
     ReproducerReps reps;  // how --reps was sized

@@ -319,7 +319,7 @@ public:
             if (results)
                 if (Status st = results->addTarget(target); !st) return st;
             nlohmann::json row = gpuRow(node, gpu, j);
-            if (row["verdict"] != "healthy") m_unhealthy.push_back(row);
+            if (verdict(gpu, j).first != Verdict::Healthy) m_unhealthy.push_back(row);
             m_gpus.add(row.dump());
             if (!j.outlierOps.empty()) {
                 nlohmann::json o = outlierJson(node, gpu, j);
@@ -453,12 +453,13 @@ private:
         return {int64_t(v->second), d == vote.digests.end() ? -1 : int64_t(d - vote.digests.begin())};
     }
 
-    std::pair<std::string, std::string> verdictOf(const FleetGpu& g, const Judged& j,
-                                                  const nlohmann::json& first) const
+    std::pair<Verdict, std::string> verdictOf(const FleetGpu& g, const Judged& j,
+                                              const nlohmann::json& first) const
     {
-        std::string verdict = g.verdict, explanation = g.explanation;
+        Verdict verdict = g.verdict;
+        std::string explanation = g.explanation;
         if (j.outlierOps.empty()) return {verdict, explanation};
-        if (verdict == "healthy" || verdict == "none" || verdict.empty()) verdict = "device-specific";
+        if (verdict == Verdict::Healthy || verdict == Verdict::NoVerdict) verdict = Verdict::DeviceSpecific;
         explanation += std::string(explanation.empty() ? "" : "; ") +
                        "fleet outlier: bitwise different from " +
                        std::to_string(first["agreeing"].get<uint32_t>()) + " of " +
@@ -492,7 +493,7 @@ private:
             {"uuid", g.uuid}, {"serial", g.serial}, {"peer_key", g.peerKey}, {"ops", outlierOpsJson(g, j)}};
     }
 
-    std::pair<std::string, std::string> verdict(const FleetGpu& g, const Judged& j) const
+    std::pair<Verdict, std::string> verdict(const FleetGpu& g, const Judged& j) const
     {
         if (j.outlierOps.empty()) return {g.verdict, g.explanation};
         return verdictOf(g, j, outlierOpsJson(g, j)[0]);
@@ -500,10 +501,10 @@ private:
 
     nlohmann::json targetJson(const FleetNode& n, const FleetGpu& g, const Judged& j) const
     {
-        const auto [verdictText, explanation] = verdict(g, j);
+        const auto [judged, explanation] = verdict(g, j);
         nlohmann::json t = {{"target", j.label},
                             {"description", g.description},
-                            {"verdict", verdictText},
+                            {"verdict", nameOf(judged)},
                             {"explanation", explanation},
                             {"runs", g.runs},
                             {"executed_runs", g.runs},
@@ -524,7 +525,7 @@ private:
                           {"serial", g.serial},
                           {"name", g.name},
                           {"pci_bus_id", g.pciBusId},
-                          {"node_verdict", g.verdict},
+                          {"node_verdict", nameOf(g.verdict)},
                           {"outlier_ops", j.outlierOps},
                           {"file", n.file}};
         return t;
@@ -544,8 +545,8 @@ private:
                 {"name", g.name},
                 {"pci_bus_id", g.pciBusId},
                 {"peer_key", g.peerKey},
-                {"node_verdict", g.verdict},
-                {"verdict", verdict(g, j).first},
+                {"node_verdict", nameOf(g.verdict)},
+                {"verdict", nameOf(verdict(g, j).first)},
                 {"runs", g.runs},
                 {"failures", g.failures},
                 {"rate", g.rate},

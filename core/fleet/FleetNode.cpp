@@ -1,6 +1,7 @@
 #include "FleetNode.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "../Text.h"
@@ -40,7 +41,6 @@ FleetGpu parseGpu(const nlohmann::json& t, const std::map<int64_t, const nlohman
     FleetGpu g;
     g.target = t.at("target").get<std::string>();
     g.description = stringField(t, "description");
-    g.verdict = stringField(t, "verdict");
     g.explanation = stringField(t, "explanation");
     g.peerKey = stringField(t, "peer_key");
     g.runs = t.value("runs", uint64_t(0));
@@ -105,7 +105,6 @@ void escapeNode(FleetNode& node)
     for (FleetGpu& g : node.gpus) {
         check(g.target, "target label");
         check(g.description, "description");
-        check(g.verdict, "verdict");
         check(g.explanation, "explanation");
         check(g.peerKey, "peer key");
         check(g.uuid, "UUID");
@@ -160,6 +159,15 @@ Result<FleetNode> parseFleetNode(const std::string& path, const nlohmann::json& 
         std::map<std::string, size_t> byLabel;
         for (const nlohmann::json& t : c["targets"]) {
             node.gpus.push_back(parseGpu(t, inventory));
+            // The node's verdict, parsed here once: one of replay's words, or none given.
+            const std::string word = stringField(t, "verdict");
+            const std::optional<Verdict> verdict = word.empty() ? Verdict::NoVerdict : parseVerdict(word);
+            if (!verdict)
+                return fileError(path, "targets[" + std::to_string(node.gpus.size() - 1) +
+                                           "].verdict is not a verdict (healthy, transient, persistent, "
+                                           "device-specific, none): \"" +
+                                           printableText(word) + "\"");
+            node.gpus.back().verdict = *verdict;
             byLabel[node.gpus.back().target] = node.gpus.size() - 1;
         }
         for (const nlohmann::json& o : c["ops"]) {

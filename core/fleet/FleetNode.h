@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../replay/VocabularyJson.h"
 
 namespace faultline {
 
@@ -29,8 +30,9 @@ struct FleetOpCell {
 };
 
 struct FleetGpu {
-    std::string target, description, verdict, explanation, peerKey, uuid, serial, name, pciBusId;
-    int64_t index = -1;  // N of cuda:N, else -1
+    std::string target, description, explanation, peerKey, uuid, serial, name, pciBusId;
+    Verdict verdict = Verdict::NoVerdict;  // its node's (`none` where the node file has none)
+    int64_t index = -1;                    // N of cuda:N, else -1
     uint64_t runs = 0, failures = 0;
     double rate = 0, low = 0, high = 0;
     bool deterministic = false;

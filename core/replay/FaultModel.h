@@ -23,6 +23,7 @@
 
 #include "../HostTensor.h"
 #include "../Result.h"
+#include "ReplayVocabulary.h"
 #include "TargetSpec.h"
 
 namespace faultline {
@@ -38,6 +39,14 @@ struct FaultContext {
 };
 
 enum class FaultAction { None, Hang, Crash };
+
+// How a run that met the action ends: Hang or Crash (None: Ok).
+constexpr RunOutcome outcomeOf(FaultAction a)
+{
+    return a == FaultAction::Hang    ? RunOutcome::Hang
+           : a == FaultAction::Crash ? RunOutcome::Crash
+                                     : RunOutcome::Ok;
+}
 
 // Virtual SM assignment of a 2-D output view (last dim = columns): tiles of `tile`×`tile`
 // elements in row-major tile order, tile t computed by SM t mod sms — the order a one-wave

@@ -104,7 +104,8 @@ private slots:
         QCOMPARE(report->mode, std::string("nccl"));
         QCOMPARE(report->runs.size(), size_t(10));  // 5 collectives x 2 reps
         for (const CollectiveRun& run : report->runs) {
-            QVERIFY2(run.status == "ok", (run.op + ": " + run.status + " " + run.error).c_str());
+            QVERIFY2(run.status == RunOutcome::Ok,
+                     (run.op + ": " + collectiveStatusName(run.status) + " " + run.error).c_str());
             QVERIFY(!run.judged.empty());
         }
         QVERIFY(report->healthy());
@@ -146,7 +147,7 @@ private slots:
         QVERIFY2(report.ok(), report.ok() ? "" : report.message().c_str());
         QCOMPARE(report->runs.size(), size_t(2));
         for (const CollectiveRun& run : report->runs) {
-            QCOMPARE(QString::fromStdString(run.status), status);
+            QCOMPARE(QString::fromStdString(collectiveStatusName(run.status)), status);
             QCOMPARE(run.failedRank, int64_t(failedRank));
             if (status == "diverged") {
                 QCOMPARE(run.ranksOff, std::vector<size_t>{2});

@@ -98,9 +98,9 @@ private slots:
         // Every run judged; a healthy group passes every invariant, a faulty one breaks some.
         size_t bad = 0;
         for (const CollectiveRun& run : r->runs) {
-            QVERIFY(!run.judged.empty() || run.status == "hang");
-            bad += run.status != "ok";
-            if (run.status == "ok") {
+            QVERIFY(!run.judged.empty() || run.status == RunOutcome::Hang);
+            bad += run.status != RunOutcome::Ok;
+            if (run.status == RunOutcome::Ok) {
                 QCOMPARE(run.violations, uint64_t(0));
                 QVERIFY(run.identical);
                 QVERIFY(run.differingBlocks.empty());
@@ -128,7 +128,7 @@ private slots:
         size_t blocks = 0;
         for (const CollectiveRun& run : r->runs) {
             QCOMPARE(run.judged, std::string("exact"));
-            if (run.ring == 1) QCOMPARE(run.status, std::string("ok"));  // the reversed ring never uses 2->3
+            if (run.ring == 1) QCOMPARE(run.status, RunOutcome::Ok);  // the reversed ring never uses 2->3
             for (const auto& [src, dst] : run.differingBlocks) {
                 QVERIFY(src < 8 && dst < 8);
                 QVERIFY(dst != src && dst != 2);
@@ -181,11 +181,12 @@ private slots:
             for (RingRank& rank : ranks) outputs.push_back(rank.output());
             CollectiveRun clean;
             judgeCollectiveRun(p, outputs, clean);
-            QCOMPARE(clean.status, std::string("ok"));
+            QCOMPARE(clean.status, RunOutcome::Ok);
             outputs[6].data[3] ^= std::byte{0x40};
             CollectiveRun broken;
             judgeCollectiveRun(p, outputs, broken);
-            QCOMPARE(broken.status, std::string("diverged"));
+            QCOMPARE(broken.status, RunOutcome::Mismatch);
+            QCOMPARE(collectiveStatusName(broken.status), std::string("diverged"));
             QCOMPARE(broken.ranksOff, std::vector<size_t>{6});
             if (p.kind == CollectiveKind::AllReduce) QVERIFY(!broken.identical);
             if (p.kind == CollectiveKind::AllGather) QCOMPARE(broken.differingBlocks, (Links{{0, 6}}));

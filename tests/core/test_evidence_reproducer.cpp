@@ -203,6 +203,11 @@ private slots:
         QTest::newRow("target label") << "/targets/1/target" << injected << "targets[1].target";
         QTest::newRow("verdict") << "/targets/1/verdict" << QByteArray("persistent\nid > /tmp/pwned")
                                  << "targets[1].verdict";
+        // A verdict is one of replay's words (parsed once, here): printable text that is not one is refused.
+        QTest::newRow("unknown verdict")
+            << "/targets/1/verdict" << QByteArray("exploded") << "targets[1].verdict";
+        QTest::newRow("fleet node verdict") << "/targets/1/fleet_gpu/node_verdict" << QByteArray("sick")
+                                            << "targets[1].fleet_gpu.node_verdict";
         QTest::newRow("reference") << "/reference" << QByteArray("cpu\r\nid") << "reference";
         QTest::newRow("op kind") << "/ops/0/op" << QByteArray("softmax\x1b[2J") << "ops[0].op";
         QTest::newRow("op name") << "/ops/0/name" << QByteArray("layer.1\nid") << "ops[0].name";
@@ -242,13 +247,11 @@ private slots:
         const QString marker = path("pwned");
         QTest::newRow("target label") << "target"
                                       << "sim:nan\ntouch " + marker + " #";
-        QTest::newRow("verdict") << "verdict"
-                                 << "persistent\ntouch " + marker + " #";
         QTest::newRow("reference") << "reference"
                                    << "cpu\ntouch " + marker + " #";
         QTest::newRow("quoted") << "target"
                                 << "cpu' ; touch " + marker + " ; echo '";
-        QTest::newRow("substitution") << "verdict"
+        QTest::newRow("substitution") << "target"
                                       << "$(touch " + marker + ")`touch " + marker + "`";
     }
     void scriptNeverRunsCampaignText()
@@ -259,7 +262,6 @@ private slots:
         auto c = campaign(campaignDoc());
         QVERIFY2(c, c ? "" : c.message().c_str());
         if (field == "target") c->targets[1].target = value.toStdString();
-        if (field == "verdict") c->targets[1].verdict = value.toStdString();
         if (field == "reference") c->reference = value.toStdString();
         const QString dir = folder();
         SuspectTargets ties = suspectIs(*c, c->targets[1].target);
@@ -329,7 +331,7 @@ private slots:
         QCOMPARE(r->ops, std::vector<size_t>{1});  // its own failing ops, not the whole fleet's
         QVERIFY2(r->command.find("--targets 'cuda:3'") != std::string::npos, r->command.c_str());
         QCOMPARE(r->expectedVerdicts.size(), size_t(1));
-        QCOMPARE(r->expectedVerdicts[0].second, std::string("persistent"));
+        QCOMPARE(r->expectedVerdicts[0].second, Verdict::Persistent);
         const ScriptRun run = runScript(QString::fromStdString(r->script),
                                         writeStub(path("stub-fleet"), "  cuda:3   persistent   2/6\n", 1));
         QVERIFY2(run.exitCode == 0, run.out + run.err);

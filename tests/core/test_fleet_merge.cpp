@@ -422,6 +422,29 @@ private slots:
         QVERIFY(allPrintable(m.summary().value()));
     }
 
+    // A verdict is one of replay's words, parsed where the node file is read: another word (or
+    // one with control characters) refuses the node, naming the file and the field; none given
+    // reads as `none`.
+    void aVerdictThatIsNotOneIsRefused()
+    {
+        for (const char* word : {"sick", "healthy\nid", "HEALTHY"}) {
+            json c = nodeCampaign("n1", "0", {"d1"});
+            c["targets"][0]["verdict"] = word;
+            FleetMerger m;
+            const Status st = m.add("odd.h5", c);
+            QVERIFY2(!st.ok(), word);
+            QVERIFY2(st.message().rfind("odd.h5: targets[0].verdict is not a verdict", 0) == 0,
+                     st.message().c_str());
+            QVERIFY2(isPrintableText(st.message()), st.message().c_str());
+        }
+        json c = nodeCampaign("n1", "0", {"d1"});
+        c["targets"][0].erase("verdict");
+        FleetMerger m;
+        QVERIFY(m.add("old.h5", c).ok());
+        QCOMPARE((*gpuRow(m.result().value(), "n1/cuda:0"))["node_verdict"].get<std::string>(),
+                 std::string("none"));
+    }
+
     // A repeated problem is reported once with a count, not once per node.
     void repeatedWarningsAreCounted()
     {

@@ -69,8 +69,9 @@ private slots:
         QCOMPARE(report->ops.size(), size_t(5));  // the gemm is not a collective
         QCOMPARE(report->runs.size(), size_t(10));
         for (const CollectiveRun& run : report->runs) {
-            const QByteArray what = QByteArray::fromStdString(run.op + ": " + run.status + " " + run.error);
-            QVERIFY2(run.status == "ok", what.constData());
+            const QByteArray what =
+                QByteArray::fromStdString(run.op + ": " + collectiveStatusName(run.status) + " " + run.error);
+            QVERIFY2(run.status == RunOutcome::Ok, what.constData());
             QVERIFY2(run.identical && run.violations == 0 && run.ranksOff.empty(), what.constData());
             QVERIFY(!run.judged.empty());
         }
