@@ -18,7 +18,7 @@ herr_t collectName(hid_t, const char* name, const H5A_info_t*, void* data)
 Error attrError(const std::string& what)
 {
     const std::string why = hdf5ErrorText();
-    return Error{why.empty() ? what : what + ": " + why};
+    return Error{why.empty() ? what : what + ": " + why, ErrorCode::Format};
 }
 
 const char* className(H5T_class_t c)
@@ -96,9 +96,10 @@ Result<AttrValue> readEnum(hid_t attr, hid_t type, uint64_t n, bool scalar)
     // HDF5 has no enum-to-integer conversion we can rely on.
     TypeHandle base(H5Tget_super(type));
     if (!base || H5Tget_class(base.get()) != H5T_INTEGER)
-        return Error{"has an enum type over a non-integer base"};
+        return Error{"has an enum type over a non-integer base", ErrorCode::Format};
     const size_t size = H5Tget_size(base.get());
-    if (size != 1 && size != 2 && size != 4 && size != 8) return Error{"has an enum type of unusual size"};
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return Error{"has an enum type of unusual size", ErrorCode::Format};
     const bool isSigned = H5Tget_sign(base.get()) == H5T_SGN_2;
     const H5T_order_t order = H5Tget_order(base.get());
     std::vector<unsigned char> raw(n * size);
@@ -130,7 +131,8 @@ Result<AttrValue> readStrings(hid_t attr, hid_t type, hid_t space, uint64_t n, b
     } else {
         const size_t size = H5Tget_size(type);
         if (size == 0 || size > kMaxAttributeBytes || n * size > kMaxAttributeBytes)
-            return Error{"is larger than " + std::to_string(kMaxAttributeBytes >> 20) + " MiB"};
+            return Error{"is larger than " + std::to_string(kMaxAttributeBytes >> 20) + " MiB",
+                         ErrorCode::Format};
         TypeHandle mem(H5Tcopy(type));
         std::vector<char> raw(n * size);
         if (!mem || H5Aread(attr, mem.get(), raw.data()) < 0) return attrError("cannot read");
@@ -175,7 +177,8 @@ Result<AttrValue> readAttribute(hid_t obj, const std::string& name)
         case H5S_SIMPLE: {
             const int rank = H5Sget_simple_extent_ndims(space.get());
             if (rank != 1)
-                return Error{"has rank " + std::to_string(rank) + " (only scalars and 1-D arrays are read)"};
+                return Error{"has rank " + std::to_string(rank) + " (only scalars and 1-D arrays are read)",
+                             ErrorCode::Format};
             hsize_t dim = 0;
             if (H5Sget_simple_extent_dims(space.get(), &dim, nullptr) < 0)
                 return attrError("cannot read its shape");
@@ -184,13 +187,14 @@ Result<AttrValue> readAttribute(hid_t obj, const std::string& name)
             break;
         }
         case H5S_NULL:
-            return Error{"is empty (null dataspace)"};
+            return Error{"is empty (null dataspace)", ErrorCode::Format};
         default:
             return attrError("has an unreadable dataspace");
     }
     if (n > kMaxAttributeElements)
         return Error{"has " + std::to_string(n) + " elements (more than " +
-                     std::to_string(kMaxAttributeElements) + ")"};
+                         std::to_string(kMaxAttributeElements) + ")",
+                     ErrorCode::Format};
 
     const H5T_class_t cls = H5Tget_class(type.get());
     switch (cls) {
@@ -206,7 +210,7 @@ Result<AttrValue> readAttribute(hid_t obj, const std::string& name)
         case H5T_STRING:
             return readStrings(attr.get(), type.get(), space.get(), n, scalar);
         default:
-            return Error{std::string("has an unsupported type (") + className(cls) + ")"};
+            return Error{std::string("has an unsupported type (") + className(cls) + ")", ErrorCode::Format};
     }
 }
 
@@ -229,7 +233,8 @@ std::optional<std::string> readStringAttribute(hid_t obj, const std::string& nam
 Status writeAttribute(hid_t obj, const std::string& name, const AttrValue& value)
 {
     if (name.empty() || name.find('\0') != std::string::npos)
-        return Error{"attribute name '" + std::string(name.c_str()) + "' is empty or contains a NUL byte"};
+        return Error{"attribute name '" + std::string(name.c_str()) + "' is empty or contains a NUL byte",
+                     ErrorCode::Format};
     Hdf5Lock lock;
     const htri_t exists = H5Aexists(obj, name.c_str());
     if (exists > 0 && H5Adelete(obj, name.c_str()) < 0)

@@ -242,7 +242,7 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
         haddr_t address = HADDR_UNDEF;
         hsize_t size = 0;
         if (H5Dget_chunk_info_by_coord(m_dataset.get(), offset.data(), &mask, &address, &size) < 0)
-            return Error{m_where + ": cannot locate a chunk: " + hdf5ErrorText()};
+            return Error{m_where + ": cannot locate a chunk: " + hdf5ErrorText(), ErrorCode::Io};
         if (size == 0 || address == HADDR_UNDEF) {  // never written: the fill value
             chunk.data.resize(m_chunkBytes);
             for (size_t i = 0; i < m_chunkBytes; i += m_elementSize)
@@ -254,7 +254,8 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
             m_filters.empty() ? m_chunkBytes : compressBound(uLong(m_chunkBytes)) + 4096;
         if (size > plausible)
             return Error{m_where + ": a chunk of " + std::to_string(size) + " stored bytes for " +
-                         std::to_string(m_chunkBytes) + " bytes of elements"};
+                             std::to_string(m_chunkBytes) + " bytes of elements",
+                         ErrorCode::Format};
         skipped = mask;
         if (m_map != nullptr && address <= m_mapSize && size <= m_mapSize - address) {
             storedBytes = m_map + address;  // read outside the lock
@@ -264,7 +265,7 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
         } else {
             stored.resize(size_t(size));
             if (H5Dread_chunk(m_dataset.get(), H5P_DEFAULT, offset.data(), &skipped, stored.data()) < 0)
-                return Error{m_where + ": cannot read a chunk: " + hdf5ErrorText()};
+                return Error{m_where + ": cannot read a chunk: " + hdf5ErrorText(), ErrorCode::Io};
             storedBytes = stored.data();
             storedSize = stored.size();
         }
@@ -274,7 +275,8 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
     if (!filtered && !m_swap && storedBytes != stored.data()) {  // the elements as they lie in the file
         if (storedSize != m_chunkBytes)
             return Error{m_where + ": a chunk holds " + std::to_string(storedSize) + " bytes, not " +
-                         std::to_string(m_chunkBytes)};
+                             std::to_string(m_chunkBytes),
+                         ErrorCode::Format};
         chunk.view = storedBytes;
         chunk.mapped = true;
         return Status::success();
@@ -287,7 +289,8 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
             next.resize(m_chunkBytes);
             if (!inflateExactly(storedBytes, storedSize, next.data(), m_chunkBytes))
                 return Error{m_where + ": a chunk does not inflate to " + std::to_string(m_chunkBytes) +
-                             " bytes (corrupt deflate data)"};
+                                 " bytes (corrupt deflate data)",
+                             ErrorCode::Format};
         } else {
             next.resize(storedSize);
             unshuffle(storedBytes, next.data(), storedSize, m_elementSize);
@@ -300,7 +303,8 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
     if (mappedStored != nullptr) releasePages(mappedStored, mappedSize);  // decoded: done with them
     if (stored.size() != m_chunkBytes)
         return Error{m_where + ": a chunk holds " + std::to_string(stored.size()) + " bytes, not " +
-                     std::to_string(m_chunkBytes)};
+                         std::to_string(m_chunkBytes),
+                     ErrorCode::Format};
     if (m_swap) swapElements(stored.data(), stored.size(), m_elementSize);
     chunk.data = std::move(stored);
     chunk.view = chunk.data.data();

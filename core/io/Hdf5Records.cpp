@@ -46,7 +46,7 @@ TypeHandle littleEndian(hid_t t)
 
 Result<Draft> atomic(hid_t t, RecordField field, std::string type, TypeHandle memory, unsigned significant)
 {
-    if (!memory) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!memory) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     Draft d;
     d.type = std::move(type);
     d.memorySize = H5Tget_size(memory.get());
@@ -96,26 +96,26 @@ std::string floatName(hid_t t)
 Result<Draft> enumDraft(hid_t t)
 {
     TypeHandle base(H5Tget_super(t));
-    if (!base) return Error{"enum without a base type: " + hdf5ErrorText()};
+    if (!base) return Error{"enum without a base type: " + hdf5ErrorText(), ErrorCode::Format};
     const size_t size = H5Tget_size(base.get());
-    if (size > 8) return Error{"enum over a " + std::to_string(size) + "-byte integer"};
+    if (size > 8) return Error{"enum over a " + std::to_string(size) + "-byte integer", ErrorCode::Format};
     const bool bigEndian = H5Tget_order(base.get()) == H5T_ORDER_BE;
     const bool isSigned = H5Tget_sign(base.get()) == H5T_SGN_2;
     TypeHandle memoryBase = littleEndian(base.get());
     TypeHandle memory(memoryBase ? H5Tenum_create(memoryBase.get()) : H5I_INVALID_HID);
-    if (!memory) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!memory) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     RecordField field;
     field.kind = RecordValueKind::Enum;
     field.size = unsigned(size);
     const int members = H5Tget_nmembers(t);
-    if (members < 0) return Error{"unreadable enum: " + hdf5ErrorText()};
+    if (members < 0) return Error{"unreadable enum: " + hdf5ErrorText(), ErrorCode::Format};
     std::string names;
     for (int i = 0; i < members; ++i) {
         unsigned char value[8] = {0};
         char* name = H5Tget_member_name(t, unsigned(i));
         if (!name || H5Tget_member_value(t, unsigned(i), value) < 0) {
             if (name) H5free_memory(name);
-            return Error{"unreadable enum member: " + hdf5ErrorText()};
+            return Error{"unreadable enum member: " + hdf5ErrorText(), ErrorCode::Format};
         }
         if (bigEndian) std::reverse(value, value + size);
         const bool inserted = H5Tenum_insert(memory.get(), name, value) >= 0;
@@ -129,7 +129,7 @@ Result<Draft> enumDraft(hid_t t)
                      (isSigned ? std::to_string(shown) : std::to_string(v));
         field.enumNames.emplace_back(v, name);
         H5free_memory(name);
-        if (!inserted) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+        if (!inserted) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     }
     if (members > 8) names += ", … (" + std::to_string(members) + " names)";
     field.type = "enum {" + names + "}";
@@ -146,17 +146,17 @@ Result<Draft> stringDraft(hid_t t)
     p.offsets = {0};
     Draft d;
     const htri_t variable = H5Tis_variable_str(t);
-    if (variable < 0) return Error{"unreadable string type: " + hdf5ErrorText()};
+    if (variable < 0) return Error{"unreadable string type: " + hdf5ErrorText(), ErrorCode::Format};
     if (variable > 0) {
         d.memoryType = TypeHandle(H5Tcopy(H5T_C_S1));
         if (!d.memoryType || H5Tset_size(d.memoryType.get(), H5T_VARIABLE) < 0 ||
             H5Tset_cset(d.memoryType.get(), H5Tget_cset(t)) < 0)
-            return Error{"cannot make a memory type: " + hdf5ErrorText()};
+            return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
         d.variable = true;
         d.type = "string (variable length)";
     } else {
         d.memoryType = TypeHandle(H5Tcopy(t));
-        if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+        if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
         p.stringSize = unsigned(H5Tget_size(t));
         p.padding = H5Tget_strpad(t);
         d.type = "string (" + std::to_string(p.stringSize) + " bytes)";
@@ -181,9 +181,9 @@ Result<Draft> referenceDraft(hid_t t)
         p.reference = H5R_DATASET_REGION;
         d.type = "dataset region reference";
     } else {
-        return Error{"references of a kind this build of HDF5 does not read"};
+        return Error{"references of a kind this build of HDF5 does not read", ErrorCode::Format};
     }
-    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     d.memorySize = H5Tget_size(d.memoryType.get());
     RecordField field;
     field.kind = RecordValueKind::Reference;
@@ -196,14 +196,14 @@ Result<Draft> referenceDraft(hid_t t)
 Result<Draft> sequenceDraft(hid_t t, int depth)
 {
     TypeHandle base(H5Tget_super(t));
-    if (!base) return Error{"sequence without an element type: " + hdf5ErrorText()};
+    if (!base) return Error{"sequence without an element type: " + hdf5ErrorText(), ErrorCode::Format};
     Result<Draft> element = build(base.get(), depth + 1);
     if (!element) return element.error();
     if (element->fields.size() != 1 || element->fields[0].count != 1 || !element->fields[0].fixed())
-        return Error{"variable-length sequences of " + element->type};
+        return Error{"variable-length sequences of " + element->type, ErrorCode::Format};
     Draft d;
     d.memoryType = TypeHandle(H5Tvlen_create(element->memoryType.get()));
-    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     d.memorySize = H5Tget_size(d.memoryType.get());
     d.variable = true;
     d.type = "sequence of " + element->type;
@@ -223,28 +223,30 @@ Result<Draft> sequenceDraft(hid_t t, int depth)
 Result<Draft> arrayDraft(hid_t t, int depth)
 {
     const int rank = H5Tget_array_ndims(t);
-    if (rank <= 0 || rank > H5S_MAX_RANK) return Error{"unreadable array type: " + hdf5ErrorText()};
+    if (rank <= 0 || rank > H5S_MAX_RANK)
+        return Error{"unreadable array type: " + hdf5ErrorText(), ErrorCode::Format};
     std::vector<hsize_t> dims(size_t(rank), 0);
-    if (H5Tget_array_dims2(t, dims.data()) < 0) return Error{"unreadable array type: " + hdf5ErrorText()};
+    if (H5Tget_array_dims2(t, dims.data()) < 0)
+        return Error{"unreadable array type: " + hdf5ErrorText(), ErrorCode::Format};
     TypeHandle base(H5Tget_super(t));
-    if (!base) return Error{"array without an element type: " + hdf5ErrorText()};
+    if (!base) return Error{"array without an element type: " + hdf5ErrorText(), ErrorCode::Format};
     Result<Draft> element = build(base.get(), depth + 1);
     if (!element) return element.error();
     uint64_t n = 1;
     std::string extent;
     for (hsize_t dim : dims) {
         if (dim != 0 && n > kMaxValuesPerElement / dim)
-            return Error{"array element type with too many values"};
+            return Error{"array element type with too many values", ErrorCode::Format};
         n *= dim;
         extent += "[" + std::to_string(dim) + "]";
     }
     size_t values = 0;
     for (const Placement& p : element->placements) values += p.offsets.size();
     if (values != 0 && n > kMaxValuesPerElement / values)
-        return Error{"array element type with too many values"};
+        return Error{"array element type with too many values", ErrorCode::Format};
     Draft d;
     d.memoryType = TypeHandle(H5Tarray_create2(element->memoryType.get(), unsigned(rank), dims.data()));
-    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     d.memorySize = H5Tget_size(d.memoryType.get());
     d.variable = element->variable;
     d.type = element->type + extent;
@@ -265,33 +267,34 @@ Result<Draft> arrayDraft(hid_t t, int depth)
 Result<Draft> compoundDraft(hid_t t, int depth)
 {
     const int members = H5Tget_nmembers(t);
-    if (members < 0) return Error{"unreadable compound type: " + hdf5ErrorText()};
+    if (members < 0) return Error{"unreadable compound type: " + hdf5ErrorText(), ErrorCode::Format};
     std::vector<std::string> names;
     std::vector<Draft> drafts;
     size_t size = 0;
     for (int i = 0; i < members; ++i) {
         char* name = H5Tget_member_name(t, unsigned(i));
-        if (!name) return Error{"unreadable compound member: " + hdf5ErrorText()};
+        if (!name) return Error{"unreadable compound member: " + hdf5ErrorText(), ErrorCode::Format};
         names.emplace_back(name);
         H5free_memory(name);
         TypeHandle memberType(H5Tget_member_type(t, unsigned(i)));
         if (!memberType)
-            return Error{"unreadable compound member '" + names.back() + "': " + hdf5ErrorText()};
+            return Error{"unreadable compound member '" + names.back() + "': " + hdf5ErrorText(),
+                         ErrorCode::Format};
         Result<Draft> member = build(memberType.get(), depth + 1);
-        if (!member) return Error{"member '" + names.back() + "': " + member.message()};
+        if (!member) return Error{"member '" + names.back() + "': " + member.message(), ErrorCode::Format};
         size += member->memorySize;
         drafts.push_back(std::move(member).value());
     }
     Draft d;
     d.memoryType = TypeHandle(H5Tcreate(H5T_COMPOUND, std::max<size_t>(size, 1)));
-    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!d.memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     d.memorySize = std::max<size_t>(size, 1);
     std::string type;
     size_t offset = 0;
     for (size_t i = 0; i < drafts.size(); ++i) {
         Draft& member = drafts[i];
         if (H5Tinsert(d.memoryType.get(), names[i].c_str(), offset, member.memoryType.get()) < 0)
-            return Error{"cannot make a memory type: " + hdf5ErrorText()};
+            return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
         type += (i ? ", " : "") + names[i] + ": " + member.type;
         d.variable = d.variable || member.variable;
         for (size_t f = 0; f < member.fields.size(); ++f) {
@@ -311,16 +314,17 @@ Result<Draft> compoundDraft(hid_t t, int depth)
 Result<Draft> build(hid_t t, int depth)
 {
     if (depth > kMaxNesting)
-        return Error{"element type nested deeper than " + std::to_string(kMaxNesting) + " levels"};
+        return Error{"element type nested deeper than " + std::to_string(kMaxNesting) + " levels",
+                     ErrorCode::Format};
     const H5T_class_t cls = H5Tget_class(t);
     const size_t size = H5Tget_size(t);
-    if (size == 0) return Error{"element type of size 0"};
+    if (size == 0) return Error{"element type of size 0", ErrorCode::Format};
     const H5T_order_t order = H5Tget_order(t);
     unsigned first = 0, count = 0;
     switch (cls) {
         case H5T_INTEGER: {
             if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
-                return Error{"integer type of unknown byte order"};
+                return Error{"integer type of unknown byte order", ErrorCode::Format};
             significantBytes(t, &first, &count);
             const bool isSigned = H5Tget_sign(t) == H5T_SGN_2;
             RecordField field;
@@ -332,7 +336,7 @@ Result<Draft> build(hid_t t, int depth)
         }
         case H5T_FLOAT: {
             if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
-                return Error{"floating-point type of unknown byte order"};
+                return Error{"floating-point type of unknown byte order", ErrorCode::Format};
             significantBytes(t, &first, &count);
             RecordField field;
             field.kind = RecordValueKind::Float;
@@ -376,9 +380,9 @@ Result<Draft> build(hid_t t, int depth)
         case H5T_COMPOUND:
             return compoundDraft(t, depth);
         case H5T_TIME:
-            return Error{"HDF5 time type (no library reads it)"};
+            return Error{"HDF5 time type (no library reads it)", ErrorCode::Format};
         default:
-            return Error{"element type of HDF5 class " + std::to_string(int(cls))};
+            return Error{"element type of HDF5 class " + std::to_string(int(cls)), ErrorCode::Format};
     }
 }
 
@@ -506,18 +510,19 @@ Status readRecordElements(hid_t dataset, const RecordLayout& layout, const std::
     std::vector<unsigned char> buffer(size_t(count) * layout.memorySize, 0);
     const hsize_t n = count;
     SpaceHandle memorySpace(H5Screate_simple(1, &n, nullptr));
-    if (!memorySpace) return Error{"cannot make a dataspace: " + hdf5ErrorText()};
+    if (!memorySpace) return Error{"cannot make a dataspace: " + hdf5ErrorText(), ErrorCode::Io};
     if (shape.empty()) {
         if (H5Dread(dataset, layout.memoryType.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
-            return Error{"cannot read: " + hdf5ErrorText()};
+            return Error{"cannot read: " + hdf5ErrorText(), ErrorCode::Io};
     } else {
         SpaceHandle fileSpace(H5Dget_space(dataset));
         if (!fileSpace || !selectBoxes(fileSpace.get(), flatRangeBoxes(shape, first, count)))
-            return Error{"cannot select elements: " + hdf5ErrorText()};
+            return Error{"cannot select elements: " + hdf5ErrorText(), ErrorCode::Io};
         if (H5Dread(dataset, layout.memoryType.get(), memorySpace.get(), fileSpace.get(), H5P_DEFAULT,
                     buffer.data()) < 0)
             return Error{"cannot read elements " + std::to_string(first) + ".." +
-                         std::to_string(first + count - 1) + ": " + hdf5ErrorText()};
+                             std::to_string(first + count - 1) + ": " + hdf5ErrorText(),
+                         ErrorCode::Io};
     }
     for (size_t f = 0; f < layout.fields.size(); ++f) {
         const RecordField& field = layout.fields[f];

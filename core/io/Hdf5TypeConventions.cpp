@@ -84,7 +84,7 @@ std::string orderSuffix(hid_t t)
 
 Result<TypeConvention> convention(DType dtype, std::string storage, TypeHandle memoryType)
 {
-    if (!memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText()};
+    if (!memoryType) return Error{"cannot make a memory type: " + hdf5ErrorText(), ErrorCode::Io};
     TypeConvention c;
     c.dtype = dtype;
     c.storage = std::move(storage);
@@ -130,9 +130,10 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
             if ((size != 1 && size != 2 && size != 4 && size != 8) ||
                 H5Tget_precision(fileType) != 8 * size || H5Tget_offset(fileType) != 0)
                 return Error{"integer type with " + std::to_string(H5Tget_precision(fileType)) +
-                             "-bit precision in " + std::to_string(size) + " bytes"};
+                                 "-bit precision in " + std::to_string(size) + " bytes",
+                             ErrorCode::Format};
             if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
-                return Error{"integer type of unknown byte order"};
+                return Error{"integer type of unknown byte order", ErrorCode::Format};
             const DType stored = integerDType(size, H5Tget_sign(fileType) == H5T_SGN_2);
             if (auto meant = reinterpretation(dtypeAttribute, size, note); meant && *meant != stored)
                 return convention(*meant, std::string(dtypeName(stored)) + "+dtype" + orderSuffix(fileType),
@@ -141,7 +142,7 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
         }
         case H5T_FLOAT: {
             if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
-                return Error{"floating-point type of unknown byte order"};
+                return Error{"floating-point type of unknown byte order", ErrorCode::Format};
             std::optional<DType> dtype;
             std::string storage = "float";
             if (matchesFloat(fileType, kFloat64))
@@ -161,14 +162,16 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
                 const auto parsed = dtypeAttribute ? parseDTypeName(*dtypeAttribute) : std::nullopt;
                 if (!parsed || *parsed != expected)
                     return Error{std::string("8-bit HDF5 custom float (") + (e4m3 ? "e4m3" : "e5m2") +
-                                 ") without a matching dtype attribute"};
+                                     ") without a matching dtype attribute",
+                                 ErrorCode::Format};
                 return convention(expected, "hdf5-custom-float+dtype", littleEndianCopy(fileType));
             } else {
                 size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
                 H5Tget_fields(fileType, &spos, &epos, &esize, &mpos, &msize);
                 return Error{"floating-point layout not understood (" + std::to_string(size) + " bytes, " +
-                             std::to_string(esize) + " exponent bits, " + std::to_string(msize) +
-                             " mantissa bits)"};
+                                 std::to_string(esize) + " exponent bits, " + std::to_string(msize) +
+                                 " mantissa bits)",
+                             ErrorCode::Format};
             }
             if (dtypeAttribute) {
                 const auto parsed = parseDTypeName(*dtypeAttribute);
@@ -181,7 +184,7 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
         case H5T_ENUM: {
             if (isH5pyBoolEnum(fileType))
                 return convention(DType::Bool, "h5py-bool-enum", TypeHandle(H5Tcopy(fileType)));
-            return Error{"enumerated type (other than h5py's bool)"};
+            return Error{"enumerated type (other than h5py's bool)", ErrorCode::Format};
         }
         case H5T_OPAQUE: {
             if (auto meant = reinterpretation(dtypeAttribute, size, note))
@@ -191,24 +194,24 @@ Result<TypeConvention> classifyStoredType(hid_t fileType, const std::optional<st
             if (tag) H5free_memory(tag);
             if (size == 2 && emptyTag)
                 return convention(DType::BFloat16, "opaque2", TypeHandle(H5Tcopy(fileType)));
-            return Error{"opaque type of " + std::to_string(size) + " bytes"};
+            return Error{"opaque type of " + std::to_string(size) + " bytes", ErrorCode::Format};
         }
         case H5T_STRING:
-            return Error{"strings"};
+            return Error{"strings", ErrorCode::Format};
         case H5T_COMPOUND:
-            return Error{"compound type"};
+            return Error{"compound type", ErrorCode::Format};
         case H5T_REFERENCE:
-            return Error{"references"};
+            return Error{"references", ErrorCode::Format};
         case H5T_VLEN:
-            return Error{"variable-length sequences"};
+            return Error{"variable-length sequences", ErrorCode::Format};
         case H5T_ARRAY:
-            return Error{"array element type"};
+            return Error{"array element type", ErrorCode::Format};
         case H5T_BITFIELD:
-            return Error{"bitfield type"};
+            return Error{"bitfield type", ErrorCode::Format};
         case H5T_TIME:
-            return Error{"time type"};
+            return Error{"time type", ErrorCode::Format};
         default:
-            return Error{"unreadable element type"};
+            return Error{"unreadable element type", ErrorCode::Format};
     }
 }
 

@@ -26,14 +26,16 @@ constexpr uint64_t kMaxChunkBytes = (uint64_t(1) << 32) - 1;  // HDF5's limit
 Result<std::string> cleanName(const std::string& raw, const char* what)
 {
     std::string name = (!raw.empty() && raw.front() == '/') ? raw.substr(1) : raw;
-    if (name.empty()) return Error{std::string(what) + " name is empty"};
-    if (name.find('\0') != std::string::npos) return Error{std::string(what) + " name contains a NUL byte"};
+    if (name.empty()) return Error{std::string(what) + " name is empty", ErrorCode::Usage};
+    if (name.find('\0') != std::string::npos)
+        return Error{std::string(what) + " name contains a NUL byte", ErrorCode::Usage};
     size_t start = 0;
     while (start <= name.size()) {
         const size_t end = std::min(name.find('/', start), name.size());
         const std::string part = name.substr(start, end - start);
         if (part.empty() || part == "." || part == "..")
-            return Error{std::string(what) + " name '" + raw + "' has an empty, '.' or '..' part"};
+            return Error{std::string(what) + " name '" + raw + "' has an empty, '.' or '..' part",
+                         ErrorCode::Usage};
         start = end + 1;
     }
     return name;
