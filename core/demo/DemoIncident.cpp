@@ -221,7 +221,8 @@ Status writeCheckpoint(const std::string& path, const Weights& w, const StepResu
 
 Status sgdUpdate(HostTensor& w, const HostTensor& reducedSum, float ranks)
 {
-    if (w.shape != reducedSum.shape) return Error{"demo: gradient shape does not match its weight"};
+    if (w.shape != reducedSum.shape)
+        return Error{"demo: gradient shape does not match its weight", ErrorCode::Failed};
     for (uint64_t i = 0; i < w.elementCount(); ++i)
         w.as<float>()[i] -= kLearningRate * reducedSum.as<float>()[i] / ranks;
     return {};

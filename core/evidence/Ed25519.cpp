@@ -19,7 +19,7 @@ using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 
 Error opensslError(const char* what)
 {
-    return Error{std::string("OpenSSL: ") + what + " failed"};
+    return Error{std::string("OpenSSL: ") + what + " failed", ErrorCode::Failed};
 }
 
 }  // namespace

@@ -309,7 +309,7 @@ Status writeText(const fs::path& path, const std::string& text)
 
 Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
 {
-    if (o.outDir.empty()) return Error{"evidence: --out DIR is required"};
+    if (o.outDir.empty()) return Error{"evidence: --out DIR is required", ErrorCode::Usage};
     const fs::path dir = fs::path(o.outDir).lexically_normal();
     const fs::path root = dir.has_filename() ? dir : dir.parent_path();
     std::error_code ec;
@@ -318,7 +318,8 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     if (!isBundlePath(root.filename().string()))
         return fileError(root.string(), "the bundle folder's name must be made of [A-Za-z0-9._+-]");
     if (o.campaign.empty() && o.logs.empty() && o.nvidiaSmi.empty())
-        return Error{"evidence: nothing to export: give --campaign, --logs or --nvidia-smi"};
+        return Error{"evidence: nothing to export: give --campaign, --logs or --nvidia-smi",
+                     ErrorCode::Usage};
     for (const std::string& f : o.logs)
         if (Status st = checkInput(f, "--logs"); !st) return st.error();
     for (const std::string& f : o.nvidiaSmi)
@@ -374,7 +375,8 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     if (suspect.busId.empty() && suspect.uuid.empty() && suspect.serial.empty())
         return Error{
             "evidence: refusing to export: no serial, UUID or bus id for the suspect GPU (give --nvidia-smi "
-            "or --logs that name it, a trace whose suspect device records it, or --suspect)"};
+            "or --logs that name it, a trace whose suspect device records it, or --suspect)",
+            ErrorCode::Usage};
     completeSuspect(suspect, health, trace ? &*trace : nullptr, campaign ? &*campaign : nullptr, inventory);
     SuspectTargets ties;
     if (campaign) {
@@ -531,7 +533,7 @@ Result<EvidenceResult> buildEvidenceBundle(const EvidenceOptions& options)
     try {
         return buildBundle(options);
     } catch (const std::exception& e) {
-        return Error{"evidence: " + options.outDir + ": " + e.what()};
+        return Error{"evidence: " + options.outDir + ": " + e.what(), ErrorCode::Io};
     }
 }
 

@@ -63,22 +63,27 @@ Result<std::vector<ManifestEntry>> parseManifest(const std::string& text, const 
         ++lineNo;
         const std::string where = source + ":" + std::to_string(lineNo);
         const size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos) return Error{where + ": the last line has no line break"};
+        if (nl == std::string::npos)
+            return Error{where + ": the last line has no line break", ErrorCode::Format};
         const std::string line = text.substr(pos, nl - pos);
         pos = nl + 1;
         const std::string head = "SHA256 (";
         const size_t close = line.rfind(") = ");
         if (line.rfind(head, 0) != 0 || close == std::string::npos || close < head.size())
-            return Error{where + ": not a \"SHA256 (path) = hex\" line"};
+            return Error{where + ": not a \"SHA256 (path) = hex\" line", ErrorCode::Format};
         ManifestEntry e{line.substr(head.size(), close - head.size()), line.substr(close + 4)};
-        if (!isBundlePath(e.path)) return Error{where + ": '" + e.path + "' is not a bundle path"};
-        if (!isLowerHex(e.sha256)) return Error{where + ": the digest is not 64 lower-case hex digits"};
-        if (!seen.insert(e.path).second) return Error{where + ": '" + e.path + "' is listed twice"};
+        if (!isBundlePath(e.path))
+            return Error{where + ": '" + e.path + "' is not a bundle path", ErrorCode::Format};
+        if (!isLowerHex(e.sha256))
+            return Error{where + ": the digest is not 64 lower-case hex digits", ErrorCode::Format};
+        if (!seen.insert(e.path).second)
+            return Error{where + ": '" + e.path + "' is listed twice", ErrorCode::Format};
         if (!entries.empty() && !(entries.back().path < e.path))
-            return Error{where + ": '" + e.path + "' is out of order (lines are sorted by path)"};
+            return Error{where + ": '" + e.path + "' is out of order (lines are sorted by path)",
+                         ErrorCode::Format};
         entries.push_back(std::move(e));
     }
-    if (entries.empty()) return Error{source + ": lists no file"};
+    if (entries.empty()) return Error{source + ": lists no file", ErrorCode::Format};
     return entries;
 }
 

@@ -332,7 +332,8 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const SuspectTargets& suspect)
 {
     const std::vector<size_t> mine = suspectDivergentOps(campaign, suspect);
-    if (mine.empty()) return Error{"the suspect GPU failed no op in the campaign: nothing to reproduce"};
+    if (mine.empty())
+        return Error{"the suspect GPU failed no op in the campaign: nothing to reproduce", ErrorCode::Failed};
     auto trace = readTrace(sourceTrace);
     if (!trace) return trace.error();
     std::set<size_t> divergent;

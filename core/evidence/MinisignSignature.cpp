@@ -36,7 +36,7 @@ Result<MinisignSignature> signMinisign(const MinisignSecretKey& key, const std::
                                        const std::string& trustedComment, const std::string& untrustedComment)
 {
     if (hasLineBreak(trustedComment) || hasLineBreak(untrustedComment))
-        return Error{"minisign: a comment must be one line"};
+        return Error{"minisign: a comment must be one line", ErrorCode::Usage};
     MinisignSignature sig;
     sig.untrustedComment = untrustedComment;
     sig.trustedComment = trustedComment;

@@ -29,7 +29,7 @@ std::string goldenDTypeList()
 
 Error opError(std::string_view op, const std::string& message)
 {
-    return Error{"op " + std::string(op) + ": " + message};
+    return Error{"op " + std::string(op) + ": " + message, ErrorCode::Format};
 }
 
 std::string shapeString(std::span<const uint64_t> shape)

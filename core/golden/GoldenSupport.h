@@ -24,6 +24,7 @@ bool isGoldenDType(DType t);
 std::string goldenDTypeList();
 
 // "op NAME: MESSAGE".
+// "op KIND: message", a Format error: the trace gave the op inputs or parameters it cannot take.
 Error opError(std::string_view op, const std::string& message);
 
 // "[2, 3, 4]".
