@@ -23,8 +23,7 @@ using OpParams = std::map<std::string, AttrValue>;
 bool isGoldenDType(DType t);
 std::string goldenDTypeList();
 
-// "op NAME: MESSAGE".
-// "op KIND: message", a Format error: the trace gave the op inputs or parameters it cannot take.
+// "op NAME: MESSAGE", a Format error: the trace gave the op inputs or parameters it cannot take.
 Error opError(std::string_view op, const std::string& message);
 
 // "[2, 3, 4]".
