@@ -166,7 +166,8 @@ Status healthyGemm(PatternCase& c, std::mt19937_64& rng)
     run.threads = 1;
     auto out =
         golden::runGolden("gemm", c.inputs, {{"out_dtype", std::string(dtypeName(c.spec.dtype))}}, run);
-    if (!out) return Error{"benchmark pattern " + c.spec.pattern + ": " + out.error().message};
+    if (!out)
+        return Error{"benchmark pattern " + c.spec.pattern + ": " + out.error().message, out.error().code};
     c.healthy = std::move(*out);
     return {};
 }
@@ -180,7 +181,8 @@ Status plant(Planter& p)
     const uint64_t rows = s.rows, cols = s.cols, seed = mixSeed(s.seed, 7);
     auto model = [&](const std::string& spec) -> Status {
         auto changed = applyFaultModel(c.suspect, spec + ",seed=" + std::to_string(seed % 1000000007), seed);
-        if (!changed) return Error{"pattern " + s.pattern + ": " + changed.error().message};
+        if (!changed)
+            return Error{"pattern " + s.pattern + ": " + changed.error().message, changed.error().code};
         c.planted += *changed;
         return {};
     };

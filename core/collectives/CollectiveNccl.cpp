@@ -277,7 +277,8 @@ public:
             return Error{"target '" + m_options.targets[r] +
                              "' answered something that is not JSON: " + line.substr(0, 80),
                          ErrorCode::Protocol};
-        if (j.contains("error") && j["error"].is_string()) return Error{j["error"].get<std::string>()};
+        if (j.contains("error") && j["error"].is_string())
+            return Error{j["error"].get<std::string>(), ErrorCode::Device};
         return j;
     }
 
