@@ -44,13 +44,21 @@ struct FaultTrigger {
     std::optional<uint64_t> innerLo, innerHi;
     std::optional<DType> onlyDType;
 
-    // Whether any condition reads the inputs (a trigger that does not need no measuring).
+    // Whether any condition is set (a trigger of none fires on every run).
+    bool any() const { return runRate < 1.0 || onlySm || readsInputs(); }
+    // Whether any condition reads the inputs (one that reads none needs no measuring).
     bool readsInputs() const { return magLo || magHi || innerLo || innerHi || onlyDType; }
     // Whether the defect fires in this run (rate, band, inner dimension, dtype; not the SM).
     bool fires(const TriggerInputs& in, uint64_t seed, uint64_t opIndex, uint32_t repetition) const;
     // "" without conditions, else "; fires only ...".
     std::string describe() const;
 };
+
+// Simulated ranks of `faultline collective` and `faultline sweep` corrupt what passes through
+// them without triggers: they refuse a target that has one (kTriggerRefusal says why).
+inline constexpr const char* kTriggerRefusal =
+    "trigger parameters (run_rate, mag_lo, mag_hi, only_sm, inner_lo, inner_hi, only_dtype) apply to "
+    "replay targets; simulated ranks do not read them";
 
 // Reads the trigger parameters of a sim target and appends their names to `known`. Values out of
 // range are errors naming the target, the parameter and the accepted range (ErrorCode::Usage).

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/collectives/CollectiveRing.h"
+#include "core/collectives/Sweep.h"
 #include "core/replay/FaultModel.h"
 #include "core/replay/FaultTrigger.h"
 #include "core/replay/TargetSpec.h"
@@ -198,6 +200,22 @@ private slots:
         QVERIFY2(std::fabs(double(fired) - mean) < 5 * sd, qPrintable(QString::number(fired)));
         QVERIFY2(std::fabs(double(otherSeed) - mean) < 5 * sd, qPrintable(QString::number(otherSeed)));
         QVERIFY(differ > 0);  // another seed, other runs
+    }
+
+    void simulatedRanksRefuseTriggers()
+    {
+        // They corrupt what passes through them without triggers: a trigger would be ignored.
+        auto ring = RingRank::create({"sim:flip:run_rate=0.5", "sim:healthy"}, 0, 1);
+        QVERIFY(!ring);
+        QVERIFY2(ring.message().find("simulated ranks do not read them") != std::string::npos,
+                 ring.message().c_str());
+        QVERIFY(RingRank::create({"sim:flip:rate=0.5", "sim:healthy"}, 0, 1));
+        SweepOptions options;
+        options.targets = {"sim:healthy", "sim:nan:only_sm=1"};
+        auto sweep = SweepRank::create(options, 1);
+        QVERIFY(!sweep);
+        QVERIFY2(sweep.message().find("only_sm") != std::string::npos, sweep.message().c_str());
+        QVERIFY(SweepRank::create(options, 0));
     }
 
     void describedInTheTarget()
