@@ -1,4 +1,5 @@
-// faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N] [--out RESULTS.h5]
+// faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N | --until-rate RATE
+//                  [--confidence C] [--budget DURATION]] [--out RESULTS.h5]
 //                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET] [--copy-all]
 //                  [--inventory DEVICES.json]
 #include <cmath>
@@ -16,10 +17,12 @@ namespace faultline::cli {
 namespace {
 
 struct ReplayOptions {
-    std::string trace, targets, ops, out, reference, inventory;
+    std::string trace, targets, ops, out, reference, inventory, budget;
     uint32_t reps = 3;
+    double untilRate = 0, confidence = 0.95;
     uint64_t seed = 1;
     double timeoutSeconds = 60;
+    bool adaptive = false;  // --until-rate given
     bool json = false, resume = false, allowExternal = false, quiet = false, copyAll = false;
 };
 
@@ -42,6 +45,16 @@ int runReplay(const ReplayOptions& o)
                                       "takes plain cuda:N",
                                   ErrorCode::Usage});
     CampaignOptions c;
+    if (o.adaptive) {
+        c.stopping.untilRate = o.untilRate;
+        c.stopping.confidence = o.confidence;
+        if (!o.budget.empty()) {
+            auto budget = parseDuration(o.budget);
+            if (!budget) return failWith(budget.error());
+            c.stopping.budget = *budget;
+        }
+        if (Status st = checkStoppingRule(c.stopping); !st) return failWith(st.error());
+    }
     c.tracePath = o.trace;
     c.targets = *targets;
     c.ops = o.ops;
@@ -107,7 +120,17 @@ CommandRunner addReplayCommand(CLI::App& app)
         ->required();
     cmd->add_option("--ops", o->ops,
                     "op selection: indices, ranges, op kinds (e.g. 0,3-5,gemm); default all");
-    cmd->add_option("--reps", o->reps, "repetitions per op and target")->check(CLI::Range(1u, 1000000u));
+    CLI::Option* reps =
+        cmd->add_option("--reps", o->reps, "repetitions per op and target")->check(CLI::Range(1u, 1000000u));
+    CLI::Option* untilRate =
+        cmd->add_option("--until-rate", o->untilRate,
+                        "repeat each op on each target until a failure, or until no failure rules out "
+                        "this rate (upper confidence bound below it), or until --budget is spent")
+            ->excludes(reps);
+    cmd->add_option("--confidence", o->confidence, "confidence of --until-rate's bound (default 0.95)")
+        ->needs(untilRate);
+    cmd->add_option("--budget", o->budget, "wall-clock budget of an --until-rate campaign: 90s, 10m, 2h")
+        ->needs(untilRate);
     cmd->add_option("--out", o->out, "results file (HDF5); runs are journaled beside it as they finish");
     cmd->add_flag("--resume", o->resume, "continue the campaign journaled beside --out");
     cmd->add_option("--timeout", o->timeoutSeconds, "seconds before a run counts as a hang")
@@ -126,7 +149,8 @@ CommandRunner addReplayCommand(CLI::App& app)
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");
-    return [o] {
+    return [o, untilRate] {
+        o->adaptive = untilRate->count() > 0;
         if (o->resume && o->out.empty()) {
             std::cerr << "error: --resume needs --out\n";
             return kExitError;

@@ -323,6 +323,8 @@ Result<RingRank> RingRank::create(const std::vector<std::string>& targets, size_
     if (!link) return link.error();
     auto model = createFaultModel(*spec);
     if (!model) return Error{model.message(), ErrorCode::Usage};
+    if ((*model)->trigger().any())
+        return Error{"target '" + spec->text + "': " + kTriggerRefusal, ErrorCode::Usage};
     auto impl = std::make_unique<Impl>();
     impl->self = self;
     impl->seed = seed;

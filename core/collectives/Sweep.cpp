@@ -151,6 +151,8 @@ Result<SweepRank> SweepRank::create(const SweepOptions& options, size_t self)
     if (!link) return link.error();
     auto model = createFaultModel(*spec);
     if (!model) return Error{model.message(), ErrorCode::Usage};
+    if ((*model)->trigger().any())
+        return Error{"target '" + spec->text + "': " + kTriggerRefusal, ErrorCode::Usage};
     impl->spec = *spec;
     impl->model = std::move(*model);
     impl->link = *link;

@@ -50,7 +50,12 @@ void removeOrphanedScratchDirs(const std::filesystem::path& tmp)
 Result<CampaignReport> Campaign::run()
 {
     if (m_options.targets.empty()) return Error{"no targets given"};
-    if (m_options.reps == 0) return Error{"--reps must be at least 1"};
+    const StoppingRule& rule = m_options.stopping;
+    if (rule.adaptive()) {
+        if (Status st = checkStoppingRule(rule); !st) return st.error();
+    } else if (m_options.reps == 0) {
+        return Error{"--reps must be at least 1"};
+    }
     if (m_options.workerProgram.empty() || !std::filesystem::exists(m_options.workerProgram))
         return Error{"faultline-worker not found at '" + m_options.workerProgram + "'"};
     {
@@ -82,11 +87,13 @@ Result<CampaignReport> Campaign::run()
     header.targets.reserve(m_options.targets.size());
     for (const TargetSpec& t : m_options.targets) header.targets.push_back(t.text);
     header.ops = *ops;
-    header.reps = m_options.reps;
+    header.reps = rule.adaptive() ? 0 : m_options.reps;
+    header.untilRate = rule.untilRate;
     header.seed = m_options.seed;
     // Runs are added up as they finish; memory is bounded by ops x targets (CampaignTally.h).
     CampaignTally tally;
     RunKeySet done;
+    std::map<std::pair<std::string, size_t>, std::pair<uint64_t, uint64_t>> journaled;
     CampaignJournal journal;
     if (!m_options.outPath.empty()) {
         auto digest = traceContentDigest(m_options.tracePath);
@@ -95,18 +102,24 @@ Result<CampaignReport> Campaign::run()
         const std::string jp = journalPath(m_options.outPath);
         if (m_options.resume) {
             if (std::filesystem::exists(jp)) {
-                Status read = readCampaignJournal(jp, warnings,
-                                                  {.header =
-                                                       [&](const std::optional<JournalHeader>& h) {
-                                                           return checkJournalHeader(jp, h, header, warnings);
-                                                       },
-                                                   .run = [&](RunRecord r) -> Status {
-                                                       if (Status fits = checkRunFits(r, header); !fits)
-                                                           return journalRefusal(jp, fits.message());
-                                                       done.insert(r.target, r.opIndex, r.rep);
-                                                       tally.add(std::move(r));
-                                                       return {};
-                                                   }});
+                Status read =
+                    readCampaignJournal(jp, warnings,
+                                        {.header =
+                                             [&](const std::optional<JournalHeader>& h) {
+                                                 return checkJournalHeader(jp, h, header, warnings);
+                                             },
+                                         .run = [&](RunRecord r) -> Status {
+                                             if (Status fits = checkRunFits(r, header); !fits)
+                                                 return journalRefusal(jp, fits.message());
+                                             done.insert(r.target, r.opIndex, r.rep);
+                                             if (!r.setupError) {
+                                                 auto& [runs, failures] = journaled[{r.target, r.opIndex}];
+                                                 ++runs;
+                                                 failures += r.failed() ? 1 : 0;
+                                             }
+                                             tally.add(std::move(r));
+                                             return {};
+                                         }});
                 if (!read) return read.error();
             }
         } else if (std::filesystem::exists(jp)) {
@@ -135,7 +148,10 @@ Result<CampaignReport> Campaign::run()
         std::filesystem::create_directories(scratch, made);
     }
 
-    uint64_t total = uint64_t(ops->size()) * m_options.reps * m_options.targets.size();
+    // Adaptive campaigns count the runs a clean target needs: a failure or the budget ends sooner.
+    const uint64_t repsPerOp =
+        rule.adaptive() ? runsToRuleOut(rule.untilRate, rule.confidence) : m_options.reps;
+    uint64_t total = uint64_t(ops->size()) * repsPerOp * m_options.targets.size();
     uint64_t finished = done.size();
     std::mutex recordMutex;
     std::atomic<bool> stop{false};
@@ -149,6 +165,10 @@ Result<CampaignReport> Campaign::run()
                                     .refs = refs,
                                     .journal = journal,
                                     .done = done,
+                                    .journaled = journaled,
+                                    .deadline = rule.adaptive() && rule.budget.count() > 0
+                                                    ? std::chrono::steady_clock::now() + rule.budget
+                                                    : std::chrono::steady_clock::time_point::max(),
                                     .record =
                                         [&](RunRecord r) {
                                             std::lock_guard lock(recordMutex);
@@ -215,11 +235,15 @@ Result<CampaignReport> Campaign::run()
     report.trace = m_options.tracePath;
     report.traceDigest =
         header.traceDigest;  // with --out: which bytes were replayed (fleet merges vote per trace)
-    report.reps = m_options.reps;
+    report.reps = rule.adaptive() ? 0 : m_options.reps;
     report.seed = m_options.seed;
     report.ops = *ops;
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
     report.cancelled = m_cancel && m_cancel->load();
+    report.stopping = rule;
+    if (rule.adaptive())
+        for (OpTargetStats& s : report.stats)
+            s.stoppedBy = stoppedBy(s.runs, s.failures, rule, report.cancelled);
     report.node = m_options.node;
     if (!m_options.outPath.empty()) {
         Status st = writeCampaignResults(m_options.outPath, report);

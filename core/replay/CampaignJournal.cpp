@@ -45,13 +45,15 @@ off_t completeLength(int fd, off_t size)
 
 nlohmann::json JournalHeader::toJson() const
 {
-    return {{"journal", "faultline-campaign"},
-            {"version", version},
-            {"trace_digest", traceDigest},
-            {"targets", targets},
-            {"ops", ops},
-            {"reps", reps},
-            {"seed", seed}};
+    nlohmann::json j = {{"journal", "faultline-campaign"},
+                        {"version", version},
+                        {"trace_digest", traceDigest},
+                        {"targets", targets},
+                        {"ops", ops},
+                        {"reps", reps},
+                        {"seed", seed}};
+    if (untilRate > 0) j["until_rate"] = untilRate;
+    return j;
 }
 
 std::optional<JournalHeader> JournalHeader::fromJson(const nlohmann::json& j)
@@ -72,6 +74,10 @@ std::optional<JournalHeader> JournalHeader::fromJson(const nlohmann::json& j)
         h.reps = j.value("reps", uint32_t(0));
         if (j.contains("seed") && !isJsonCount(j["seed"])) return std::nullopt;
         h.seed = j.value("seed", uint64_t(0));
+        if (j.contains("until_rate")) {
+            if (!j["until_rate"].is_number() || !(j["until_rate"].get<double>() > 0)) return std::nullopt;
+            h.untilRate = j["until_rate"].get<double>();
+        }
         return h;
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
@@ -304,7 +310,7 @@ Status checkRunFits(const RunRecord& r, const JournalHeader& campaign)
         return Error{what + "a target this campaign does not run", ErrorCode::Usage};
     if (std::find(campaign.ops.begin(), campaign.ops.end(), r.opIndex) == campaign.ops.end())
         return Error{what + "an op this campaign does not run", ErrorCode::Usage};
-    if (r.rep >= campaign.reps)
+    if (campaign.untilRate <= 0 && r.rep >= campaign.reps)
         return Error{what + "beyond this campaign's " + std::to_string(campaign.reps) + " repetitions",
                      ErrorCode::Usage};
     return {};
@@ -345,6 +351,9 @@ Status checkJournalHeader(const std::string& path, const std::optional<JournalHe
     if (h.traceDigest != campaign.traceDigest)
         return journalRefusal(path, "it belongs to another trace (content digest " + h.traceDigest +
                                         ", this trace " + campaign.traceDigest + ")");
+    if ((h.untilRate > 0) != (campaign.untilRate > 0))
+        return journalRefusal(path, h.untilRate > 0 ? "it was run with --until-rate, not --reps"
+                                                    : "it was run with --reps, not --until-rate");
     if (h.seed != campaign.seed)
         return journalRefusal(path, "it was run with --seed " + std::to_string(h.seed) + ", not " +
                                         std::to_string(campaign.seed));

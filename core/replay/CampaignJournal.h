@@ -26,13 +26,15 @@ namespace faultline {
 inline constexpr int kJournalFormatVersion = 1;
 
 // The journal's first line: {"journal":"faultline-campaign","version":1,"trace_digest","targets",
-// "ops","reps","seed"}. A journal of an older Faultline has none.
+// "ops","reps","seed"}, and "until_rate" for an adaptive campaign (reps 0). A journal of an older
+// Faultline has none.
 struct JournalHeader {
     int version = kJournalFormatVersion;
     std::string traceDigest;  // traceContentDigest of the trace the campaign replays
     std::vector<std::string> targets;
     std::vector<size_t> ops;
-    uint32_t reps = 0;
+    uint32_t reps = 0;     // 0 with untilRate: adaptive, as many repetitions as it takes
+    double untilRate = 0;  // replay --until-rate; 0: a fixed number of repetitions
     uint64_t seed = 0;
 
     nlohmann::json toJson() const;

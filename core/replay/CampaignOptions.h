@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "StoppingRule.h"
 #include "TargetSpec.h"
 
 namespace faultline {
@@ -14,8 +15,11 @@ namespace faultline {
 struct CampaignOptions {
     std::string tracePath;
     std::vector<TargetSpec> targets;
-    std::string ops;  // selection: "" all; "3,5-7", op kinds "gemm,softmax"
-    uint32_t reps = 3;
+    std::string ops;    // selection: "" all; "3,5-7", op kinds "gemm,softmax"
+    uint32_t reps = 3;  // ignored when `stopping` is adaptive
+    // replay --until-rate: repeat each op on each target until a failure, a clean bound below the
+    // rate or the budget (StoppingRule.h) instead of a fixed number of repetitions.
+    StoppingRule stopping;
     uint64_t seed = 1;
     std::string outPath;                       // RESULTS.h5; "" writes no results file
     bool resume = false;                       // continue from OUT's journal

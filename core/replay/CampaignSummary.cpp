@@ -17,6 +17,28 @@ nlohmann::json rateJson(const RateInterval& r)
     return {{"rate", r.rate}, {"ci", {r.low, r.high}}};
 }
 
+// One op on one target of an adaptive campaign: what ended its runs and what they rule out.
+std::string stoppingText(const OpTargetStats& s, const StoppingRule& rule)
+{
+    std::string text = "op " + std::to_string(s.opIndex) + " " + s.op + " on " + s.target + ": ";
+    const std::string goal =
+        "rate < " + rateNumberText(rule.untilRate) + " at " + confidenceText(rule.confidence);
+    switch (*s.stoppedBy) {
+        case StoppedBy::Failure:
+            return text + "stopped by a failure after " + std::to_string(s.runs) + " run(s) (" +
+                   std::to_string(s.failures) + " failed)";
+        case StoppedBy::Rate:
+            return text + cleanRateText(s.runs, rule.confidence) + " (stopped by rate: " + goal + " reached)";
+        case StoppedBy::Budget:
+        case StoppedBy::Cancelled: {
+            const std::string why = *s.stoppedBy == StoppedBy::Budget ? "budget spent" : "cancelled";
+            return text + (s.runs ? cleanRateText(s.runs, rule.confidence) : std::string("no run")) +
+                   " (stopped by " + nameOf(*s.stoppedBy) + ": " + why + " before " + goal + ")";
+        }
+    }
+    return text;
+}
+
 }  // namespace
 
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
@@ -82,6 +104,14 @@ nlohmann::json campaignJson(const CampaignReport& report)
                                      {"max_flipped_bits", s.repMaxFlippedBits},
                                      {"transfer_mismatches", s.transferMismatches}};
         t.update(rateJson(s.rate));
+        if (s.stoppedBy) {
+            t["stopped_by"] = nameOf(*s.stoppedBy);
+            t["rules_out"] =
+                s.failures == 0 && s.runs > 0
+                    ? nlohmann::json{{"rate_below", cleanRateBound(s.runs, report.stopping.confidence)},
+                                     {"confidence", report.stopping.confidence}}
+                    : nlohmann::json();
+        }
         o["targets"][s.target] = std::move(t);
     }
     for (const auto& [op, groups] : report.agreement)
@@ -112,6 +142,13 @@ nlohmann::json campaignJson(const CampaignReport& report)
         {"warnings", report.warnings},
         {"cancelled", report.cancelled},
         {"reference", report.reference.empty() ? nlohmann::json() : nlohmann::json(report.reference)}};
+    if (report.stopping.adaptive())
+        doc["until_rate"] = {
+            {"rate", report.stopping.untilRate},
+            {"confidence", report.stopping.confidence},
+            {"budget_s", report.stopping.budget.count() > 0
+                             ? nlohmann::json(double(report.stopping.budget.count()) / 1000.0)
+                             : nlohmann::json()}};
     if (!report.traceDigest.empty()) doc["trace_digest"] = report.traceDigest;
     if (!report.node.is_null()) doc["node"] = report.node;
     return doc;
@@ -121,7 +158,13 @@ std::string campaignText(const CampaignReport& report)
 {
     std::ostringstream out;
     out << "replay of " << report.trace << ": " << report.ops.size() << " op(s) x " << report.targets.size()
-        << " target(s) x " << report.reps << " rep(s)" << (report.cancelled ? " (cancelled)" : "") << "\n";
+        << " target(s) x ";
+    if (report.stopping.adaptive())
+        out << "runs until a failure or rate < " << rateNumberText(report.stopping.untilRate) << " at "
+            << confidenceText(report.stopping.confidence);
+    else
+        out << report.reps << " rep(s)";
+    out << (report.cancelled ? " (cancelled)" : "") << "\n";
     char line[512];
     std::snprintf(line, sizeof line, "  %-34s %-16s %9s  %-22s %s\n", "target", "verdict", "failures",
                   "rate (95% CI)", "deterministic");
@@ -137,6 +180,8 @@ std::string campaignText(const CampaignReport& report)
         out << line;
         out << "      " << t.explanation << "\n";
     }
+    for (const OpTargetStats& s : report.stats)
+        if (s.stoppedBy) out << "  " << stoppingText(s, report.stopping) << "\n";
     for (const OpTargetStats& s : report.stats) {
         if (s.failures == 0) continue;
         out << "  op " << s.opIndex << " " << s.op << " (" << s.name << ") on " << s.target << ": "

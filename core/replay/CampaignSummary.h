@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "ReplayVocabulary.h"
 #include "RunRecord.h"
 #include "Statistics.h"
+#include "StoppingRule.h"
 
 namespace faultline {
 
@@ -33,6 +35,8 @@ struct OpTargetStats {
     // Runs where the on-device repetition check and the host's digests disagree: the bits changed
     // between the device and the host, or the device-side comparison is wrong.
     uint64_t transferMismatches = 0;
+    // Adaptive campaigns (replay --until-rate): what ended these runs (Campaign::run sets it).
+    std::optional<StoppedBy> stoppedBy;
 };
 
 struct TargetSummary {
@@ -75,7 +79,8 @@ struct TargetInfo {
 struct CampaignReport {
     std::string trace;
     std::string traceDigest;  // the trace file's content digest (traceContentDigest; "" unknown)
-    uint32_t reps = 0;
+    uint32_t reps = 0;        // 0 in an adaptive campaign
+    StoppingRule stopping;    // adaptive: --until-rate, --confidence, --budget
     uint64_t seed = 0;
     std::vector<size_t> ops;
     std::vector<TargetSummary> targets;

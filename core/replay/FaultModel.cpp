@@ -275,6 +275,34 @@ bool FaultModel::applies(const FaultContext& ctx) const
     return true;
 }
 
+uint64_t FaultModel::inject(std::vector<HostTensor>& outputs, const FaultContext& ctx, const TraceOp* op,
+                            std::span<const HostTensor> inputs) const
+{
+    if (!applies(ctx)) return 0;
+    const TriggerInputs in = m_trigger.readsInputs() ? measureTriggerInputs(op, inputs) : TriggerInputs{};
+    if (!m_trigger.fires(in, m_seed ^ ctx.seed, ctx.opIndex, ctx.repetition)) return 0;
+    uint64_t changed = 0;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        HostTensor& out = outputs[i];
+        if (!m_trigger.onlySm) {
+            changed += corrupt(out, i, ctx);
+            continue;
+        }
+        // Corrupt a copy, then keep the changes that fall in the trigger's SM's tiles.
+        HostTensor corrupted = out;
+        if (corrupt(corrupted, i, ctx) == 0) continue;
+        const uint64_t cols = columnsOf(out), n = out.elementCount();
+        for (uint64_t e = 0; e < n; ++e) {
+            const uint64_t bits = elementBits(corrupted, e);
+            if (bits == elementBits(out, e)) continue;
+            if (m_sm.smOfElement(e / cols, e % cols, cols) != int32_t(*m_trigger.onlySm)) continue;
+            setElementBits(out, e, bits);
+            ++changed;
+        }
+    }
+    return changed;
+}
+
 std::vector<std::string> faultModelNames()
 {
     return {"healthy", "flip", "stuck-bit", "sm", "range", "nan", "intermittent", "hang", "crash"};
@@ -363,6 +391,13 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         for (const std::string& n : faultModelNames()) names += (names.empty() ? "" : ", ") + n;
         return Error{"target '" + spec.text + "': unknown fault model '" + m + "' (known: " + names + ")"};
     }
+    // Conditions under which the defect fires (FaultTrigger.h); hang and crash models strike by
+    // op count and a healthy device has no defect to trigger.
+    if (m != "healthy" && m != "hang" && m != "crash") {
+        auto trigger = parseFaultTrigger(spec, known);
+        if (!trigger) return trigger.error();
+        model->m_trigger = *trigger;
+    }
     for (const auto& [k, v] : spec.params)
         if (std::find(known.begin(), known.end(), k) == known.end())
             return Error{"target '" + spec.text + "': unknown parameter '" + k + "' for sim:" + m};
@@ -385,6 +420,11 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     if (const auto* sm = dynamic_cast<const SmModel*>(model.get()); sm && sm->sm >= model->m_sm.sms)
         return Error{"target '" + spec.text + "': sm=" + std::to_string(sm->sm) +
                      " is not below sms=" + std::to_string(model->m_sm.sms) + ": no tile would be corrupted"};
+    if (model->m_trigger.onlySm && *model->m_trigger.onlySm >= model->m_sm.sms)
+        return Error{"target '" + spec.text + "': only_sm=" + std::to_string(*model->m_trigger.onlySm) +
+                         " is not below sms=" + std::to_string(model->m_sm.sms) +
+                         ": the defect would never fire",
+                     ErrorCode::Usage};
     return model;
 }
 

@@ -15,7 +15,9 @@
 //   crash         the process dies (like Xid 79) [after=3 ops]
 // Every model also takes: op=<op name> and name=<substring of module path> to confine the
 // defect to some ops, k/n to make it intermittent, and seed=<n>; and library=golden|blas, the
-// implementation the simulated device runs ops with (SimLibrary.h).
+// implementation the simulated device runs ops with (SimLibrary.h). Every model that corrupts
+// outputs also takes the trigger parameters of FaultTrigger.h (run_rate, mag_lo/mag_hi, only_sm,
+// inner_lo/inner_hi, only_dtype): conditions under which alone the defect fires.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +25,7 @@
 
 #include "../HostTensor.h"
 #include "../Result.h"
+#include "FaultTrigger.h"
 #include "ReplayVocabulary.h"
 #include "TargetSpec.h"
 
@@ -71,14 +74,20 @@ public:
     virtual uint64_t corrupt(HostTensor& out, size_t outputIndex, const FaultContext& ctx) const = 0;
     // Whether the defect applies to this op and repetition (op/name filters, k of n).
     bool applies(const FaultContext& ctx) const;
+    // Corrupts the outputs of one run where the defect applies and its trigger fires (confined to
+    // the tiles of the trigger's SM when it names one). Returns the elements changed.
+    uint64_t inject(std::vector<HostTensor>& outputs, const FaultContext& ctx, const TraceOp* op,
+                    std::span<const HostTensor> inputs) const;
 
     const VirtualSmLayout& smLayout() const { return m_sm; }
+    const FaultTrigger& trigger() const { return m_trigger; }
 
 protected:
     std::string m_opFilter, m_nameFilter;
     uint32_t m_failK = 1, m_failN = 1;
     uint64_t m_seed = 0;
     VirtualSmLayout m_sm;
+    FaultTrigger m_trigger;
     friend Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec);
 };
 

@@ -21,6 +21,13 @@ std::optional<RunOutcome> parseRunOutcome(std::string_view name)
     return parseByName(name, all, runOutcomeName);
 }
 
+std::optional<StoppedBy> parseStoppedBy(std::string_view name)
+{
+    static constexpr StoppedBy all[] = {StoppedBy::Failure, StoppedBy::Rate, StoppedBy::Budget,
+                                        StoppedBy::Cancelled};
+    return parseByName(name, all, stoppedByName);
+}
+
 std::optional<Verdict> parseVerdict(std::string_view name)
 {
     static constexpr Verdict all[] = {Verdict::Healthy, Verdict::Transient, Verdict::Persistent,

@@ -50,6 +50,14 @@ enum class BisectJudge {
     None,         // nothing judged it (the reason says why)
 };
 
+// What ended an adaptive campaign's runs of one op on one target (replay --until-rate).
+enum class StoppedBy {
+    Failure,    // a run failed: the defect reproduced
+    Rate,       // no failure, and the upper confidence bound of the rate fell below the rate asked for
+    Budget,     // the time budget was spent first
+    Cancelled,  // the campaign was cancelled first
+};
+
 constexpr std::string_view runOutcomeName(RunOutcome v)
 {
     switch (v) {
@@ -127,7 +135,23 @@ constexpr std::string_view bisectJudgeName(BisectJudge v)
     return "none";
 }
 
+constexpr std::string_view stoppedByName(StoppedBy v)
+{
+    switch (v) {
+        case StoppedBy::Failure:
+            return "failure";
+        case StoppedBy::Rate:
+            return "rate";
+        case StoppedBy::Budget:
+            return "budget";
+        case StoppedBy::Cancelled:
+            return "cancelled";
+    }
+    return "budget";
+}
+
 std::optional<RunOutcome> parseRunOutcome(std::string_view name);
+std::optional<StoppedBy> parseStoppedBy(std::string_view name);
 std::optional<Verdict> parseVerdict(std::string_view name);
 std::optional<PeerBasis> parsePeerBasis(std::string_view name);
 std::optional<BisectVerdict> parseBisectVerdict(std::string_view name);
@@ -150,6 +174,10 @@ inline std::string nameOf(PeerBasis v)
 inline std::string nameOf(BisectVerdict v)
 {
     return std::string(bisectVerdictName(v));
+}
+inline std::string nameOf(StoppedBy v)
+{
+    return std::string(stoppedByName(v));
 }
 inline std::string nameOf(BisectJudge v)
 {

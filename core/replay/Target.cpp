@@ -54,7 +54,7 @@ public:
     std::string label() const override { return m_spec.text; }
     std::string describe() const override
     {
-        return "simulated device: " + m_model->describe() +
+        return "simulated device: " + m_model->describe() + m_model->trigger().describe() +
                (m_library == SimLibrary::Blas ? "; gemm through a simulated production BLAS" : "");
     }
     bool bitwiseStable() const override { return true; }
@@ -86,9 +86,7 @@ public:
         ReplayOutput& out = result.value();
         for (HostTensor& o : out.outputs) applySimLibrary(m_library, ctx.op, ctx.opIndex, o);
         out.goldenExact = simLibraryIsGoldenExact(m_library, ctx.op);
-        if (m_model->applies(ctx))
-            for (size_t i = 0; i < out.outputs.size(); ++i)
-                out.injected += m_model->corrupt(out.outputs[i], i, ctx);
+        out.injected = m_model->inject(out.outputs, ctx, request.op, request.inputs);
         if (!out.outputs.empty()) {
             const HostTensor& o = out.outputs.front();
             const uint64_t cols = o.shape.empty() ? 1 : o.shape.back();

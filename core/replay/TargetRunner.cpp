@@ -1,6 +1,7 @@
 #include "TargetRunner.h"
 
 #include <filesystem>
+#include <tuple>
 
 #include "../Text.h"
 #include "../golden/CollectiveGolden.h"
@@ -130,12 +131,28 @@ Status TargetRunner::start()
 void TargetRunner::runAll(const std::string& outputPath)
 {
     uint64_t requestId = 0;
+    const StoppingRule& rule = m_shared.options.stopping;
+    size_t opsLeft = m_shared.ops.size();
     for (size_t opIndex : m_shared.ops) {
         const TraceOp* op = nullptr;
         for (const TraceOp& o : m_shared.trace.ops)
             if (o.index == opIndex) op = &o;
-        for (uint32_t rep = 0; rep < m_shared.options.reps; ++rep) {
+        // Adaptive: the runs and failures so far, and this op's share of the budget left.
+        uint64_t runs = 0, failures = 0;
+        if (const auto it = m_shared.journaled.find({m_spec.text, opIndex}); it != m_shared.journaled.end())
+            std::tie(runs, failures) = it->second;
+        auto opDeadline = m_shared.deadline;
+        if (const auto now = std::chrono::steady_clock::now();
+            rule.adaptive() && m_shared.deadline != std::chrono::steady_clock::time_point::max())
+            opDeadline = now + (m_shared.deadline > now ? (m_shared.deadline - now) / int64_t(opsLeft)
+                                                        : std::chrono::steady_clock::duration::zero());
+        --opsLeft;
+        const uint32_t reps = rule.adaptive() ? UINT32_MAX : m_shared.options.reps;
+        for (uint32_t rep = 0; rep < reps; ++rep) {
             if ((m_shared.cancel && m_shared.cancel->load()) || m_shared.stop.load()) break;
+            if (rule.adaptive() &&
+                (stopReached(runs, failures, rule) || std::chrono::steady_clock::now() >= opDeadline))
+                break;
             if (m_shared.done.contains(m_spec.text, opIndex, rep)) continue;
             RunRecord r;
             r.target = m_spec.text;
@@ -148,7 +165,14 @@ void TargetRunner::runAll(const std::string& outputPath)
                 m_shared.fail(st.error());
                 break;
             }
+            // An op that cannot be replayed at all says nothing however often it is repeated.
+            const bool setupError = r.setupError;
+            if (!setupError) {
+                ++runs;
+                failures += r.failed() ? 1 : 0;
+            }
             m_shared.record(std::move(r));
+            if (setupError && rule.adaptive()) break;
         }
         m_shared.refs.release(opIndex);
         if ((m_shared.cancel && m_shared.cancel->load()) || m_shared.stop.load()) break;

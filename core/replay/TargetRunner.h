@@ -6,6 +6,7 @@
 // identical to one already judged, that run's judgement. Campaign::run runs one per target, each
 // on its own thread, sharing the ReferenceCache and the journal.
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,6 +74,10 @@ struct TargetRunnerShared {
     ReferenceCache& refs;
     CampaignJournal& journal;
     const RunKeySet& done;  // (target, op, rep) already journaled
+    // Adaptive campaigns: (target, op) -> runs and failures already journaled (a resumed
+    // campaign goes on from them), and when the budget is spent (time_point::max(): never).
+    const std::map<std::pair<std::string, size_t>, std::pair<uint64_t, uint64_t>>& journaled;
+    std::chrono::steady_clock::time_point deadline;
     std::function<void(RunRecord)> record;
     // A run that cannot be journaled (a full disk) ends the campaign: `fail` keeps the first
     // error and sets `stop`, which every runner checks between runs (as it checks `cancel`).
