@@ -40,6 +40,7 @@ int run(int argc, char** argv)
     runners["collective"] = addCollectiveCommand(app);
     runners["benchmark"] = addBenchmarkCommand(app);
     runners["ops"] = addOpsCommand(app);
+    runners["ledger"] = addLedgerCommand(app);
     app.require_subcommand(0, 1);
 
     try {

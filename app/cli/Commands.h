@@ -26,5 +26,6 @@ CommandRunner addSweepCommand(CLI::App& app);
 CommandRunner addCollectiveCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
 CommandRunner addOpsCommand(CLI::App& app);
+CommandRunner addLedgerCommand(CLI::App& app);
 
 }  // namespace faultline::cli
