@@ -278,6 +278,63 @@ private slots:
         QCOMPARE(jsonOf(q)["count"].toInt(), 0);
     }
 
+    void campaignsFleetMergesAndBundles()
+    {
+        // Two simulated nodes' campaigns (results files), merged with --ledger, then an evidence
+        // bundle of the merged campaign recorded by evidence --ledger and added again by hand.
+        const QString ledger = ledgerPath("fleet");
+        const QString trace = m_dir.path() + "/fleet-trace.h5";
+        QVERIFY(faultline::test::makeReplayTrace(trace).isEmpty());
+        QStringList results;
+        for (const char* host : {"node-a", "node-b"}) {
+            const QString out = m_dir.path() + QStringLiteral("/fleet-%1.h5").arg(host);
+            qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+            qputenv("FAULTLINE_HOST", host);
+            const QString targets =
+                QByteArray(host) == "node-b" ? "cpu,sim:flip:op=gemm,rate=1" : "cpu,sim:healthy";
+            ProcessResult r = runProcess(FAULTLINE_EXE,
+                                         {"replay", trace, "--targets", targets, "--ops", "gemm", "--reps",
+                                          "2", "--quiet", "--out", out},
+                                         120000);
+            QVERIFY2(r.exitCode == 0 || r.exitCode == 1, r.err.constData());
+            results << out;
+        }
+        ProcessResult added = run(QStringList{"ledger", "add", "--ledger", ledger, "--json"} + results);
+        QVERIFY2(added.exitCode == 0, added.err.constData());
+        QCOMPARE(jsonOf(added)["files"].toArray()[0].toObject()["kind"].toString(), QString("campaign"));
+        QCOMPARE(jsonOf(added)["total"].toObject()["campaigns"].toInt(), 2);
+        QCOMPARE(jsonOf(added)["total"].toObject()["targets"].toInt(), 4);
+        ProcessResult again = run(QStringList{"ledger", "add", "--ledger", ledger, "--json"} + results);
+        QCOMPARE(jsonOf(again)["total"].toObject()["campaigns"].toInt(), 0);
+        QCOMPARE(scalar(ledger, "SELECT count(*) FROM campaigns"), int64_t(2));
+        // The node's host is the campaign's own, not the --host of ledger add.
+        QCOMPARE(scalar(ledger, "SELECT count(*) FROM campaigns WHERE host = 'node-b'"), int64_t(1));
+        QCOMPARE(scalar(ledger,
+                        "SELECT count(*) FROM campaign_targets WHERE verdict = 'persistent' OR verdict = "
+                        "'device-specific'"),
+                 int64_t(1));
+
+        const QString fleet = m_dir.path() + "/fleet.h5";
+        ProcessResult merge =
+            run(QStringList{"merge"} + results + QStringList{"--out", fleet, "--ledger=" + ledger});
+        QVERIFY2(merge.exitCode == 0 || merge.exitCode == 1, merge.err.constData());
+        QCOMPARE(scalar(ledger, "SELECT count(*) FROM fleet_merges"), int64_t(1));
+        QCOMPARE(scalar(ledger, "SELECT count(*) FROM campaigns WHERE fleet = 1"), int64_t(1));
+
+        const QString bundle = m_dir.path() + "/fleet-case";
+        ProcessResult evidence = run({"evidence", "--out", bundle, "--campaign", fleet, "--trace", trace,
+                                      "--suspect", "0000:2a:00.0", "--ledger", ledger});
+        QVERIFY2(evidence.exitCode == 0, evidence.err.constData());
+        QCOMPARE(scalar(ledger, "SELECT count(*) FROM evidence_bundles WHERE intact = 1"), int64_t(1));
+        for (const QString& b : {bundle, bundle + ".tar"}) {
+            ProcessResult r = run({"ledger", "add", "--ledger", ledger, "--json", b});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QCOMPARE(jsonOf(r)["files"].toArray()[0].toObject()["kind"].toString(), QString("bundle"));
+            QCOMPARE(jsonOf(r)["total"].toObject()["bundles"].toInt(), 0);
+            QCOMPARE(jsonOf(r)["total"].toObject()["repeated"].toInt(), 1);
+        }
+    }
+
     void healthAndReplayRecordWithLedgerOnly()
     {
         QTemporaryDir data;
