@@ -119,6 +119,17 @@ Result<LedgerFileAdded> addLog(Ledger& ledger, const std::string& path, const st
     return LedgerFileAdded{path, "log", *added};
 }
 
+Result<LedgerFileAdded> addNvidiaSmi(Ledger& ledger, const std::string& path, const std::string& host)
+{
+    HealthInputs inputs;
+    inputs.nvidiaSmiFiles = {path};
+    auto report = collectHealth(inputs);
+    if (!report) return report.error();
+    auto added = addHealthReport(ledger, *report, {host, path});
+    if (!added) return added.error();
+    return LedgerFileAdded{path, "nvidia-smi", *added};
+}
+
 bool looksLikeJournalJson(const std::string& firstLine)
 {
     const nlohmann::json j = nlohmann::json::parse(firstLine, nullptr, false);
@@ -195,6 +206,9 @@ Result<LedgerFileAdded> addLedgerFile(Ledger& ledger, const std::string& path, c
         return fileError(path,
                          "a JSON document the ledger does not read (expected " + std::string(kKinds) + ")");
     }
+    if (first != std::string::npos && head.compare(first, 5, "<?xml") == 0 &&
+        head.find("<nvidia_smi_log") != std::string::npos)
+        return addNvidiaSmi(ledger, path, host);
     if (looksLikeTextLog(head)) return addLog(ledger, path, host);
     return fileError(path, "not a file the ledger reads (expected " + std::string(kKinds) + ")");
 }

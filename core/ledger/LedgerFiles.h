@@ -4,6 +4,7 @@
 //   health     a `faultline health --json` document (format "faultline-health")
 //   log        a kernel log: dmesg, journalctl -k (text or -o json), syslog, nvidia-bug-report
 //              (.gz), read by core/health's parser as `faultline health --logs` reads it
+//   nvidia-smi `nvidia-smi -q -x` output (health snapshots), read as `health --nvidia-smi` reads it
 //   campaign   a campaign: `replay --out` results file (HDF5) or `replay --json` document
 //   fleet      a merged fleet campaign: `merge --out` results file or `merge --json` document
 //   bundle     an evidence bundle: its directory or .tar (verified; case.json and the manifest)
@@ -16,7 +17,7 @@ namespace faultline {
 
 struct LedgerFileAdded {
     std::string file;
-    std::string kind;  // "health", "log", "campaign", "fleet", "bundle"
+    std::string kind;  // "health", "log", "nvidia-smi", "campaign", "fleet", "bundle"
     LedgerAdded added;
 };
 

@@ -96,6 +96,23 @@ private slots:
         QCOMPARE(second->added.repeated, first->added.total());
     }
 
+    void nvidiaSmiTwiceAddsNothing()
+    {
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY(ledger.ok());
+        const std::string path = test::sourcePath("tests/fixtures/health/nvidia-smi-v13.xml").toStdString();
+        auto first = addLedgerFile(*ledger, path, "node1");
+        QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+        QCOMPARE(first->kind, std::string("nvidia-smi"));
+        QVERIFY(first->added.snapshots > 0);
+        QVERIFY(first->added.identities > 0);
+        auto second = addLedgerFile(*ledger, path, "node1");
+        QVERIFY(second.ok());
+        QCOMPARE(second->added.total(), uint64_t(0));
+        QCOMPARE(count(*ledger, "health_snapshots"), int64_t(first->added.snapshots));
+    }
+
     void campaignTwiceAddsNothing()
     {
         QTemporaryDir dir;
