@@ -41,6 +41,7 @@ int run(int argc, char** argv)
     runners["benchmark"] = addBenchmarkCommand(app);
     runners["ops"] = addOpsCommand(app);
     runners["plan"] = addPlanCommand(app);
+    runners["ledger"] = addLedgerCommand(app);
     app.require_subcommand(0, 1);
 
     try {

@@ -27,5 +27,6 @@ CommandRunner addCollectiveCommand(CLI::App& app);
 CommandRunner addBenchmarkCommand(CLI::App& app);
 CommandRunner addOpsCommand(CLI::App& app);
 CommandRunner addPlanCommand(CLI::App& app);
+CommandRunner addLedgerCommand(CLI::App& app);
 
 }  // namespace faultline::cli

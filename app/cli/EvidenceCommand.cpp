@@ -1,6 +1,6 @@
 // faultline evidence --out DIR [--campaign RESULTS.h5] [--trace TRACE] [--logs FILE...]
 //                    [--nvidia-smi FILE.xml...] [--attach FILE...] [--case-id ID] [--sign KEY]
-//                    [--suspect BUS|UUID|SERIAL] [--inventory DEVICES.json]
+//                    [--suspect BUS|UUID|SERIAL] [--inventory DEVICES.json] [--ledger [URL]]
 // Builds the RMA evidence bundle DIR and DIR.tar (core/evidence/EvidenceBundle.h).
 #include <termios.h>
 #include <unistd.h>
@@ -12,8 +12,10 @@
 
 #include "Cli.h"
 #include "Commands.h"
+#include "LedgerRecording.h"
 #include "core/evidence/EvidenceBundle.h"
 #include "core/evidence/MinisignKey.h"
+#include "core/ledger/LedgerFiles.h"
 
 #ifdef FAULTLINE_HAVE_GUI
 #include "views/EvidenceRendering.h"
@@ -76,7 +78,9 @@ CommandRunner addEvidenceCommand(CLI::App& app)
     cmd->add_option("--inventory", o->inventory,
                     "the node's GPU inventory (faultline devices --json), to tie cuda:N targets to GPUs "
                     "where the campaign recorded none (replay --inventory)");
-    return [o] {
+    auto ledger = std::make_shared<LedgerRequest>();
+    addLedgerOption(cmd, *ledger);
+    return [o, ledger] {
         o->faultlineVersion = FAULTLINE_VERSION;
         if (!o->signKey.empty() && isEncryptedMinisignSecretKey(o->signKey))
             o->keyPassword = keyPassword(o->signKey);
@@ -97,7 +101,12 @@ CommandRunner addEvidenceCommand(CLI::App& app)
                   << "   (or: sha256sum -c MANIFEST.sha256"
                   << (r->keyId.empty() ? "" : "; minisign -V -p KEY.pub -m MANIFEST.sha256") << " in "
                   << r->dir << ")\n";
-        return kExitOk;
+        // The bundle as `ledger add DIR` reads it: verified, its case and manifest digest.
+        return recordInLedger(*ledger, [&](Ledger& l) -> Result<LedgerAdded> {
+            auto added = addLedgerFile(l, r->dir, ledgerHostName());
+            if (!added) return added.error();
+            return added->added;
+        });
     };
 }
 

@@ -1,6 +1,6 @@
-// faultline health [--logs FILE...] [--nvidia-smi FILE.xml...] [--devices] [--json]: Xid/SXid events
-// from kernel logs (dmesg, journalctl -k text or JSON, nvidia-bug-report logs, gzip or not) and
-// health snapshots from nvidia-smi -q -x and, with --devices, this machine's NVML counters (through
+// faultline health [--logs FILE...] [--nvidia-smi FILE.xml...] [--devices] [--json] [--ledger [URL]]:
+// Xid/SXid events from kernel logs (dmesg, journalctl -k text or JSON, nvidia-bug-report logs, gzip or not)
+// and health snapshots from nvidia-smi -q -x and, with --devices, this machine's NVML counters (through
 // faultline-worker --devices-json, as `faultline devices`), merged per GPU with flags, counters, the
 // decoded Xid timeline and what to do (core/health/HealthReport.h). Exit 0 nothing found, 1
 // something found, 2 error.
@@ -13,9 +13,11 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "LedgerRecording.h"
 #include "core/Text.h"
 #include "core/devices/DeviceReport.h"
 #include "core/health/HealthReport.h"
+#include "core/ledger/LedgerFiles.h"
 #include "core/replay/WorkerProcess.h"
 
 namespace faultline::cli {
@@ -24,6 +26,7 @@ namespace {
 struct HealthOptions {
     std::vector<std::string> logs, nvidiaSmi;
     bool json = false, devices = false;
+    LedgerRequest ledger;
 };
 
 // This machine's GPUs as faultline-worker --devices-json reports them, as health snapshots.
@@ -73,6 +76,13 @@ int runHealth(const HealthOptions& o)
     else
         writeHealthReportText(std::cout, *report);
     std::cout << std::flush;
+    if (int rc = recordInLedger(
+            o.ledger,
+            [&](Ledger& ledger) {
+                return addHealthReport(ledger, *report, {ledgerHostName(), "faultline health"});
+            });
+        rc != kExitOk)
+        return rc;
     return report->somethingFound() ? kExitDiverged : kExitOk;
 }
 
@@ -93,6 +103,7 @@ CommandRunner addHealthCommand(CLI::App& app)
     cmd->add_flag("--devices", o->devices,
                   "Add this machine's GPUs and their NVML counters (faultline devices)");
     cmd->add_flag("--json", o->json, "One JSON document (docs/formats.md)");
+    addLedgerOption(cmd, o->ledger);
     return [o] { return runHealth(*o); };
 }
 

@@ -1,4 +1,5 @@
 // faultline merge RESULTS.h5... --out FLEET.h5 [--fleet DIR] [--tasks N] [--trace TRACE] [--json]
+//                 [--ledger [URL]]
 // Merges the campaigns of many nodes into one fleet campaign and names the outlier GPUs
 // (core/fleet/FleetMerge.h).
 #include <algorithm>
@@ -9,11 +10,13 @@
 
 #include "Cli.h"
 #include "Commands.h"
+#include "LedgerRecording.h"
 #include "core/Text.h"
 #include "core/fleet/FleetJob.h"
 #include "core/fleet/FleetMerge.h"
 #include "core/fleet/FleetStatus.h"
 #include "core/io/SafeFiles.h"
+#include "core/ledger/LedgerFiles.h"
 #include "core/replay/CampaignJournal.h"  // traceContentDigest
 
 namespace faultline::cli {
@@ -26,6 +29,7 @@ struct MergeOptions {
     std::string out, fleetDir, trace;
     uint32_t tasks = 0;
     bool json = false;
+    LedgerRequest ledger;
 };
 
 // Every string of the summary came from a node file or the command line: printed through
@@ -115,6 +119,15 @@ int runMerge(MergeOptions& o)
         std::cout << mergeText(*summary);
     std::cout.flush();
     if (!std::cout) return failWith(Error{"cannot write the report to standard output", ErrorCode::Io});
+    // The merged campaign as `ledger add FLEET.h5` reads it.
+    if (int rc = recordInLedger(o.ledger,
+                                [&](Ledger& ledger) -> Result<LedgerAdded> {
+                                    auto added = addLedgerFile(ledger, o.out, ledgerHostName());
+                                    if (!added) return added.error();
+                                    return added->added;
+                                });
+        rc != kExitOk)
+        return rc;
     // Nodes of another trace were not judged with the campaign: a finding like a missing task.
     const bool found = !(*summary)["missing_tasks"].empty() || !(*summary)["outliers"].empty() ||
                        !(*summary)["unhealthy"].empty() || !(*summary)["other_trace_nodes"].empty();
@@ -141,6 +154,7 @@ CommandRunner addMergeCommand(CLI::App& app)
                     "the trace the campaign is of (default: the one most nodes replayed); nodes that "
                     "replayed another are listed, not merged");
     cmd->add_flag("--json", o->json, "one JSON document (the merged report)");
+    addLedgerOption(cmd, o->ledger);
     return [o] { return runMerge(*o); };
 }
 

@@ -1,7 +1,7 @@
 // faultline replay TRACE --targets cpu,sim:stuck-bit,... [--ops SEL] [--reps N | --until-rate RATE
 //                  [--confidence C] [--budget DURATION]] [--out RESULTS.h5]
 //                  [--json] [--resume] [--timeout SECONDS] [--seed N] [--reference TARGET] [--copy-all]
-//                  [--inventory DEVICES.json]
+//                  [--inventory DEVICES.json] [--ledger [URL]]
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -9,8 +9,10 @@
 #include "Cli.h"
 #include "CliSupport.h"
 #include "Commands.h"
+#include "LedgerRecording.h"
 #include "core/devices/DeviceReport.h"
 #include "core/fleet/NodeIdentity.h"
+#include "core/ledger/LedgerTime.h"
 #include "core/replay/Campaign.h"
 
 namespace faultline::cli {
@@ -24,6 +26,7 @@ struct ReplayOptions {
     double timeoutSeconds = 60;
     bool adaptive = false;  // --until-rate given
     bool json = false, resume = false, allowExternal = false, quiet = false, copyAll = false;
+    LedgerRequest ledger;
 };
 
 int runReplay(const ReplayOptions& o)
@@ -102,6 +105,15 @@ int runReplay(const ReplayOptions& o)
                   << "\n";
         return kExitError;
     }
+    // The campaign as its report (the results file holds the same document), ended now.
+    if (int rc = recordInLedger(o.ledger,
+                                [&](Ledger& ledger) {
+                                    const std::string file = o.out.empty() ? o.trace : o.out;
+                                    return ledger.addCampaign({campaignJson(*report), file, isoUtcNow()},
+                                                              {ledgerHostName(), file});
+                                });
+        rc != kExitOk)
+        return rc;
     for (const TargetSummary& t : report->targets)
         if (t.verdict != Verdict::Healthy && t.verdict != Verdict::NoVerdict) return kExitDiverged;
     return kExitOk;
@@ -148,6 +160,7 @@ CommandRunner addReplayCommand(CLI::App& app)
                     "into the results (fleet jobs pass it)");
     cmd->add_flag("--json", o->json, "one JSON document");
     cmd->add_flag("--quiet", o->quiet, "no progress on stderr");
+    addLedgerOption(cmd, o->ledger);
     cmd->add_flag("--allow-external", o->allowExternal, "follow external links/storage in the trace");
     return [o, untilRate] {
         o->adaptive = untilRate->count() > 0;

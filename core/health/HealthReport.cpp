@@ -211,6 +211,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
     std::vector<GpuHealthSnapshot> snapshots;
     std::vector<GpuIdentity> logIdentities;  // "NVRM: GPU at ..." lines: a GPU even without an Xid
     std::vector<std::string> sources, warnings;
+    std::vector<KernelLogBoot> boots;
     KernelLogBudget budget;  // caps across all logs
     for (const std::string& path : inputs.logFiles) {
         auto log = readKernelLog(path, &budget);
@@ -222,6 +223,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
         for (EventTally& t : log->notKept) notKept.push_back(std::move(t));
         for (std::string& w : log->warnings) warnings.push_back(std::move(w));
         for (auto& [bus, id] : log->identities) logIdentities.push_back(id);
+        for (KernelLogBoot& b : log->boots) boots.push_back(std::move(b));
     }
     for (const std::string& path : inputs.nvidiaSmiFiles) {
         auto xml = readNvidiaSmiXml(path);
@@ -252,6 +254,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
         return a.identity.busId < b.identity.busId;
     });
     r.sources = std::move(sources);
+    r.boots = std::move(boots);
     warnings.insert(warnings.end(), std::make_move_iterator(r.warnings.begin()),
                     std::make_move_iterator(r.warnings.end()));
     r.warnings = std::move(warnings);

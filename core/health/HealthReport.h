@@ -63,6 +63,16 @@ struct XidEvent {
     std::vector<XidDecodedField> decoded;
 };
 
+// One boot a log shows, at its first stamped line (kernel stamp or journal boot id).
+struct KernelLogBoot {
+    int index = 0;                 // as XidEvent::boot
+    std::string bootId;            // the journal's _BOOT_ID ("" unknown)
+    std::string time;              // the first line's time, as XidEvent::time ("" none)
+    std::optional<double> uptime;  // the first line's kernel stamp
+    std::string source;            // "FILE:LINE"
+};
+inline constexpr size_t kMaxKeptBoots = 10'000;  // per log; more are counted in a warning
+
 // Identity of one GPU, from nvidia-smi XML, NVML or the driver's log lines; "" where unknown.
 struct GpuIdentity {
     std::string busId;  // normalised like XidEvent::busId
@@ -139,7 +149,10 @@ struct HealthReport {
     std::vector<GpuHealthRecord> gpus;         // ordered by bus id
     std::vector<XidEvent> unattributedEvents;  // no bus id (SXids, unparsable PCI fields)
     std::vector<std::string> sources;          // files read, in order
-    std::vector<std::string> warnings;         // tolerated oddities, each once with a count
+    // Boots the logs show (KernelLogParser.h), log by log; not in the JSON document (the ledger
+    // records them as reboots seen in the logs).
+    std::vector<KernelLogBoot> boots;
+    std::vector<std::string> warnings;  // tolerated oddities, each once with a count
     // Events counted but not kept (beyond kMaxKeptEvents or kMaxKeptEventBytes across all logs):
     // the total, and those without a GPU (SXids, Xids without a bus id).
     uint64_t eventsNotKept = 0, unattributedNotKept = 0;

@@ -116,11 +116,19 @@ void KernelLogParser::noteBoot(const Meta& meta)
         m_lastUptime = *meta.uptime;
     }
     m_bootMarkerPending = false;
+    if (!m_out.boots.empty() && m_out.boots.back().index == m_boot) return;
+    if (m_out.boots.size() >= kMaxKeptBoots) {
+        ++m_bootsNotKept;
+        return;
+    }
+    m_out.boots.push_back(
+        {m_boot, meta.bootId, meta.time, meta.uptime, m_source + ":" + std::to_string(m_lineNumber)});
 }
 
 Status KernelLogParser::addLine(std::string_view line, uint64_t lineNumber, bool cut)
 {
     ++m_out.lines;
+    m_lineNumber = lineNumber;
     if (cut) ++m_cutLines;
     const std::string_view t = trim(line);
     if (t.empty()) return {};
@@ -454,6 +462,9 @@ KernelLogContents KernelLogParser::finish()
         m_out.warnings.push_back(f + ": " + std::to_string(m_identitiesNotKept) +
                                  " identity line(s) for more than " + std::to_string(kMaxGpus) +
                                  " GPUs ignored");
+    if (m_bootsNotKept)
+        m_out.warnings.push_back(f + ": " + std::to_string(m_bootsNotKept) + " boot(s) beyond the first " +
+                                 std::to_string(kMaxKeptBoots) + " not listed");
     if (m_cutLines)
         m_out.warnings.push_back(f + ": " + std::to_string(m_cutLines) + " line(s) longer than " +
                                  std::to_string(kMaxLogLineBytes) + " bytes were cut");

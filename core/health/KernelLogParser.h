@@ -30,6 +30,7 @@ struct KernelLogContents {
     std::map<std::string, GpuIdentity> identities;  // by normalised bus id: uuid and serial from the log
     std::vector<std::string> warnings;              // each problem once, with a count
     std::vector<EventTally> notKept;                // events beyond the caps, counted
+    std::vector<KernelLogBoot> boots;               // in log order (kMaxKeptBoots)
     uint64_t eventsNotKept = 0;
     uint64_t lines = 0;
     bool journalJson = false;
@@ -99,7 +100,8 @@ private:
         uint64_t count = 0, firstLine = 0;
     } m_foreignXid, m_foreignOther;
     uint64_t m_cutLines = 0, m_badJsonLines = 0, m_nonMessageLines = 0;
-    uint64_t m_malformed = 0, m_identitiesNotKept = 0;
+    uint64_t m_malformed = 0, m_identitiesNotKept = 0, m_bootsNotKept = 0;
+    uint64_t m_lineNumber = 0;  // of the line being read
 };
 
 // Reads a whole log file (plain or gzip) within the limits of HealthReport.h; `budget` as above.

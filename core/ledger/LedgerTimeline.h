@@ -1,0 +1,42 @@
+#pragma once
+// One GPU's story from the ledger (`faultline ledger show SERIAL|UUID`): where and as what it was
+// seen, its health snapshots, Xid/SXid events, the reboots of its hosts, its campaigns with their
+// per-op rates, its evidence bundles, in time order, and what the rules conclude (LedgerRules.h).
+//
+// A GPU is found by board serial or UUID. Its rows are those naming any serial or UUID it was seen
+// with, and the rows that name no GPU but a place (host and bus id) it was seen in: kernel-log
+// events often carry only a bus id.
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "LedgerEngine.h"
+#include "LedgerRules.h"
+
+namespace faultline {
+
+struct TimelineEntry {
+    std::string at;       // when (UTC ISO 8601; when it was recorded where the source had no date)
+    std::string kind;     // "identity", "health", "xid", "sxid", "boot", "campaign", "evidence"
+    std::string summary;  // one line for a person
+    nlohmann::json detail;
+};
+
+struct LedgerTimeline {
+    std::string key, location;
+    std::set<std::string> serials, uuids;
+    std::vector<RuleLocation> locations;
+    std::vector<TimelineEntry> entries;
+    std::vector<RuleFinding> findings;
+};
+
+// The timeline of the GPU `key` names. A key the ledger knows nothing about is an error naming it.
+Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key);
+
+// The `ledger show --json` document and the text `ledger show` prints (inputs' text printable).
+nlohmann::json ledgerTimelineJson(const LedgerTimeline& t);
+std::string ledgerTimelineText(const LedgerTimeline& t);
+
+}  // namespace faultline

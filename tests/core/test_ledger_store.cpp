@@ -1,0 +1,252 @@
+// The ledger's store (core/ledger) on SQLite: the same facts added twice add nothing (health
+// documents, kernel logs, campaigns), the schema's migrations bring an older ledger up to date and
+// refuse a newer one, and a ledger's location is parsed as --ledger documents it.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/ledger/LedgerFiles.h"
+#include "core/ledger/LedgerLocation.h"
+#include "core/ledger/LedgerSchema.h"
+#include "core/ledger/SqliteEngine.h"
+#include "support/TestSupport.h"
+#include "test_ledger_support.h"
+
+using namespace faultline;
+
+namespace {
+
+int64_t count(Ledger& ledger, const std::string& table)
+{
+    auto rows = runSql(ledger.engine(), "SELECT count(*) FROM " + table);
+    if (!rows) qFatal("%s", rows.message().c_str());
+    return sqlInt(rows->front().front());
+}
+
+}  // namespace
+
+class TestLedgerStore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void parametersAreMappedOutsideQuotes()
+    {
+        QCOMPARE(sqliteParameters("SELECT $1, '$2', \"$3\", $10"),
+                 std::string("SELECT ?1, '$2', \"$3\", ?10"));
+    }
+
+    void healthDocumentTwiceAddsNothing()
+    {
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
+        const auto doc = test::healthDocument("1650122005678", "GPU-AAAA", "Tue Dec  1 10:00:00 2026", true,
+                                              79, "2026-12-01T09:00:00Z");
+        auto first = ledger->addHealth(doc, {"node1", "health.json"});
+        QVERIFY(first.ok());
+        QCOMPARE(first->snapshots, uint64_t(1));
+        QCOMPARE(first->events, uint64_t(1));
+        QVERIFY(first->identities >= 1);
+        auto second = ledger->addHealth(doc, {"node1", "health.json"});
+        QVERIFY(second.ok());
+        QCOMPARE(second->total(), uint64_t(0));
+        QVERIFY(second->repeated >= 2);
+        QCOMPARE(count(*ledger, "health_snapshots"), int64_t(1));
+        QCOMPARE(count(*ledger, "xid_events"), int64_t(1));
+        // The flag was derived from the counters; the UUID is stored in lower case.
+        auto rows = runSql(ledger->engine(), "SELECT flags, uuid, at FROM health_snapshots");
+        QVERIFY(rows.ok());
+        QCOMPARE(sqlText((*rows)[0][0]), std::string("row_remap_pending"));
+        QCOMPARE(sqlText((*rows)[0][1]), std::string("gpu-aaaa"));
+        QCOMPARE(sqlText((*rows)[0][2]), std::string("2026-12-01T10:00:00"));
+        // The same document seen on another host is another fact.
+        auto other = ledger->addHealth(doc, {"node2", "health.json"});
+        QVERIFY(other.ok());
+        QCOMPARE(other->events, uint64_t(1));
+    }
+
+    void kernelLogTwiceAddsNothing_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<int>("events");
+        QTest::addColumn<int>("boots");
+        QTest::newRow("journal json") << "journal-k.json" << -1 << 2;
+        QTest::newRow("dmesg stamps") << "dmesg-stamps.log" << -1 << 0;
+        QTest::newRow("bug report gz") << "nvidia-bug-report.log.gz" << -1 << -1;
+    }
+    void kernelLogTwiceAddsNothing()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(int, events);
+        QFETCH(int, boots);
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY(ledger.ok());
+        const std::string path = test::sourcePath("tests/fixtures/health/" + fixture).toStdString();
+        auto first = addLedgerFile(*ledger, path, "node1");
+        QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+        QCOMPARE(first->kind, std::string("log"));
+        QVERIFY(first->added.events > 0);
+        if (events >= 0) QCOMPARE(first->added.events, uint64_t(events));
+        if (boots >= 0) QCOMPARE(first->added.boots, uint64_t(boots));
+        const int64_t rows = count(*ledger, "xid_events");
+        auto second = addLedgerFile(*ledger, path, "node1");
+        QVERIFY(second.ok());
+        QCOMPARE(second->added.total(), uint64_t(0));
+        QCOMPARE(count(*ledger, "xid_events"), rows);
+        QCOMPARE(second->added.repeated, first->added.total());
+    }
+
+    void nvidiaSmiTwiceAddsNothing()
+    {
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY(ledger.ok());
+        const std::string path = test::sourcePath("tests/fixtures/health/nvidia-smi-v13.xml").toStdString();
+        auto first = addLedgerFile(*ledger, path, "node1");
+        QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+        QCOMPARE(first->kind, std::string("nvidia-smi"));
+        QVERIFY(first->added.snapshots > 0);
+        QVERIFY(first->added.identities > 0);
+        auto second = addLedgerFile(*ledger, path, "node1");
+        QVERIFY(second.ok());
+        QCOMPARE(second->added.total(), uint64_t(0));
+        QCOMPARE(count(*ledger, "health_snapshots"), int64_t(first->added.snapshots));
+    }
+
+    void campaignTwiceAddsNothing()
+    {
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY(ledger.ok());
+        const auto report = test::campaignReport("node1", "S1", "GPU-1", "persistent", 9);
+        auto first =
+            ledger->addCampaign({report, "r.h5", std::string("2026-03-01T00:00:00Z")}, {"node1", "r.h5"});
+        QVERIFY2(first.ok(), first.ok() ? "" : first.message().c_str());
+        QCOMPARE(first->campaigns, uint64_t(1));
+        QCOMPARE(first->targets, uint64_t(1));
+        auto second =
+            ledger->addCampaign({report, "r.h5", std::string("2026-03-01T00:00:00Z")}, {"node1", "r.h5"});
+        QVERIFY(second.ok());
+        QCOMPARE(second->total(), uint64_t(0));
+        QCOMPARE(count(*ledger, "campaigns"), int64_t(1));
+        QCOMPARE(count(*ledger, "campaign_op_rates"), int64_t(1));
+        auto rows =
+            runSql(ledger->engine(), "SELECT serial, uuid, host, verdict, ci_high FROM campaign_targets");
+        QVERIFY(rows.ok());
+        QCOMPARE(sqlText((*rows)[0][0]), std::string("S1"));
+        QCOMPARE(sqlText((*rows)[0][1]), std::string("gpu-1"));
+        QCOMPARE(sqlText((*rows)[0][2]), std::string("node1"));
+        QCOMPARE(sqlText((*rows)[0][3]), std::string("persistent"));
+        QVERIFY(qAbs(sqlReal((*rows)[0][4]) - 0.14) < 1e-9);
+    }
+
+    void unknownVerdictIsRefusedWithNothingWritten()
+    {
+        QTemporaryDir dir;
+        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        QVERIFY(ledger.ok());
+        auto report = test::campaignReport("node1", "S1", "GPU-1", "sort-of-broken", 9);
+        auto added = ledger->addCampaign({report, "bad.json", std::nullopt}, {"node1", "bad.json"});
+        QVERIFY(!added.ok());
+        QVERIFY(added.message().find("bad.json") != std::string::npos);
+        QVERIFY(added.message().find("sort-of-broken") != std::string::npos);
+        QCOMPARE(count(*ledger, "campaigns"), int64_t(0));
+    }
+
+    void migratesAnOlderLedger()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/old.sqlite").toStdString();
+        {
+            auto engine = openSqliteEngine(path);
+            QVERIFY(engine.ok());
+            QVERIFY(migrateLedger(**engine, 1).ok());
+            auto v = ledgerVersionOf(**engine);
+            QVERIFY(v.ok());
+            QCOMPARE(*v, 1);
+            QVERIFY(
+                runSql(
+                    **engine,
+                    "INSERT INTO xid_events (serial, uuid, host, bus_id, kind, code, time_text, boot_id, "
+                    "name, "
+                    "message, action, source, recorded_at, dedup_key) VALUES ('S9', '', 'h', 'b', 'xid', 79, "
+                    "'', '', 'n', 'm', 'drain', 's', '2026-01-01T00:00:00Z', 'k1')")
+                    .ok());
+        }
+        QVERIFY(ledgerSchemaVersion() > 1);
+        auto ledger = Ledger::open(path);
+        QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
+        auto v = ledgerVersionOf(ledger->engine());
+        QVERIFY(v.ok());
+        QCOMPARE(*v, ledgerSchemaVersion());
+        QCOMPARE(count(*ledger, "xid_events"), int64_t(1));
+        auto index =
+            runSql(ledger->engine(),
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'xid_events_serial'");
+        QVERIFY(index.ok());
+        QCOMPARE(sqlInt((*index)[0][0]), int64_t(1));
+        // Opening again applies nothing.
+        auto again = Ledger::open(path);
+        QVERIFY(again.ok());
+        auto rows = runSql(again->engine(), "SELECT count(*) FROM schema_version");
+        QCOMPARE(sqlInt((*rows)[0][0]), int64_t(1));
+    }
+
+    void refusesANewerLedger()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/new.sqlite").toStdString();
+        {
+            auto ledger = Ledger::open(path);
+            QVERIFY(ledger.ok());
+            QVERIFY(runSql(ledger->engine(), "UPDATE schema_version SET version = 999").ok());
+        }
+        auto ledger = Ledger::open(path);
+        QVERIFY(!ledger.ok());
+        QVERIFY(ledger.message().find(path) != std::string::npos);
+        QVERIFY(ledger.message().find("999") != std::string::npos);
+    }
+
+    void refusesAFileThatIsNotALedger()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/notes.txt";
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(4096, 'x'));
+        f.close();
+        auto ledger = Ledger::open(path.toStdString());
+        QVERIFY(!ledger.ok());
+        QVERIFY(ledger.message().find(path.toStdString()) != std::string::npos);
+    }
+
+    void locations()
+    {
+        auto env = [](std::optional<std::string> xdg, std::optional<std::string> home) {
+            return [=](const std::string& name) -> std::optional<std::string> {
+                if (name == "XDG_DATA_HOME") return xdg;
+                if (name == "HOME") return home;
+                return std::nullopt;
+            };
+        };
+        QCOMPARE(*defaultLedgerPath(env("/x/data", "/home/u")),
+                 std::string("/x/data/faultline/ledger.sqlite"));
+        QCOMPARE(*defaultLedgerPath(env(std::nullopt, "/home/u")),
+                 std::string("/home/u/.local/share/faultline/ledger.sqlite"));
+        QVERIFY(!defaultLedgerPath(env(std::nullopt, std::nullopt)).ok());
+        auto url = parseLedgerLocation("sqlite:///var/lib/l.sqlite", env(std::nullopt, "/h"));
+        QVERIFY(url.ok());
+        QCOMPARE(url->path, std::string("/var/lib/l.sqlite"));
+        QVERIFY(!parseLedgerLocation("sqlite://relative.sqlite", env(std::nullopt, "/h")).ok());
+        QVERIFY(!parseLedgerLocation("mysql://db/x", env(std::nullopt, "/h")).ok());
+        auto pg = parseLedgerLocation("postgresql://fleet-db/ledger", env(std::nullopt, "/h"));
+        QVERIFY(pg.ok());
+        QVERIFY(pg->kind == LedgerLocation::Kind::Postgresql);
+        auto engine = openLedgerEngine(*pg);
+        QVERIFY(!engine.ok());
+        QVERIFY(engine.message().find("PostgreSQL") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLedgerStore)
+#include "test_ledger_store.moc"
