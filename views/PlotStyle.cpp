@@ -4,7 +4,6 @@
 #include <QPalette>
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace faultline::views {
 
@@ -88,18 +87,24 @@ std::vector<QColor> PlotStyle::categoricalColours(size_t n)
         for (size_t i = 0; i < n; ++i) out.emplace_back(kKelly[i]);
         return out;
     }
-    // Golden-angle hues at three saturation/value steps; two that round to the same 8-bit colour
-    // are told apart by darkening the later one a step at a time.
+    // Golden-angle hues at three saturation/value steps; one within 2 of an earlier colour in
+    // every channel (drawing may round a channel by 1) is darkened 3/255 at a time until apart.
     static const double kSat[3] = {0.78, 1.0, 0.55};
     static const double kVal[3] = {0.92, 0.69, 0.84};
-    std::set<QRgb> used;
+    auto near = [&out](const QColor& c) {
+        for (const QColor& u : out)
+            if (std::abs(u.red() - c.red()) <= 2 && std::abs(u.green() - c.green()) <= 2 &&
+                std::abs(u.blue() - c.blue()) <= 2)
+                return true;
+        return false;
+    };
     for (size_t i = 0; i < n; ++i) {
         const double hue = std::fmod(double(i) * 0.3819660112501051, 1.0);
         QColor c;
-        for (int darker = 0;; ++darker) {
+        for (int darker = 0; darker < 60; ++darker) {
             c = QColor::fromHsvF(float(hue), float(kSat[i % 3]),
-                                 float(std::max(0.2, kVal[i % 3] - darker / 255.0)));
-            if (used.insert(c.rgb()).second || darker > 255) break;
+                                 float(std::max(0.2, kVal[i % 3] - 3.0 * darker / 255.0)));
+            if (!near(c)) break;
         }
         out.push_back(c);
     }

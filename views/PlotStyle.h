@@ -28,7 +28,7 @@ public:
     // kCategoricalPaletteSize are a fixed palette of distinct colours (Kelly's maximum-contrast
     // set); past that, category i takes hue i x 0.381966 turns (the golden angle: hues never
     // repeat and neighbours differ most) at one of three saturation/value steps (i mod 3); one
-    // that would round to an earlier one's 8-bit colour is darkened a step at a time.
+    // within 2 of an earlier colour in every channel is darkened until it is not.
     static constexpr size_t kCategoricalPaletteSize = 20;
     static std::vector<QColor> categoricalColours(size_t n);
     // A gradient whose levels 0..n-1 are categoricalColours(n) exactly (data range [0, n-1]).
