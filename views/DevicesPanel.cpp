@@ -183,12 +183,14 @@ void DevicesPanel::showInventoryJson(const QByteArray& json, const QString& sour
     }
     fillLocalTable(*report);
     m_health->setLiveSnapshots(healthSnapshotsFromDevices(*report));
-    QStringList specs, labels;
+    QStringList specs, labels, uuids;
     for (const LocalGpu& g : report->gpus) {
         specs << QStringLiteral("cuda:%1").arg(g.index);
         labels << tr("cuda:%1 — %2 (%3)").arg(g.index).arg(qs(g.name), qs(g.pciBusId));
+        uuids << qs(g.uuid);
     }
     emit localGpusListed(specs, labels);
+    emit localGpuUuidsListed(specs, uuids);
     QStringList lines;
     if (report->gpus.empty()) {
         lines << tr("<b>No CUDA devices:</b> %1").arg(qs(report->noDevicesReason()).toHtmlEscaped());
@@ -217,6 +219,7 @@ void DevicesPanel::showInventoryError(const QString& error)
     m_local->setRowCount(0);
     m_local->hide();
     emit localGpusListed({}, {});
+    emit localGpuUuidsListed({}, {});
     m_inventory->setText(tr("<span style='color:%1'>No device inventory: %2</span>")
                              .arg(PlotStyle::warningColor().name(), error.toHtmlEscaped()));
     emit inventoryShown();

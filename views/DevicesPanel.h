@@ -74,6 +74,9 @@ signals:
     // This machine's GPUs as replay targets ("cuda:<index>") with a label each; empty when there
     // are none or the inventory failed.
     void localGpusListed(const QStringList& specs, const QStringList& labels);
+    // The same GPUs' UUIDs ("cuda:N" specs and their UUIDs, in order): which physical GPU each
+    // cuda:N target is.
+    void localGpuUuidsListed(const QStringList& specs, const QStringList& uuids);
 
 protected:
     void showEvent(QShowEvent* event) override;

@@ -108,7 +108,7 @@ HeatmapGrid HeatmapBinning::elementWindow(const ElementValues& values, HeatmapMe
 {
     HeatmapGrid g;
     g.level = HeatmapGrid::kElementLevel;
-    if (values.elements() == 0 || values.suspect.size() != values.elements()) return g;
+    if (values.held() == 0 || values.suspect.size() != values.held()) return g;
     const auto [rf, re] = cellSpan(r0, r1, 1, values.rows);
     const auto [cf, ce] = cellSpan(c0, c1, 1, values.cols);
     g.firstRow = rf;
@@ -118,11 +118,12 @@ HeatmapGrid HeatmapBinning::elementWindow(const ElementValues& values, HeatmapMe
     g.values.assign(size_t(g.rows * g.cols), kNaN);
     for (uint64_t r = 0; r < g.rows; ++r)
         for (uint64_t c = 0; c < g.cols; ++c) {
-            const uint64_t i = (rf + r) * values.cols + cf + c;
+            if (!values.holds(rf + r, cf + c)) continue;  // outside the window read
+            const size_t i = values.indexOf(rf + r, cf + c);
             if (!values.differs(i)) continue;
             double v = 1.0;
             if (metric == HeatmapMetric::MaxAbsError) {
-                const double s = values.suspect[size_t(i)], ref = values.reference[size_t(i)];
+                const double s = values.suspect[i], ref = values.reference[i];
                 v = std::isfinite(s) && std::isfinite(ref) ? std::fabs(s - ref)
                                                            : std::numeric_limits<double>::infinity();
                 if (v == 0) v = kNaN;

@@ -44,7 +44,7 @@ public:
     static HeatmapGrid tileWindow(const TilePyramid& pyramid, int level, HeatmapMetric metric, double r0,
                                   double r1, double c0, double c1);
     // One cell per element: |s - r| (MaxAbsError; +inf where a NaN/Inf differs) or 1 (counts)
-    // where the bits differ, NaN where they are equal.
+    // where the bits differ, NaN where they are equal or outside the window `values` holds.
     static HeatmapGrid elementWindow(const ElementValues& values, HeatmapMetric metric, double r0, double r1,
                                      double c0, double c1);
 

@@ -17,8 +17,13 @@
 #include <limits>
 #include <map>
 
+#include "ElementReadout.h"
+#include "ElementValueLoader.h"
+#include "HeatmapNavigator.h"
 #include "PlotStyle.h"
+#include "SmAttribution.h"
 #include "core/compare/CompareJson.h"
+#include "core/compare/SignatureTileLevel.h"
 
 namespace faultline::views {
 namespace {
@@ -85,9 +90,24 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     bar->addStretch(1);
     m_levelLabel = new QLabel;
     m_levelLabel->setObjectName(QStringLiteral("heatmapLevel"));
+    auto* worst = new QToolButton;
+    worst->setObjectName(QStringLiteral("heatmapWorst"));
+    worst->setText(tr("Worst"));
+    worst->setToolTip(tr("Zoom to the worst anomaly region (W on the map)"));
+    bar->addWidget(worst);
+    auto* previous = new QToolButton;
+    previous->setText(tr("◀"));
+    previous->setToolTip(tr("Previous anomaly region (P on the map)"));
+    bar->addWidget(previous);
+    auto* next = new QToolButton;
+    next->setText(tr("▶"));
+    next->setToolTip(tr("Next anomaly region (N on the map)"));
+    bar->addWidget(next);
     auto* fit = new QToolButton;
     fit->setText(tr("Fit"));
-    fit->setToolTip(tr("Show the whole tensor (or double-click the map). Wheel zooms, drag pans."));
+    fit->setToolTip(
+        tr("Show the whole tensor (0 or double-click the map). Wheel zooms about the cursor, + / - zoom, "
+           "arrows and drag pan, Shift+drag zooms into a box."));
     bar->addWidget(fit);
     layout->addLayout(bar);
 
@@ -112,7 +132,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     m_plot->yAxis->setRangeReversed(true);
     m_plot->xAxis->setLabel(tr("column"));
     m_plot->yAxis->setLabel(tr("row"));
-    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    // Drag pans (QCustomPlot); the wheel, keys and box zoom are the navigator's.
+    m_plot->setInteractions(QCP::iRangeDrag);
+    m_navigator = new HeatmapNavigator(m_plot);
     m_message = new QCPItemText(m_plot);
     m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
     m_message->position->setCoords(0.5, 0.5);
@@ -156,8 +178,16 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     connect(m_plot, &QCustomPlot::afterLayout, this, [this, rebinInThisReplot] {
         if (m_plot->axisRect()->size() != m_binnedPixels) rebinInThisReplot();
     });
+    connect(m_navigator, &HeatmapNavigator::rangesMovedInReplot, this, rebinInThisReplot);
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { fitAll(); });
     connect(fit, &QToolButton::clicked, this, &HeatmapView::fitAll);
+    connect(worst, &QToolButton::clicked, this, &HeatmapView::zoomToWorst);
+    connect(next, &QToolButton::clicked, this, &HeatmapView::nextRegion);
+    connect(previous, &QToolButton::clicked, this, &HeatmapView::previousRegion);
+    connect(m_navigator, &HeatmapNavigator::fitRequested, this, &HeatmapView::fitAll);
+    connect(m_navigator, &HeatmapNavigator::worstRequested, this, &HeatmapView::zoomToWorst);
+    connect(m_navigator, &HeatmapNavigator::nextRequested, this, &HeatmapView::nextRegion);
+    connect(m_navigator, &HeatmapNavigator::previousRequested, this, &HeatmapView::previousRegion);
     connect(m_metricBox, qOverload<int>(&QComboBox::currentIndexChanged), this,
             [this](int i) { setMetric(HeatmapMetric(m_metricBox->itemData(i).toInt())); });
     connect(m_smBox, &QCheckBox::toggled, this, &HeatmapView::setColourBySm);
@@ -180,9 +210,14 @@ void HeatmapView::setEntry(std::shared_ptr<const Incident> incident, int entryId
     m_incident = std::move(incident);
     m_entryId = m_incident ? entryId : -1;
     m_values.reset();
+    m_requestedWindow.reset();
     m_errorRangeKnown = false;
     m_valuesNote.clear();
     m_grid = {};
+    const Divergence* d = divergence();
+    m_regions = d ? findAnomalyRegions(*d) : AnomalyRegions{};
+    m_regionIndex = -1;
+    m_navigator->setExtent(d ? double(d->rows) : 0, d ? double(d->cols) : 0);
     m_hoverLabel->setText(tr("Hover over the map for element and tile details."));
     updateSmAvailability();
     updateTitle();
@@ -193,8 +228,14 @@ void HeatmapView::setElementValues(std::shared_ptr<const ElementValues> values)
 {
     if (!values || values->entryId != m_entryId) return;
     m_values = std::move(values);
-    m_errorRangeKnown = false;
-    m_valuesNote = tr("Element values loaded (%1 vs %2): zoom in to single elements.")
+    // Values for another window than the one asked for (the page's first read): ask again if needed.
+    if (m_requestedWindow && !m_values->window.contains(*m_requestedWindow)) m_requestedWindow.reset();
+    m_valuesNote = tr("Element values of rows %1–%2 × cols %3–%4 read (%5 vs %6); zoom in to single elements "
+                      "anywhere and they are read there.")
+                       .arg(m_values->window.rowBegin)
+                       .arg(m_values->window.rowEnd - 1)
+                       .arg(m_values->window.colBegin)
+                       .arg(m_values->window.colEnd - 1)
                        .arg(m_values->suspectLabel, m_values->referenceLabel);
     rebinOnUi();
 }
@@ -234,12 +275,12 @@ void HeatmapView::updateSmAvailability()
     m_smSource.clear();
     const IncidentEntry* e = m_incident ? m_incident->entry(m_entryId) : nullptr;
     const Divergence* d = divergence();
-    const ReplaySmMaps::Recorded* replayed = nullptr;
-    if (e && e->source == EntrySource::TraceOp && m_incident->replaySmMaps) {
-        const auto it = m_incident->replaySmMaps->byOp.find(e->opIndex);
-        if (it != m_incident->replaySmMaps->byOp.end() && d && it->second.map.rows == d->rows &&
-            it->second.map.cols == d->cols)
-            replayed = &it->second;
+    std::optional<ReplaySmMaps::Recorded> replayed;
+    QString passedOver;
+    if (e && e->source == EntrySource::TraceOp && d) {
+        SuspectSmMap own = suspectSmMap(*m_incident, e->opIndex, d->rows, d->cols, m_gpuUuids);
+        replayed = std::move(own.chosen);
+        passedOver = own.why;
     }
     QString why;
     if (!e) {
@@ -253,10 +294,11 @@ void HeatmapView::updateSmAvailability()
                          .arg(replayed->target)
                          .arg(replayed->map.tile);
     } else if (m_incident->simulatedDefect.isEmpty()) {
-        why = tr("This trace records no tile→SM map for %1. Replay the op on a target that records them "
-                 "(sim:sm, "
-                 "CUDA targets) to get one.")
-                  .arg(m_incident->suspectLabel);
+        why =
+            tr("This trace records no tile→SM map for %1. Replay the op on %1's own GPU (its cuda:N target, "
+               "matched to %1's UUID through this machine's inventory) to get one.")
+                .arg(m_incident->suspectLabel);
+        if (!passedOver.isEmpty()) why += QLatin1Char(' ') + passedOver;
     } else if (!d) {
         why = tr("Not compared: there are no divergent tiles to colour.");
     } else {
@@ -277,6 +319,7 @@ void HeatmapView::updateSmAvailability()
                     .arg(m_incident->suspectLabel)
                     .arg(layout.sms)
                     .arg(layout.tile);
+            if (!passedOver.isEmpty()) m_smSource += QStringLiteral(". ") + passedOver;
         }
     }
     m_smBox->setEnabled(m_smLayout.has_value());
@@ -289,6 +332,14 @@ void HeatmapView::updateSmAvailability()
         const QSignalBlocker block(m_smBox);
         m_smBox->setChecked(false);
     }
+}
+
+void HeatmapView::setLocalGpus(const QStringList& specs, const QStringList& uuids)
+{
+    m_gpuUuids.clear();
+    for (qsizetype i = 0; i < specs.size() && i < uuids.size(); ++i)
+        m_gpuUuids[specs[i].toStdString()] = uuids[i].toStdString();
+    refreshSmMap();
 }
 
 void HeatmapView::refreshSmMap()
@@ -323,16 +374,111 @@ void HeatmapView::fitAll()
         m_plot->yAxis->setRange(0, 1);
     }
     m_settingRange = false;
+    m_navigator->forgetAnchor();
+    m_regionIndex = -1;  // N goes to the worst region again
     rebinOnUi();
 }
 
 void HeatmapView::zoomTo(double r0, double r1, double c0, double c1)
 {
+    m_navigator->forgetAnchor();
     m_settingRange = true;
     m_plot->xAxis->setRange(c0, c1);
     m_plot->yAxis->setRange(r0, r1);
     m_settingRange = false;
     rebinOnUi();
+}
+
+void HeatmapView::zoomToRegion(int index)
+{
+    if (m_regions.regions.empty()) return;
+    const int n = int(m_regions.regions.size());
+    m_regionIndex = ((index % n) + n) % n;
+    const Region& b = m_regions.regions[size_t(m_regionIndex)].box;
+    // The region with half its size around it (at least 8 elements), so its edges show.
+    const double padR = std::max(8.0, 0.5 * double(b.rowEnd - b.rowBegin));
+    const double padC = std::max(8.0, 0.5 * double(b.colEnd - b.colBegin));
+    zoomTo(double(b.rowBegin) - padR, double(b.rowEnd) + padR, double(b.colBegin) - padC,
+           double(b.colEnd) + padC);
+}
+
+void HeatmapView::zoomToWorst()
+{
+    zoomToRegion(0);
+}
+
+void HeatmapView::nextRegion()
+{
+    zoomToRegion(m_regionIndex + 1);
+}
+
+void HeatmapView::previousRegion()
+{
+    zoomToRegion(m_regionIndex < 0 ? -1 : m_regionIndex - 1);
+}
+
+std::vector<QRectF> HeatmapView::shownOutlines() const
+{
+    std::vector<QRectF> out;
+    for (const QCPItemRect* item : m_outlines)
+        if (item->visible())
+            out.emplace_back(QPointF(item->topLeft->coords()), QPointF(item->bottomRight->coords()));
+    return out;
+}
+
+void HeatmapView::updateOutlinesOnUi()
+{
+    // The worst regions (and the one stepped to) as outlines at least kMinOutlinePixels wide.
+    constexpr size_t kMaxOutlines = 24;
+    std::vector<int> shown;
+    for (size_t k = 0; k < m_regions.regions.size() && k < kMaxOutlines; ++k) shown.push_back(int(k));
+    if (m_regionIndex >= int(kMaxOutlines)) shown.push_back(m_regionIndex);
+    while (m_outlines.size() < shown.size()) {
+        auto* item = new QCPItemRect(m_plot);
+        item->setClipToAxisRect(true);
+        item->setSelectable(false);
+        item->setBrush(Qt::NoBrush);
+        m_outlines.push_back(item);
+    }
+    const bool draw = !m_grid.empty() && !m_bySm && m_message && !m_message->visible();
+    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
+    const double perPxX = xr.size() / std::max(1, m_plot->axisRect()->width());
+    const double perPxY = yr.size() / std::max(1, m_plot->axisRect()->height());
+    const double minW = kMinOutlinePixels * perPxX, minH = kMinOutlinePixels * perPxY;
+    for (size_t k = 0; k < m_outlines.size(); ++k) {
+        QCPItemRect* item = m_outlines[k];
+        if (!draw || k >= shown.size()) {
+            item->setVisible(false);
+            continue;
+        }
+        const int index = shown[k];
+        const Region& b = m_regions.regions[size_t(index)].box;
+        double c0 = double(b.colBegin), c1 = double(b.colEnd), r0 = double(b.rowBegin), r1 = double(b.rowEnd);
+        if (c1 - c0 < minW) {
+            const double mid = 0.5 * (c0 + c1);
+            c0 = mid - 0.5 * minW;
+            c1 = mid + 0.5 * minW;
+        }
+        if (r1 - r0 < minH) {
+            const double mid = 0.5 * (r0 + r1);
+            r0 = mid - 0.5 * minH;
+            r1 = mid + 0.5 * minH;
+        }
+        item->topLeft->setCoords(c0, r0);
+        item->bottomRight->setCoords(c1, r1);
+        item->setPen(QPen(PlotStyle::regionOutlineColor(), index == m_regionIndex || index == 0 ? 2.5 : 1.5));
+        item->setVisible(true);
+    }
+}
+
+void HeatmapView::requestWindowOnUi(const ElementWindow& visible)
+{
+    if (m_requestedWindow && m_requestedWindow->contains(visible)) return;    // asked already
+    if (visible.elements() > ElementValueLoader::kMaxWindowElements) return;  // tiles stay
+    const Divergence* d = divergence();
+    if (!d) return;
+    m_requestedWindow = ElementValueLoader::windowAround(visible, d->rows, d->cols);
+    emit elementWindowWanted(m_entryId, *m_requestedWindow);
 }
 
 void HeatmapView::scheduleRebinOnUi()
@@ -348,6 +494,7 @@ void HeatmapView::showMessage(const QString& message)
     m_message->setColor(palette().color(QPalette::Text));
     m_message->setVisible(true);
     m_levelLabel->clear();
+    updateOutlinesOnUi();
     m_infoLabel->setText(infoText());
     if (!m_rebinInReplot) m_plot->replot(QCustomPlot::rpQueuedReplot);
     emit gridChanged();
@@ -355,23 +502,14 @@ void HeatmapView::showMessage(const QString& message)
 
 std::optional<std::pair<double, double>> HeatmapView::errorRange() const
 {
-    // Scans every finest tile (and every element when loaded): once per entry and values, not
-    // on every re-bin.
+    // Scans every finest tile, once per entry, not on every re-bin. Each tile holds the max of
+    // its elements, so the range covers every element too (smaller ones take the lowest colour).
     if (m_errorRangeKnown) return m_errorRange;
     m_errorRangeKnown = true;
     m_errorRange.reset();
     const Divergence* d = divergence();
     if (!d || !d->tiles.hasCounts()) return m_errorRange;
-    auto range = HeatmapBinning::positiveRange(d->tiles.levels().front().maxAbsError);
-    if (m_values) {
-        const HeatmapGrid all = HeatmapBinning::elementWindow(
-            *m_values, HeatmapMetric::MaxAbsError, 0, double(m_values->rows), 0, double(m_values->cols));
-        if (auto er = HeatmapBinning::positiveRange(all.values))
-            range =
-                range ? std::make_pair(std::min(range->first, er->first), std::max(range->second, er->second))
-                      : er;
-    }
-    m_errorRange = range;
+    m_errorRange = HeatmapBinning::positiveRange(d->tiles.levels().front().maxAbsError);
     return m_errorRange;
 }
 
@@ -386,7 +524,13 @@ double HeatmapView::levelMax(int level) const
     return double(hi);
 }
 
-HeatmapGrid HeatmapView::smGrid(QString* summary) const
+int HeatmapView::smCategory(int32_t sm) const
+{
+    const auto it = std::lower_bound(m_smCategories.begin(), m_smCategories.end(), sm);
+    return it != m_smCategories.end() && *it == sm ? int(it - m_smCategories.begin()) : 0;
+}
+
+HeatmapGrid HeatmapView::smGrid(QString* summary)
 {
     HeatmapGrid g;
     const Divergence* d = divergence();
@@ -420,6 +564,11 @@ HeatmapGrid HeatmapView::smGrid(QString* summary) const
             perSm[m_smLayout->smOf(r0, c0)] += n;
             total += n;
         }
+    m_smCategories.clear();
+    for (double v : g.values)
+        if (!std::isnan(v)) m_smCategories.push_back(int32_t(v));
+    std::sort(m_smCategories.begin(), m_smCategories.end());
+    m_smCategories.erase(std::unique(m_smCategories.begin(), m_smCategories.end()), m_smCategories.end());
     std::vector<std::pair<uint64_t, int32_t>> ranked;
     for (const auto& [sm, n] : perSm) ranked.push_back({n, sm});
     std::sort(ranked.rbegin(), ranked.rend());
@@ -434,6 +583,14 @@ HeatmapGrid HeatmapView::smGrid(QString* summary) const
                    .arg(m_metric == HeatmapMetric::Mismatches ? tr("Mismatched") : tr("Beyond-tolerance"),
                         parts.isEmpty() ? tr("none") : parts.join(QStringLiteral(", ")),
                         approximate ? tr(" (approximate: pyramid tiles span several SM tiles)") : QString());
+    if (m_smCategories.size() > PlotStyle::kCategoricalPaletteSize)
+        *summary +=
+            tr(". %1 SMs hold divergent tiles, more than the %2 palette colours: each SM takes its own "
+               "hue by the golden-angle rule (hue = index × 0.382 turns), so no two share a colour")
+                .arg(m_smCategories.size())
+                .arg(PlotStyle::kCategoricalPaletteSize);
+    else
+        *summary += tr(". Colours: one per SM, none shared (legend on the scale)");
     return g;
 }
 
@@ -460,13 +617,19 @@ void HeatmapView::rebinOnUi()
         const HeatmapGrid g = smGrid(&m_smSummary);
         const uint32_t sms = m_smLayout->smCount();
         m_levelLabel->setText(tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_smLayout->tile).arg(sms));
-        showGrid(g, 0, std::max(1.0, double(sms) - 1), false);
+        showGrid(g, 0, 1, false);
         return;
     }
     const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
     const int pw = m_binnedPixels.width(), ph = m_binnedPixels.height();
     HeatmapGrid g;
-    if (m_values && HeatmapBinning::elementsFit(yr.size(), xr.size(), ph, pw)) {
+    const bool elementsFit = HeatmapBinning::elementsFit(yr.size(), xr.size(), ph, pw);
+    auto clampTo = [](double v, uint64_t hi) { return uint64_t(std::clamp(v, 0.0, double(hi))); };
+    const ElementWindow visible{clampTo(std::floor(yr.lower), d->rows), clampTo(std::ceil(yr.upper), d->rows),
+                                clampTo(std::floor(xr.lower), d->cols),
+                                clampTo(std::ceil(xr.upper), d->cols)};
+    if (elementsFit && !(m_values && m_values->window.contains(visible))) requestWindowOnUi(visible);
+    if (elementsFit && m_values && m_values->window.contains(visible)) {
         g = HeatmapBinning::elementWindow(*m_values, m_metric, yr.lower, yr.upper, xr.lower, xr.upper);
         m_levelLabel->setText(
             tr("Cells: single elements (zoomed in; wheel zooms, drag pans, double-click fits)"));
@@ -508,6 +671,7 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
         for (uint64_t r = 0; r < grid.rows; ++r)
             for (uint64_t c = 0; c < grid.cols; ++c) {
                 double v = grid.at(r, c);
+                if (!logScale && !std::isnan(v)) v = double(smCategory(int32_t(v)));  // SM id -> its colour
                 if (std::isinf(v)) v = hi;  // NaN/Inf mismatches: the hottest colour
                 cells->setCell(int(c), int(r), v);
             }
@@ -520,17 +684,20 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
         m_scale->axis()->setNumberFormat(QStringLiteral("eb"));
         m_scale->axis()->setNumberPrecision(0);
     } else {
-        m_scale->setGradient(PlotStyle::smGradient());
+        // One colour per SM that holds divergent tiles, never shared; the scale is its legend.
+        const size_t n = m_smCategories.size();
+        m_scale->setGradient(PlotStyle::categoricalGradient(n));
         m_scale->setDataScaleType(QCPAxis::stLinear);
-        auto ticker = QSharedPointer<QCPAxisTickerFixed>(new QCPAxisTickerFixed);
-        ticker->setTickStep(1.0);
-        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
+        const size_t step = n > kMaxSmLegend ? (n + kMaxSmLegend - 1) / kMaxSmLegend : 1;
+        for (size_t i = 0; i < n; i += step) ticker->addTick(double(i), tr("SM %1").arg(m_smCategories[i]));
         m_scale->axis()->setTicker(ticker);
-        m_scale->axis()->setNumberFormat(QStringLiteral("g"));
-        m_scale->axis()->setNumberPrecision(6);
+        lo = 0;
+        hi = std::max(1.0, double(n) - 1);
     }
     m_scale->setDataRange(QCPRange(lo, hi));
     PlotStyle::styleAxis(m_scale->axis());
+    updateOutlinesOnUi();
     m_infoLabel->setText(infoText());
     if (!m_rebinInReplot) m_plot->replot(QCustomPlot::rpQueuedReplot);
     emit gridChanged();
@@ -559,6 +726,23 @@ QString HeatmapView::infoText() const
                          .arg(d->beyondRegion->colBegin)
                          .arg(d->beyondRegion->colEnd);
     }
+    if (!m_regions.regions.empty()) {
+        QString line = tr("%1 region(s) with %2 (outlined; W zooms to the worst, N / P step)")
+                           .arg(m_regions.found)
+                           .arg(QString::fromStdString(m_regions.counted));
+        if (m_regionIndex >= 0) {
+            const AnomalyRegion& r = m_regions.regions[size_t(m_regionIndex)];
+            line += tr(" · region %1: rows [%2, %3) × cols [%4, %5), %6 elements, max |error| %7")
+                        .arg(m_regionIndex + 1)
+                        .arg(r.box.rowBegin)
+                        .arg(r.box.rowEnd)
+                        .arg(r.box.colBegin)
+                        .arg(r.box.colEnd)
+                        .arg(r.count)
+                        .arg(num(r.maxAbsError));
+        }
+        lines << line;
+    }
     if (m_bySm && !m_smSummary.isEmpty()) lines << m_smSummary + QStringLiteral(" — ") + m_smSource;
     if (!m_valuesNote.isEmpty()) lines << m_valuesNote;
     return lines.join(QLatin1Char('\n'));
@@ -578,7 +762,7 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
         const TileLevel& lv = d->tiles.levels()[size_t(level)];
         const uint64_t tr_ = row / lv.tileRows, tc = col / lv.tileCols;
         const size_t t = size_t(tr_ * lv.gridCols + tc);
-        QString s = tr("Level %1 tile (%2, %3), %4×%5 elements: ")
+        QString s = tr("Tile (%2, %3) of %4×%5 elements (level %1): ")
                         .arg(level)
                         .arg(tr_)
                         .arg(tc)
@@ -592,33 +776,14 @@ QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
                        .arg(num(lv.maxAbsError[t]));
     };
     if (d->tiles.hasCounts()) {
-        lines << tileLine(0);
-        if (m_grid.level > 0 && !m_bySm) lines << tileLine(m_grid.level);
+        // Tiles of the size the signature names (its tile level; the finest otherwise), so the
+        // hover and the signature speak of the same tiles.
+        const int named = int(signatureTileLevel(*d));
+        lines << tileLine(named);
+        if (m_grid.level > named && !m_bySm) lines << tileLine(m_grid.level);
     }
     if (m_smLayout) lines << tr("SM %1 (%2)").arg(m_smLayout->smOf(row, col)).arg(m_smSource);
-    if (m_values && flat < m_values->elements()) {
-        const unsigned bits = bitLayout(m_values->dtype).totalBits;
-        const uint64_t sb = m_values->suspectBits(flat), rb = m_values->referenceBits(flat);
-        lines << QStringLiteral("%1: %2 (%3)")
-                     .arg(m_values->suspectLabel, num(m_values->suspect[size_t(flat)]),
-                          QString::fromStdString(bitsToHex(sb, bits)));
-        lines << QStringLiteral("%1: %2 (%3)")
-                     .arg(m_values->referenceLabel, num(m_values->reference[size_t(flat)]),
-                          QString::fromStdString(bitsToHex(rb, bits)));
-        if (sb != rb) {
-            QStringList flipped;
-            for (unsigned b = bits; b-- > 0;)
-                if ((sb ^ rb) >> b & 1)
-                    flipped << QStringLiteral("%1 (%2)").arg(b).arg(
-                        QString::fromUtf8(bitFieldName(m_values->dtype, b).data()));
-            lines << tr("|error| %1 · differing bits: %2")
-                         .arg(num(std::fabs(m_values->suspect[size_t(flat)] -
-                                            m_values->reference[size_t(flat)])),
-                              flipped.join(QStringLiteral(", ")));
-        } else {
-            lines << tr("bit-identical");
-        }
-    }
+    if (m_values) lines << elementReadout(*m_values, row, col);
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -8,13 +8,18 @@
 // is known: one a replay of the op recorded (the incident's replaySmMaps), else the layout of
 // the suspect device's simulated defect.
 #include <QPointer>
+#include <QStringList>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "ElementValues.h"
 #include "HeatmapBinning.h"
 #include "Incident.h"
+#include "core/compare/AnomalyRegions.h"
 #include "core/replay/FaultModel.h"
 #include "core/replay/TileSmMap.h"
 
@@ -27,8 +32,11 @@ class QCPColorMap;
 class QCPColorScale;
 class QCPTextElement;
 class QCPItemText;
+class QCPItemRect;
 
 namespace faultline::views {
+
+class HeatmapNavigator;
 
 class HeatmapView : public QWidget {
     Q_OBJECT
@@ -49,6 +57,13 @@ public:
     void setColourBySm(bool on);
     bool colourBySm() const { return m_bySm; }
     bool smAvailable() const { return m_smLayout.has_value(); }
+    // The SMs holding divergent tiles, ascending: SM m_smCategories[i] is drawn in
+    // PlotStyle::categoricalColours(n)[i] (n = their count), labelled on the colour scale.
+    const std::vector<int32_t>& smCategories() const { return m_smCategories; }
+    static constexpr size_t kMaxSmLegend = 24;  // labels on the scale (every k-th past that)
+    // This machine's GPUs ("cuda:N" -> UUID, DevicesPanel's inventory): a replay's map is the
+    // suspect's own only on the GPU with the suspect's UUID (SmAttribution).
+    void setLocalGpus(const QStringList& specs, const QStringList& uuids);
     // Where the tile->SM map comes from, in words ("" when there is none).
     QString smSource() const { return m_smSource; }
     // Re-reads the tile->SM map (after a replay recorded one) and redraws.
@@ -56,6 +71,20 @@ public:
     // Zooms to element rows [r0, r1) x cols [c0, c1); fitAll() shows the whole tensor.
     void zoomTo(double r0, double r1, double c0, double c1);
     void fitAll();
+
+    // Anomaly regions (findAnomalyRegions), worst first: all outlined at any zoom; the view steps
+    // through them (keys W, N, P on the map; buttons above it).
+    const AnomalyRegions& regions() const { return m_regions; }
+    int currentRegion() const { return m_regionIndex; }
+    void zoomToWorst();
+    void nextRegion();
+    void previousRegion();
+    void zoomToRegion(int index);
+    // The outlines drawn now, in element coordinates (each at least kMinOutlinePixels wide on
+    // screen, so a region smaller than a pixel at fit still stands out).
+    static constexpr int kMinOutlinePixels = 14;
+    std::vector<QRectF> shownOutlines() const;
+    HeatmapNavigator* navigator() const { return m_navigator; }
 
     // What is drawn now (tests, export).
     const HeatmapGrid& shownGrid() const { return m_grid; }
@@ -71,6 +100,9 @@ public:
 
 signals:
     void gridChanged();
+    // The view shows single elements over `window` of entry `entryId` but holds no values there:
+    // read them (IncidentPage hands this to ElementValueLoader).
+    void elementWindowWanted(int entryId, faultline::views::ElementWindow window);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -81,12 +113,15 @@ private:
     void rebinOnUi();
     void showGrid(const HeatmapGrid& grid, double lo, double hi, bool logScale);
     void showMessage(const QString& message);
+    void updateOutlinesOnUi();
+    void requestWindowOnUi(const ElementWindow& visible);
     void updateTitle();
     void updateSmAvailability();
     void onMouseMoveOnUi(QMouseEvent* event);
     std::optional<std::pair<double, double>> errorRange() const;
     double levelMax(int level) const;
-    HeatmapGrid smGrid(QString* summary) const;
+    HeatmapGrid smGrid(QString* summary);
+    int smCategory(int32_t sm) const;
     const Divergence* divergence() const;
 
     QCustomPlot* m_plot = nullptr;
@@ -100,14 +135,21 @@ private:
     QLabel* m_hoverLabel = nullptr;
     QLabel* m_infoLabel = nullptr;
     QTimer* m_rebinTimer = nullptr;
+    HeatmapNavigator* m_navigator = nullptr;
+    std::vector<QCPItemRect*> m_outlines;
 
     std::shared_ptr<const Incident> m_incident;
     int m_entryId = -1;
     std::shared_ptr<const ElementValues> m_values;
+    std::optional<ElementWindow> m_requestedWindow;  // asked for and not superseded
+    AnomalyRegions m_regions;
+    int m_regionIndex = -1;
     QString m_valuesNote;
     HeatmapMetric m_metric = HeatmapMetric::MaxAbsError;
     bool m_bySm = false;
     std::optional<TileSmMap> m_smLayout;
+    std::vector<int32_t> m_smCategories;
+    std::map<std::string, std::string> m_gpuUuids;
     QString m_smSource;
     QString m_smSummary;
     HeatmapGrid m_grid;

@@ -51,15 +51,16 @@ struct IncidentEntry {
     }
 };
 
-// Tile->SM maps that replays of the incident's trace recorded, per op index, with the target
-// that recorded each. Unlike the rest of an Incident it grows after loading: the replay panel
-// adds maps as campaigns end and the heatmap reads them, both on the UI thread only.
+// Tile->SM maps that replays of the incident's trace recorded, per op index, one per target
+// that recorded one (SmAttribution picks the suspect's own). Unlike the rest of an Incident it
+// grows after loading: the replay panel adds maps as campaigns end and the heatmap reads them,
+// both on the UI thread only.
 struct ReplaySmMaps {
     struct Recorded {
         QString target;
         TileSmMap map;
     };
-    std::map<size_t, Recorded> byOp;
+    std::map<size_t, std::vector<Recorded>> byOp;
 };
 
 struct Incident {

@@ -60,6 +60,10 @@ IncidentPage::IncidentPage(QWidget* parent) : QWidget(parent)
         m_heatmap->setElementValuesUnavailable(reason);
         emit elementValuesSettled(m_entry, false);
     });
+    // The heatmap zoomed to single elements where none are held: read that window.
+    connect(m_heatmap, &HeatmapView::elementWindowWanted, this, [this](int entryId, ElementWindow window) {
+        if (entryId == m_entry && m_incident) m_values->loadOnWorker(m_incident, entryId, window);
+    });
     connect(m_model, &ModelDivergenceView::entryClicked, this, &IncidentPage::entryClicked);
     for (QCustomPlot* p : {m_heatmap->plot(), m_bits->plot(), m_errors->plot(), m_model->plot()})
         p->installEventFilter(this);

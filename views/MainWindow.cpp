@@ -166,6 +166,7 @@ void MainWindow::createDocks()
         statusBar()->showMessage(tr("%1: its node's campaign is %2").arg(target, file), 10000);
     });
     connect(m_devices, &DevicesPanel::localGpusListed, m_replay, &ReplayPanel::setLocalGpus);
+    connect(m_devices, &DevicesPanel::localGpuUuidsListed, m_page->heatmap(), &HeatmapView::setLocalGpus);
 
     // The links view of a sweep shares the left side with the tree; the block of the selected
     // link is shown by the central page like any compared pair.

@@ -2,6 +2,8 @@
 
 #include <QApplication>
 #include <QPalette>
+#include <algorithm>
+#include <cmath>
 
 namespace faultline::views {
 
@@ -74,13 +76,62 @@ QCPColorGradient PlotStyle::errorGradient()
     return g;
 }
 
-QCPColorGradient PlotStyle::smGradient()
+std::vector<QColor> PlotStyle::categoricalColours(size_t n)
 {
-    QCPColorGradient g(QCPColorGradient::gpHues);
+    static const QRgb kKelly[kCategoricalPaletteSize] = {
+        0xF3C300, 0x875692, 0xF38400, 0xA1CAF1, 0xBE0032, 0xC2B280, 0x848482, 0x008856, 0xE68FAC, 0x0067A5,
+        0xF99379, 0x604E97, 0xF6A600, 0xB3446C, 0xDCD300, 0x882D17, 0x8DB600, 0x654522, 0xE25822, 0x2B3D26};
+    std::vector<QColor> out;
+    out.reserve(n);
+    if (n <= kCategoricalPaletteSize) {
+        for (size_t i = 0; i < n; ++i) out.emplace_back(kKelly[i]);
+        return out;
+    }
+    // Golden-angle hues at three saturation/value steps; one within 2 of an earlier colour in
+    // every channel (drawing may round a channel by 1) is darkened 3/255 at a time until apart.
+    static const double kSat[3] = {0.78, 1.0, 0.55};
+    static const double kVal[3] = {0.92, 0.69, 0.84};
+    auto near = [&out](const QColor& c) {
+        for (const QColor& u : out)
+            if (std::abs(u.red() - c.red()) <= 2 && std::abs(u.green() - c.green()) <= 2 &&
+                std::abs(u.blue() - c.blue()) <= 2)
+                return true;
+        return false;
+    };
+    for (size_t i = 0; i < n; ++i) {
+        const double hue = std::fmod(double(i) * 0.3819660112501051, 1.0);
+        QColor c;
+        for (int darker = 0; darker < 60; ++darker) {
+            c = QColor::fromHsvF(float(hue), float(kSat[i % 3]),
+                                 float(std::max(0.2, kVal[i % 3] - 3.0 * darker / 255.0)));
+            if (!near(c)) break;
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
+QCPColorGradient PlotStyle::categoricalGradient(size_t n)
+{
+    const std::vector<QColor> colours = categoricalColours(std::max<size_t>(n, 1));
+    QCPColorGradient g;
+    g.clearColorStops();
+    const size_t levels = std::max<size_t>(colours.size(), 2);
+    // Stop i sits just below level i's position, so each level takes its stop's colour exactly
+    // (the gradient's interpolation weight toward the next stop is ~0, never ~1).
+    for (size_t i = 0; i < levels; ++i)
+        g.setColorStopAt(std::max(0.0, double(i) / double(levels - 1) - 1e-9),
+                         colours[std::min(i, colours.size() - 1)]);
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setLevelCount(int(levels));
     g.setNanHandling(QCPColorGradient::nhNanColor);
     g.setNanColor(emptyCellColor());
-    g.setLevelCount(64);
     return g;
+}
+
+QColor PlotStyle::regionOutlineColor()
+{
+    return isDark() ? QColor(80, 220, 240) : QColor(0, 150, 190);
 }
 
 QColor PlotStyle::emptyCellColor()

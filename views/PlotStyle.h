@@ -4,6 +4,7 @@
 #include <qcustomplot.h>
 #include <QColor>
 #include <QString>
+#include <vector>
 
 namespace faultline::views {
 
@@ -23,8 +24,17 @@ public:
 
     // Heatmap magnitudes (dark purple -> red -> pale yellow; readable on both themes).
     static QCPColorGradient errorGradient();
-    // Categorical-ish hues for SM ids.
-    static QCPColorGradient smGradient();
+    // Categorical colours for n categories (SMs), never two alike: the first
+    // kCategoricalPaletteSize are a fixed palette of distinct colours (Kelly's maximum-contrast
+    // set); past that, category i takes hue i x 0.381966 turns (the golden angle: hues never
+    // repeat and neighbours differ most) at one of three saturation/value steps (i mod 3); one
+    // within 2 of an earlier colour in every channel is darkened until it is not.
+    static constexpr size_t kCategoricalPaletteSize = 20;
+    static std::vector<QColor> categoricalColours(size_t n);
+    // A gradient whose levels 0..n-1 are categoricalColours(n) exactly (data range [0, n-1]).
+    static QCPColorGradient categoricalGradient(size_t n);
+    // The outline of anomaly regions on the heatmap (apart from every gradient colour).
+    static QColor regionOutlineColor();
     // Cells with nothing to show (no mismatch).
     static QColor emptyCellColor();
 

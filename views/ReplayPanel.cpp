@@ -683,21 +683,19 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
 void ReplayPanel::recordSmMaps(const CampaignReport& report)
 {
     if (!m_incident) return;
-    // Per op, prefer the map of a target whose runs of it failed: the one that shows the defect.
-    std::set<std::pair<size_t, std::string>> failing;
-    for (const OpTargetStats& s : report.stats)
-        if (s.failures > 0) failing.insert({s.opIndex, s.target});
-    std::map<size_t, std::pair<int, const RunRecord*>> best;
-    for (const RunRecord& r : report.runs) {
-        if (!r.smMap.valid()) continue;
-        const int rank = failing.count({r.opIndex, r.target}) ? 2 : 1;
-        auto& slot = best[r.opIndex];
-        if (rank > slot.first) slot = {rank, &r};
-    }
+    // Every target's map of every op (the first run's: the same for every run of a target); the
+    // heatmap uses only the suspect's own GPU's (SmAttribution).
+    std::map<size_t, std::map<std::string, const RunRecord*>> seen;
+    for (const RunRecord& r : report.runs)
+        if (r.smMap.valid()) seen[r.opIndex].emplace(r.target, &r);
     QList<qulonglong> ops;
-    for (const auto& [op, chosen] : best) {
-        m_incident->replaySmMaps->byOp[op] = {QString::fromStdString(chosen.second->target),
-                                              chosen.second->smMap};
+    for (const auto& [op, byTarget] : seen) {
+        auto& kept = m_incident->replaySmMaps->byOp[op];
+        for (const auto& [target, run] : byTarget) {
+            const QString label = QString::fromStdString(target);
+            std::erase_if(kept, [&](const ReplaySmMaps::Recorded& k) { return k.target == label; });
+            kept.push_back({label, run->smMap});
+        }
         ops << qulonglong(op);
     }
     if (!ops.isEmpty()) emit smMapsRecorded(ops);

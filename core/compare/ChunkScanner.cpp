@@ -14,6 +14,7 @@
 #include "../FloatFormats.h"
 #include "BitCounts.h"
 #include "MismatchMath.h"
+#include "UlpDistance.h"
 
 namespace faultline {
 
@@ -37,12 +38,7 @@ struct FloatTraits {
     static bool isInf(B b) { return floatBitsAreInf(b, kMag, kExp, Fn); }
     static double toDouble(B b) { return ToDouble(b); }
     // Distance of the sign-magnitude patterns mapped onto a monotonic integer line (±0 -> 0).
-    static uint64_t ulp(B a, B b)
-    {
-        const uint64_t ma = a & kMag, mb = b & kMag;
-        if (((a ^ b) & kSign) == 0) return ma > mb ? ma - mb : mb - ma;
-        return ma + mb;
-    }
+    static uint64_t ulp(B a, B b) { return signMagnitudeUlp(a, b, kSign); }
 };
 
 template <class B, bool Signed>
@@ -63,15 +59,7 @@ struct IntTraits {
         else
             return double(b);
     }
-    static uint64_t ulp(B a, B b)
-    {
-        bool aFirst;
-        if constexpr (Signed)
-            aFirst = S(a) >= S(b);
-        else
-            aFirst = a >= b;
-        return aFirst ? uint64_t(B(a - b)) : uint64_t(B(b - a));
-    }
+    static uint64_t ulp(B a, B b) { return integerUlp<B, Signed>(a, b); }
 };
 
 double f64ToDouble(uint64_t b)

@@ -43,6 +43,7 @@ ElementValues valuesOf(const Pair& p, uint64_t rows, uint64_t cols)
     ElementValues v;
     v.rows = rows;
     v.cols = cols;
+    v.window = {0, rows, 0, cols};
     v.suspectRaw.resize(p.suspect.size() * 4);
     v.referenceRaw.resize(p.reference.size() * 4);
     std::memcpy(v.suspectRaw.data(), p.suspect.data(), v.suspectRaw.size());
