@@ -111,7 +111,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     if (state.isEmpty() || !restoreState(state, kStateVersion)) {
         // First start: size the docks once the window is laid out.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_treeDock, m_replayDock}, {410, 380}, Qt::Horizontal);
+            resizeDocks({m_treeDock, m_replayDock}, {410, 460}, Qt::Horizontal);
             m_defaultState = saveState(kStateVersion);
         });
     }

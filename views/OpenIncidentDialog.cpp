@@ -99,6 +99,7 @@ OpenIncidentDialog::OpenIncidentDialog(QWidget* parent) : QDialog(parent)
 
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel);
     m_open = m_buttons->button(QDialogButtonBox::Open);
+    m_open->setDefault(true);  // Enter in a slot opens
     auto* clear = m_buttons->addButton(tr("C&lear"), QDialogButtonBox::ResetRole);
     clear->setObjectName(QStringLiteral("clearSlots"));
     clear->setToolTip(tr("Empty every slot: open a new incident instead of adding to the open one"));

@@ -32,8 +32,11 @@ OpenedFiles OpenedFiles::probeOnWorker(const QStringList& paths)
                 opened.errors << QString::fromStdString(doc.message());
                 continue;
             }
+            // A merged fleet without the root attribute (it is in its report either way).
+            if (*kind == ResultKind::Campaign && doc->report.contains("fleet"))
+                result.kind = doc->kind = ResultKind::Fleet;
             result.summary = summarizeResult(*doc);
-            if (*kind == ResultKind::Fleet)
+            if (result.kind == ResultKind::Fleet)
                 result.fleet = std::make_shared<const nlohmann::json>(std::move(doc->report));
         }
         opened.results.push_back(std::move(result));

@@ -539,17 +539,22 @@ QString ReplayPanel::stateText() const
 void ReplayPanel::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    // The target gets what the verdict and the numbers leave of the table's width (a long spec
-    // is elided, whole in the tooltip), so the four columns that answer "is it the device?"
-    // are on screen together.
+    // The target gets what the verdict, the numbers, the reason's share and (while running) the
+    // progress leave of the table's width (a long spec is elided, whole in the tooltip), so the
+    // four columns that answer "is it the device?" are on screen together, and the reason beside
+    // them; once the campaign is over, its progress column gives its room to the reason.
+    constexpr int kReasonRoom = 140;
     int numbers = 0;
     for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
         numbers += m_table->columnWidth(c);
-    const int room = std::max(90, m_table->viewport()->width() - numbers);
-    m_table->setColumnWidth(ReplayResultsModel::Target,
-                            std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
     m_table->setColumnWidth(ReplayResultsModel::Progress,
                             std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
+    const int progress = m_table->isColumnHidden(ReplayResultsModel::Progress)
+                             ? 0
+                             : m_table->columnWidth(ReplayResultsModel::Progress);
+    const int room = std::max(80, m_table->viewport()->width() - numbers - progress - kReasonRoom);
+    m_table->setColumnWidth(ReplayResultsModel::Target,
+                            std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
 }
 
 void ReplayPanel::setState(const QString& state)
@@ -657,6 +662,7 @@ bool ReplayPanel::startCampaign(bool resume)
     m_done = 0;
     m_total = quint64(ops->size()) * options.reps * targets.size();
     m_results->begin(targets, quint64(ops->size()) * options.reps);
+    m_table->setColumnHidden(ReplayResultsModel::Progress, false);
     fitColumns();
     m_progress->setRange(0, int(std::min<quint64>(m_total, 1u << 30)));
     m_progress->setValue(0);
@@ -706,6 +712,7 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
     m_report = report;
     m_results->finish(*report);
     recordSmMaps(*report);
+    m_table->setColumnHidden(ReplayResultsModel::Progress, true);  // the Failed column has the runs
     fitColumns();
     const quint64 runs = std::max<quint64>(report->runsTotal, report->runs.size());
     if (report->cancelled)

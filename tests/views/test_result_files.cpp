@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMimeData>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -76,13 +77,15 @@ QString cell(const ResultTableModel* model, int row, const QString& column)
     return model->index(row, model->column(column)).data().toString();
 }
 
-OpenIncidentDialog* waitForOpenDialog(MainWindow& window)
+// The Open Incident dialog once it is shown (an earlier one may still await its deletion).
+QPointer<OpenIncidentDialog> waitForOpenDialog(MainWindow& window)
 {
-    OpenIncidentDialog* dialog = nullptr;
+    QPointer<OpenIncidentDialog> dialog;
     QTest::qWaitFor(
         [&] {
-            dialog = window.findChild<OpenIncidentDialog*>();
-            return dialog && dialog->isVisible();
+            for (OpenIncidentDialog* d : window.findChildren<OpenIncidentDialog*>())
+                if (d->isVisible()) dialog = d;
+            return !dialog.isNull();
         },
         5000);
     return dialog;
@@ -138,7 +141,9 @@ private slots:
 
         m_window = std::make_unique<MainWindow>();
         m_window->show();
+        m_window->activateWindow();
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
     }
 
     void cleanupTestCase() { m_window.reset(); }
@@ -148,7 +153,7 @@ private slots:
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
         // File > Open Incident by its shortcut.
         QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
-        OpenIncidentDialog* dialog = waitForOpenDialog(*m_window);
+        QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         QVERIFY(!dialog->openButton()->isEnabled());  // nothing chosen yet
         QVERIFY(!dialog->problem().isEmpty());
@@ -173,7 +178,7 @@ private slots:
         QVERIFY(before && before->hasTrace());
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
         QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
-        OpenIncidentDialog* dialog = waitForOpenDialog(*m_window);
+        QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         // The open incident's trace is in its slot: Open adds to it.
         QCOMPARE(dialog->traceSlot()->text(), m_trace);
@@ -354,7 +359,7 @@ private slots:
         QTest::qWait(500);
         QVERIFY(m_window->grab().save(dir + "/screenshot-results-campaign.png"));
         QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
-        OpenIncidentDialog* dialog = waitForOpenDialog(*m_window);
+        QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         QTest::qWait(300);
         QVERIFY(dialog->grab().save(dir + "/screenshot-open-incident.png"));
