@@ -221,12 +221,23 @@ private slots:
     void aHealthReportShowsItsGpus()
     {
         const QString file = m_dir.filePath("health-output.txt");
-        writeText(file,
-                  R"({"format": "faultline-health", "version": 1, "sources": ["dmesg.log"], "warnings": [],
-            "something_found": true, "gpus": [{"bus_id": "0000:3b:00.0", "uuid": "GPU-1", "serial": "1650\u001b[2J",
-            "product": "H100", "recommendation": "drain", "xid_summary": {"79": 2},
-            "recommendation_reasons": [{"action": "drain", "reason": "Xid 79 x2"}],
-            "events": [{"bus_id": "0000:3b:00.0", "kind": "xid", "xid": 79, "name": "GPU_HAS_FALLEN_OFF_THE_BUS"}]}]})");
+        using nlohmann::json;
+        const json gpu = {
+            {"bus_id", "0000:3b:00.0"},
+            {"uuid", "GPU-1"},
+            {"serial", "1650\x1b[2J"},
+            {"product", "H100"},
+            {"recommendation", "drain"},
+            {"xid_summary", {{"79", 2}}},
+            {"recommendation_reasons", json::array({{{"action", "drain"}, {"reason", "Xid 79 x2"}}})},
+            {"events", json::array({{{"bus_id", "0000:3b:00.0"},
+                                     {"kind", "xid"},
+                                     {"xid", 79},
+                                     {"name", "GPU_HAS_FALLEN_OFF_THE_BUS"}}})}};
+        const json health = {{"format", "faultline-health"}, {"version", 1},
+                             {"sources", {"dmesg.log"}},     {"warnings", json::array()},
+                             {"something_found", true},      {"gpus", json::array({gpu})}};
+        writeText(file, QByteArray::fromStdString(health.dump(2)));
         auto kind = detectResultKind(file.toStdString());
         QVERIFY2(kind, kind ? "" : kind.message().c_str());
         QCOMPARE(*kind, ResultKind::Health);
@@ -247,12 +258,21 @@ private slots:
     {
         const QString dir = m_dir.filePath("bundle");
         QVERIFY(QDir().mkpath(dir));
-        writeText(dir + "/case.json", R"({"schema": "faultline-evidence-case", "schema_version": 1,
-            "case": {"id": "case-1"}, "suspect": {"serial": "1650923012345", "uuid": "GPU-9", "bus_id": "0000:3b:00.0"},
-            "rma_reasons": ["sim:sm failed 12 of 40 runs"],
-            "replay": {"targets": [{"target": "cuda:1", "role": "suspect", "verdict": "persistent", "runs": 40,
-                        "failures": 12, "rate": 0.3, "ci95": [0.18, 0.45]}]},
-            "checklist": [{"item": "reproduction", "present": true, "required": true, "detail": "ok"}]})");
+        using nlohmann::json;
+        const json target = {{"target", "cuda:1"},  {"role", "suspect"}, {"verdict", "persistent"},
+                             {"runs", 40},          {"failures", 12},    {"rate", 0.3},
+                             {"ci95", {0.18, 0.45}}};
+        const json caseJson = {
+            {"schema", "faultline-evidence-case"},
+            {"schema_version", 1},
+            {"case", {{"id", "case-1"}}},
+            {"suspect", {{"serial", "1650923012345"}, {"uuid", "GPU-9"}, {"bus_id", "0000:3b:00.0"}}},
+            {"rma_reasons", {"sim:sm failed 12 of 40 runs"}},
+            {"replay", {{"targets", json::array({target})}}},
+            {"checklist",
+             json::array(
+                 {{{"item", "reproduction"}, {"present", true}, {"required", true}, {"detail", "ok"}}})}};
+        writeText(dir + "/case.json", QByteArray::fromStdString(caseJson.dump(2)));
         writeText(dir + "/report.md", "# report\n");
         auto sealed = sealBundle(dir.toStdString());
         QVERIFY2(sealed, sealed ? "" : sealed.message().c_str());
@@ -283,7 +303,7 @@ private slots:
     void whatIsNoResultIsAnErrorNamingTheFile()
     {
         const QString json = m_dir.filePath("other.json");
-        writeText(json, R"({"format": "something-else"})");
+        writeText(json, QByteArray::fromStdString(nlohmann::json{{"format", "something-else"}}.dump()));
         const QString empty = m_dir.filePath("empty-dir");
         QVERIFY(QDir().mkpath(empty));
         const QString text = m_dir.filePath("notes.txt");

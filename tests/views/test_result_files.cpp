@@ -338,7 +338,7 @@ private slots:
         const QString other = path("notes.json");
         QFile f(other);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"format": "someone-else"})");
+        f.write(QByteArray::fromStdString(nlohmann::json{{"format", "someone-else"}}.dump()));
         f.close();
         QSignalSpy errors(m_window.get(), &MainWindow::errorShown);
         QVERIFY(dropFiles(m_window.get(), {other}));
