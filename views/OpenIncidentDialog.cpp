@@ -102,6 +102,7 @@ OpenIncidentDialog::OpenIncidentDialog(QWidget* parent) : QDialog(parent)
     m_open->setDefault(true);  // Enter in a slot opens
     auto* clear = m_buttons->addButton(tr("C&lear"), QDialogButtonBox::ResetRole);
     clear->setObjectName(QStringLiteral("clearSlots"));
+    clear->setAutoDefault(false);
     clear->setToolTip(tr("Empty every slot: open a new incident instead of adding to the open one"));
     connect(clear, &QPushButton::clicked, this, &OpenIncidentDialog::clearSlots);
     connect(m_buttons, &QDialogButtonBox::accepted, this, [this] {
@@ -125,6 +126,7 @@ QLineEdit* OpenIncidentDialog::addSlot(QGridLayout* grid, int row, const QString
     title->setBuddy(edit);
     auto* browse = new QPushButton(tr("Browse…"));
     browse->setObjectName(name + QStringLiteral("Browse"));
+    browse->setAutoDefault(false);  // Enter opens the incident, never a file picker
     connect(browse, &QPushButton::clicked, this, [this, edit, filter, label] {
         QString start = edit->text().isEmpty() ? QString() : QFileInfo(edit->text()).absolutePath();
         if (start.isEmpty())

@@ -8,6 +8,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -77,11 +78,19 @@ QString cell(const ResultTableModel* model, int row, const QString& column)
     return model->index(row, model->column(column)).data().toString();
 }
 
+// File > Open Incident by its shortcut, in the main window (active again once a dialog closed).
+void pressOpenIncident(MainWindow& window)
+{
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QTest::keyClick(&window, Qt::Key_O, Qt::ControlModifier);
+}
+
 // The Open Incident dialog once it is shown (an earlier one may still await its deletion).
 QPointer<OpenIncidentDialog> waitForOpenDialog(MainWindow& window)
 {
     QPointer<OpenIncidentDialog> dialog;
-    QTest::qWaitFor(
+    (void)QTest::qWaitFor(
         [&] {
             for (OpenIncidentDialog* d : window.findChildren<OpenIncidentDialog*>())
                 if (d->isVisible()) dialog = d;
@@ -152,7 +161,7 @@ private slots:
     {
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
         // File > Open Incident by its shortcut.
-        QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
+        pressOpenIncident(*m_window);
         QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         QVERIFY(!dialog->openButton()->isEnabled());  // nothing chosen yet
@@ -177,7 +186,7 @@ private slots:
         const auto before = m_window->incident();
         QVERIFY(before && before->hasTrace());
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
-        QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
+        pressOpenIncident(*m_window);
         QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         // The open incident's trace is in its slot: Open adds to it.
@@ -195,7 +204,7 @@ private slots:
         QVERIFY(after->hasTrace() && after->hasPair());
         QCOMPARE(after->paths, QStringList({m_trace, m_suspect, m_reference}));
         // The recent incidents remember it; the next dialog lists it.
-        QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
+        pressOpenIncident(*m_window);
         dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         QVERIFY(dialog->recentList()->count() >= 2);
@@ -358,7 +367,7 @@ private slots:
         m_window->resize(1600, 1000);
         QTest::qWait(500);
         QVERIFY(m_window->grab().save(dir + "/screenshot-results-campaign.png"));
-        QTest::keyClick(m_window.get(), Qt::Key_O, Qt::ControlModifier);
+        pressOpenIncident(*m_window);
         QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
         QTest::qWait(300);
