@@ -326,8 +326,6 @@ void MainWindow::onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFile
             m_results->showResult(r.path, r.kind, r.summary);
             m_resultsDock->show();
             m_resultsDock->raise();
-            RecentFiles::add({r.path});
-            rebuildRecentMenu();
             statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
             // With an incident to open too, the screenshot waits for the incident.
             const bool grab = m_screenshot && opened->incidentPaths.isEmpty();

@@ -24,6 +24,8 @@
 #include "core/replay/CampaignResultsFile.h"
 #include "core/replay/Statistics.h"
 #include "support/TestSupport.h"
+#include "views/IncidentBanner.h"
+#include "views/IncidentPage.h"
 #include "views/LinkMatrixModel.h"
 #include "views/LinksView.h"
 #include "views/MainWindow.h"
@@ -364,6 +366,7 @@ private slots:
         ResultView* campaign = m_window->resultTabs()->viewOf(m_campaign);
         QVERIFY(campaign);
         m_window->resultTabs()->setCurrentWidget(campaign);
+        m_window->page()->banner()->clearError();  // the previous test's
         m_window->resize(1600, 1000);
         QTest::qWait(500);
         QVERIFY(m_window->grab().save(dir + "/screenshot-results-campaign.png"));
