@@ -27,26 +27,23 @@
 #include "Exporter.h"
 #include "FleetView.h"
 #include "HeatmapView.h"
+#include "HelpDialog.h"
 #include "IncidentBanner.h"
 #include "IncidentLoader.h"
 #include "IncidentPage.h"
 #include "LinksView.h"
+#include "OpenIncidentDialog.h"
+#include "OpenedFiles.h"
 #include "RecentFiles.h"
 #include "ReplayPanel.h"
+#include "ResultTabs.h"
+#include "ResultView.h"
 #include "ScreenshotDriver.h"
 #include "TensorTreePanel.h"
 #include "Theme.h"
 #include "WorkerJob.h"
-#include "core/replay/CampaignResultsFile.h"
 
 namespace faultline::views {
-
-struct MainWindow::OpenProbe {
-    std::shared_ptr<const nlohmann::json> fleet;
-    bool sweep = false;
-    std::shared_ptr<const LinkMatrix> links;
-    QString error;  // a sweep file that could not be read
-};
 
 namespace {
 const char* const kDarkKey = "darkTheme";
@@ -114,7 +111,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     if (state.isEmpty() || !restoreState(state, kStateVersion)) {
         // First start: size the docks once the window is laid out.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_treeDock, m_replayDock}, {410, 380}, Qt::Horizontal);
+            resizeDocks({m_treeDock, m_replayDock}, {410, 460}, Qt::Horizontal);
             m_defaultState = saveState(kStateVersion);
         });
     }
@@ -181,19 +178,37 @@ void MainWindow::createDocks()
     connect(m_links, &LinksView::blockFailed, this, [this](const QString& message) {
         showError(tr("Could not compare the link's block:"), message);
     });
+
+    // Results files (campaigns, comparisons, health, evidence) open read-only, one tab each,
+    // below the central page: the incident stays as it is.
+    m_results = new ResultTabs;
+    m_resultsDock = new QDockWidget(tr("Results"), this);
+    m_resultsDock->setObjectName(QStringLiteral("resultsDock"));
+    m_resultsDock->setWidget(m_results);
+    addDockWidget(Qt::BottomDockWidgetArea, m_resultsDock);
+    tabifyDockWidget(m_fleetDock, m_resultsDock);
+    m_resultsDock->hide();
     m_replayDock->raise();
 }
 
 void MainWindow::createActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open…"), this, [this] {
+    QAction* open = file->addAction(tr("&Open Incident…"), this, [this] { openIncidentDialog(); });
+    open->setShortcut(QKeySequence::Open);
+    QAction* openResults = file->addAction(tr("Open Re&sults…"), this, [this] {
         const QStringList paths = QFileDialog::getOpenFileNames(
-            this, tr("Open an incident: a trace, and/or a suspect then a reference snapshot"), QString(),
-            tr("Traces and snapshots (*.h5 *.hdf5 *.safetensors);;All files (*)"));
+            this,
+            tr("Open results beside the incident: campaigns, comparisons, sweeps, fleets, health, bundles"),
+            QString(), tr("Results (*.h5 *.hdf5 *.json *.tar);;All files (*)"));
         if (!paths.isEmpty()) openFiles(paths);
     });
-    open->setShortcut(QKeySequence::Open);
+    openResults->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("Open Evidence &Bundle Folder…"), this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Open an evidence bundle (its folder)"));
+        if (!dir.isEmpty()) openFiles({dir});
+    });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     QAction* close = file->addAction(tr("&Close Incident"), this, &MainWindow::closeIncident);
@@ -222,6 +237,9 @@ void MainWindow::createActions()
     m_viewMenu->addAction(m_treeDock->toggleViewAction());
     m_viewMenu->addAction(m_replayDock->toggleViewAction());
     m_viewMenu->addAction(m_devicesDock->toggleViewAction());
+    m_viewMenu->addAction(m_linksDock->toggleViewAction());
+    m_viewMenu->addAction(m_fleetDock->toggleViewAction());
+    m_viewMenu->addAction(m_resultsDock->toggleViewAction());
     m_viewMenu->addSeparator();
     QAction* fit = m_viewMenu->addAction(tr("&Fit Heatmap"), m_page->heatmap(), &HeatmapView::fitAll);
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -247,6 +265,12 @@ void MainWindow::createActions()
     stop->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* guide = help->addAction(tr("&Guide and Shortcuts"), this, [this] {
+        auto* dialog = new HelpDialog(menuBar(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show();
+    });
+    guide->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About Faultline"), this, [this] {
         QMessageBox::about(
             this, tr("About Faultline"),
@@ -260,59 +284,72 @@ void MainWindow::openFiles(const QStringList& paths)
 {
     if (paths.isEmpty()) return;
     const quint64 job = ++m_openJob;
-    if (paths.size() != 1) {
-        loadIncidentOnWorker(paths);
-        return;
-    }
-    // One file may be a merged fleet campaign, a sweep or a collective replay: looked at off the
-    // GUI thread.
-    const std::string path = paths.front().toStdString();
-    startWorkerJob<std::shared_ptr<const OpenProbe>>(
+    m_probing = true;
+    m_page->banner()->clearError();
+    m_page->banner()->showProgress(0, tr("Opening %1…").arg(RecentFiles::label(paths)));
+    // What each file is (a trace, a snapshot or a results file) is decided by its content, off
+    // the GUI thread, where results files are also read and summarised.
+    startWorkerJob<std::shared_ptr<const OpenedFiles>>(
         this,
-        [path](QPromise<std::shared_ptr<const OpenProbe>>& promise) {
-            auto probe = std::make_shared<OpenProbe>();
-            auto doc = readCampaignResults(path);
-            if (doc && doc->contains("fleet"))
-                probe->fleet = std::make_shared<const nlohmann::json>(std::move(*doc));
-            auto sweep = probe->fleet ? Result<bool>(false) : isLinkResultsFile(path);
-            probe->sweep = sweep && *sweep;
-            if (probe->sweep) {
-                auto links = readLinkMatrix(path);
-                if (links)
-                    probe->links = std::make_shared<const LinkMatrix>(std::move(*links));
-                else
-                    probe->error = QString::fromStdString(links.message());
-            }
-            promise.addResult(probe);
+        [paths](QPromise<std::shared_ptr<const OpenedFiles>>& promise) {
+            promise.addResult(std::make_shared<const OpenedFiles>(OpenedFiles::probeOnWorker(paths)));
         },
         [](int, int, int, const QString&) {},
-        [this, job, paths](std::shared_ptr<const OpenProbe> probe) {
-            onFleetCheckedOnUi(job, paths, probe);
-        });
+        [this, job](std::shared_ptr<const OpenedFiles> opened) { onFilesProbedOnUi(job, opened); });
 }
 
-void MainWindow::onFleetCheckedOnUi(quint64 job, const QStringList& paths,
-                                    std::shared_ptr<const OpenProbe> probe)
+OpenIncidentDialog* MainWindow::openIncidentDialog()
 {
-    if (job != m_openJob) return;  // stale: a newer open superseded it
-    if (probe && probe->sweep) {
-        if (probe->links)
-            showLinksOnUi(paths.front(), probe->links);
-        else
-            onLoadFailedOnUi(job, probe->error);
-        return;
+    auto* dialog = new OpenIncidentDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    // The open incident's files fill the slots: a second Open adds to them (Clear for a new one).
+    if (m_incident && !m_showingLinkBlock) {
+        QStringList snapshots = m_incident->paths;
+        snapshots.removeAll(m_incident->tracePath);
+        dialog->setIncidentFiles(m_incident->tracePath, snapshots.value(0), snapshots.value(1));
     }
-    if (!probe || !probe->fleet) {
-        loadIncidentOnWorker(paths);
-        return;
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { openFiles(dialog->paths()); });
+    dialog->open();
+    return dialog;
+}
+
+void MainWindow::onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFiles> opened)
+{
+    if (job != m_openJob || !opened) return;  // stale: a newer open superseded it, or cancelled
+    m_probing = false;
+    m_page->banner()->hideProgress();
+    for (const OpenedResult& r : opened->results) {
+        if (r.fleet) {
+            showFleetOnUi(r.path, *r.fleet);
+        } else if (r.links) {
+            showLinksOnUi(r.path, r.links);
+        } else {
+            m_results->showResult(r.path, r.kind, r.summary);
+            m_resultsDock->show();
+            m_resultsDock->raise();
+            statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
+            // With an incident to open too, the screenshot waits for the incident.
+            const bool grab = m_screenshot && opened->incidentPaths.isEmpty();
+            QTimer::singleShot(0, this, [this, path = r.path, grab] {
+                resizeDocks({m_resultsDock}, {height() * 2 / 5}, Qt::Vertical);
+                emit resultShown(path);
+                if (grab) m_screenshot->fleetShownOnUi();
+            });
+        }
     }
-    m_fleet->setReport(*probe->fleet);
+    if (!opened->errors.isEmpty()) onLoadFailedOnUi(job, opened->errors.join(QLatin1Char('\n')));
+    if (!opened->incidentPaths.isEmpty()) loadIncidentOnWorker(opened->incidentPaths);
+}
+
+void MainWindow::showFleetOnUi(const QString& path, const nlohmann::json& report)
+{
+    m_fleet->setReport(report);
     m_fleetDock->show();
     m_fleetDock->raise();
-    statusBar()->showMessage(tr("Fleet campaign %1").arg(paths.front()), 6000);
+    statusBar()->showMessage(tr("Fleet campaign %1").arg(path), 6000);
     // The dock is sized once the layout has placed it (a resize before that is dropped): it asks
     // for three fifths of the window; the views' minimum sizes may leave it less.
-    QTimer::singleShot(0, this, [this, path = paths.front()] {
+    QTimer::singleShot(0, this, [this, path] {
         resizeDocks({m_fleetDock}, {height() * 3 / 5}, Qt::Vertical);
         emit fleetShown(path);
         if (m_screenshot) m_screenshot->fleetShownOnUi();
@@ -341,13 +378,23 @@ void MainWindow::showLinksOnUi(const QString& path, std::shared_ptr<const LinkMa
 
 void MainWindow::onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident)
 {
+    // An incident opened from files stays open: the links view says what the block holds.
+    if (m_incident && !m_showingLinkBlock) {
+        if (incident)
+            statusBar()->showMessage(tr("The link's block is described in the links view; close the incident "
+                                        "to see it in the heatmap"),
+                                     8000);
+        return;
+    }
     if (incident) {
         onLoadedOnUi(0, incident);
+        m_showingLinkBlock = true;
         return;
     }
     // A link without a stored block (healthy, untested, or a collective replay, which keeps none):
     // nothing to show; the links view says which.
     m_incident.reset();
+    m_showingLinkBlock = false;
     m_tree->setIncident(nullptr);
     m_page->setIncident(nullptr);
     m_replay->setIncident(nullptr);
@@ -384,6 +431,15 @@ void MainWindow::compareAgain(const QString& toleranceText)
 
 void MainWindow::cancelLoading()
 {
+    if (m_probing) {
+        // Still finding out what the files are: their answer is dropped.
+        m_probing = false;
+        ++m_openJob;
+        m_page->banner()->hideProgress();
+        statusBar()->showMessage(tr("Opening cancelled; the incident shown before is still open"), 8000);
+        emit loadingCancelled();
+        return;
+    }
     m_loader->cancel();
 }
 
@@ -391,6 +447,7 @@ void MainWindow::closeIncident()
 {
     m_loader->cancel();
     m_incident.reset();
+    m_showingLinkBlock = false;
     m_tree->setIncident(nullptr);
     m_page->setIncident(nullptr);
     m_replay->setIncident(nullptr);
@@ -404,6 +461,7 @@ void MainWindow::onLoadedOnUi(quint64, std::shared_ptr<const Incident> incident)
 {
     // A new incident resets every view.
     m_incident = incident;
+    m_showingLinkBlock = false;
     m_page->banner()->hideProgress();
     m_page->banner()->clearError();
     m_tree->setIncident(incident);

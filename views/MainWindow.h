@@ -22,8 +22,11 @@ class FleetView;
 class IncidentLoader;
 class IncidentPage;
 class LinksView;
+class OpenIncidentDialog;
 class ReplayPanel;
+class ResultTabs;
 class ScreenshotDriver;
+struct OpenedFiles;
 class TensorTreePanel;
 
 class MainWindow : public QMainWindow {
@@ -32,14 +35,20 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens an incident: a trace, a suspect and a reference snapshot (in that order), or both.
-    // Work happens off the GUI thread; what is open stays until the new incident is ready. A
-    // single merged fleet campaign (`faultline merge --out`) opens in the fleet table instead, a
-    // sweep results file (`faultline sweep --out`) in the links view.
+    // Opens files by what they hold (decided off the GUI thread, core/incident/ResultFile.h):
+    // traces and snapshots make an incident (a trace, a suspect and a reference snapshot, in that
+    // order, or both); what is open stays until the new incident is ready. Results files open
+    // read-only beside the open incident, which stays open: a campaign (`replay --out`), a
+    // comparison (`compare --out`), a health report (`health --json`) and an evidence bundle
+    // (`evidence --out`, with `verify`'s result) each in a tab of the Results dock, a merged fleet
+    // campaign (`merge --out`) in the fleet table, a sweep or collective replay in the links view.
     void openFiles(const QStringList& paths);
     // Compares the open snapshot pair again under `tolerance` ("abs:1e-3", …), off the GUI
     // thread; every view is refreshed when it is done, and a bad tolerance is shown as an error.
     void compareAgain(const QString& tolerance);
+    // File > Open Incident: the dialog with a slot per file, filled with the open incident's
+    // files; Open loads what the slots name. Window-modal, not blocking; deletes itself.
+    OpenIncidentDialog* openIncidentDialog();
     // Cancels a load in flight.
     void cancelLoading();
     void closeIncident();
@@ -57,6 +66,7 @@ public:
     DevicesPanel* devicesPanel() const { return m_devices; }
     FleetView* fleetView() const { return m_fleet; }
     LinksView* linksView() const { return m_links; }
+    ResultTabs* resultTabs() const { return m_results; }
     IncidentLoader* loader() const { return m_loader; }
     QString lastError() const { return m_lastError; }
 
@@ -69,6 +79,8 @@ signals:
     void fleetShown(const QString& path);
     // A sweep results file is shown in the links view.
     void linksShown(const QString& path);
+    // A results file is shown in its tab of the Results dock.
+    void resultShown(const QString& path);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -87,8 +99,8 @@ private:
     void onLoadFailedOnUi(quint64 job, const QString& message);
     void onEntrySelectedOnUi(int entryId);
     void loadIncidentOnWorker(const QStringList& paths);
-    struct OpenProbe;  // what a single file is: a merged fleet campaign, a sweep, or neither
-    void onFleetCheckedOnUi(quint64 job, const QStringList& paths, std::shared_ptr<const OpenProbe> probe);
+    void onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFiles> opened);
+    void showFleetOnUi(const QString& path, const nlohmann::json& report);
     void showLinksOnUi(const QString& path, std::shared_ptr<const LinkMatrix> links);
     void onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident);
     void exportPlotWithDialog(const QString& suffix);
@@ -104,7 +116,11 @@ private:
     QDockWidget* m_fleetDock = nullptr;
     LinksView* m_links = nullptr;
     QDockWidget* m_linksDock = nullptr;
-    quint64 m_openJob = 0;  // the latest openFiles: older answers are dropped
+    ResultTabs* m_results = nullptr;
+    QDockWidget* m_resultsDock = nullptr;
+    bool m_probing = false;           // an openFiles is finding out what its files are
+    bool m_showingLinkBlock = false;  // the incident shown is a link's block, not opened files
+    quint64 m_openJob = 0;            // the latest openFiles: older answers are dropped
     bool m_inventoryAsked = false;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_replayDock = nullptr;

@@ -2,6 +2,7 @@
 
 #include <QButtonGroup>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -17,9 +18,11 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <chrono>
@@ -195,10 +198,15 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     // long target specs are elided (the row's tooltip has them whole), details take the rest.
     // Runs and failures are in the Failed column; their own columns stay in the model (CSV).
     QHeaderView* header = m_table->horizontalHeader();
-    header->setStretchLastSection(true);
+    header->setStretchLastSection(false);
     header->setMinimumSectionSize(36);
     for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
         header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // The verdict's reason follows the numbers and takes the rest of the width (its whole text in
+    // the tooltip); progress comes last.
+    header->moveSection(header->visualIndex(ReplayResultsModel::Details),
+                        header->visualIndex(ReplayResultsModel::Interval) + 1);
+    header->setSectionResizeMode(ReplayResultsModel::Details, QHeaderView::Stretch);
     m_table->setColumnHidden(ReplayResultsModel::Runs, true);
     m_table->setColumnHidden(ReplayResultsModel::Failures, true);
     m_table->setTextElideMode(Qt::ElideRight);
@@ -206,6 +214,11 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setMinimumHeight(110);
     layout->addWidget(m_table, 1);
+
+    // The running timers of the runs in flight.
+    m_clock = new QTimer(this);
+    m_clock->setInterval(500);
+    connect(m_clock, &QTimer::timeout, m_results, &ReplayResultsModel::tick);
 
     connect(m_run, &QPushButton::clicked, this, [this] { start(); });
     connect(m_cancel, &QPushButton::clicked, this, &ReplayPanel::cancel);
@@ -230,6 +243,7 @@ ReplayPanel::~ReplayPanel()
 void ReplayPanel::setIncident(std::shared_ptr<const Incident> incident)
 {
     m_runner->reset();
+    m_clock->stop();
     m_incident = std::move(incident);
     m_selectedOpIndex.reset();
     m_report.reset();
@@ -305,6 +319,12 @@ void ReplayPanel::rebuildTargets()
         const QString spec = normalise(QStringLiteral("sim:") + QString::fromStdString(name));
         if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
     }
+    // The targets added by hand for this incident before, checked as they were added.
+    if (const QString key = customTargetsKey(); !key.isEmpty())
+        for (const QString& kept : QSettings().value(key).toStringList()) {
+            const QString spec = normalise(kept);
+            if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), true);
+        }
     showLocalGpus();
     refreshReferenceChoices();
 }
@@ -387,6 +407,22 @@ void ReplayPanel::addCustomTarget()
     addTargetItem(spec, QString(), modelDescription(spec), true);
     m_customTarget->clear();
     m_note->clear();
+    // Kept for this incident: reopening it offers the target again.
+    if (const QString key = customTargetsKey(); !key.isEmpty()) {
+        QSettings settings;
+        QStringList kept = settings.value(key).toStringList();
+        if (!kept.contains(spec)) settings.setValue(key, kept << spec);
+    }
+}
+
+QString ReplayPanel::customTargetsKey() const
+{
+    if (!m_incident || m_incident->paths.isEmpty()) return {};
+    // The trace names the incident (its path, made absolute); without one, its files do.
+    const QString id = m_incident->tracePath.isEmpty() ? m_incident->paths.join(QLatin1Char('\n'))
+                                                       : QFileInfo(m_incident->tracePath).absoluteFilePath();
+    return QStringLiteral("replayCustomTargets/") +
+           QString::fromLatin1(QCryptographicHash::hash(id.toUtf8(), QCryptographicHash::Sha1).toHex());
 }
 
 bool ReplayPanel::setCheckedTargets(const QStringList& specs)
@@ -503,17 +539,22 @@ QString ReplayPanel::stateText() const
 void ReplayPanel::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    // The target gets what the verdict and the numbers leave of the table's width (a long spec
-    // is elided, whole in the tooltip), so the four columns that answer "is it the device?"
-    // are on screen together.
+    // The target gets what the verdict, the numbers, the reason's share and (while running) the
+    // progress leave of the table's width (a long spec is elided, whole in the tooltip), so the
+    // four columns that answer "is it the device?" are on screen together, and the reason beside
+    // them; once the campaign is over, its progress column gives its room to the reason.
+    constexpr int kReasonRoom = 140;
     int numbers = 0;
     for (int c : {ReplayResultsModel::Verdict, ReplayResultsModel::Rate, ReplayResultsModel::Interval})
         numbers += m_table->columnWidth(c);
-    const int room = std::max(90, m_table->viewport()->width() - numbers);
-    m_table->setColumnWidth(ReplayResultsModel::Target,
-                            std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
     m_table->setColumnWidth(ReplayResultsModel::Progress,
                             std::max(m_table->columnWidth(ReplayResultsModel::Progress), 70));
+    const int progress = m_table->isColumnHidden(ReplayResultsModel::Progress)
+                             ? 0
+                             : m_table->columnWidth(ReplayResultsModel::Progress);
+    const int room = std::max(80, m_table->viewport()->width() - numbers - progress - kReasonRoom);
+    m_table->setColumnWidth(ReplayResultsModel::Target,
+                            std::min(m_table->columnWidth(ReplayResultsModel::Target), room));
 }
 
 void ReplayPanel::setState(const QString& state)
@@ -621,11 +662,13 @@ bool ReplayPanel::startCampaign(bool resume)
     m_done = 0;
     m_total = quint64(ops->size()) * options.reps * targets.size();
     m_results->begin(targets, quint64(ops->size()) * options.reps);
+    m_table->setColumnHidden(ReplayResultsModel::Progress, false);
     fitColumns();
     m_progress->setRange(0, int(std::min<quint64>(m_total, 1u << 30)));
     m_progress->setValue(0);
     m_note->setText(warnings.empty() ? QString() : QString::fromStdString(warnings.front()));
     m_job = m_runner->startOnWorker(std::move(options), *ops);
+    m_clock->start();
     const QString plan = tr("%1 runs (%2 ops × %3 reps × %4 targets) into %5")
                              .arg(m_total)
                              .arg(ops->size())
@@ -665,9 +708,11 @@ void ReplayPanel::onRunFinishedOnUi(quint64 job, quint64 done, quint64 total, co
 void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignReport> report)
 {
     if (job != m_job) return;
+    m_clock->stop();
     m_report = report;
     m_results->finish(*report);
     recordSmMaps(*report);
+    m_table->setColumnHidden(ReplayResultsModel::Progress, true);  // the Failed column has the runs
     fitColumns();
     const quint64 runs = std::max<quint64>(report->runsTotal, report->runs.size());
     if (report->cancelled)
@@ -704,6 +749,7 @@ void ReplayPanel::recordSmMaps(const CampaignReport& report)
 void ReplayPanel::onFailedOnUi(quint64 job, const QString& message)
 {
     if (job != m_job) return;
+    m_clock->stop();
     m_lastError = message;
     m_results->fail(message);
     m_note->setText(tr("<span style='color:%1'>%2</span>")

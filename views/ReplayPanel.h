@@ -30,6 +30,7 @@ class QPushButton;
 class QRadioButton;
 class QSpinBox;
 class QTableView;
+class QTimer;
 
 namespace faultline::views {
 
@@ -111,6 +112,8 @@ private:
     void showLocalGpus();
     void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
     void addCustomTarget();
+    // The QSettings key of the open incident's custom targets (by its trace's path); "" none.
+    QString customTargetsKey() const;
     void updateControls();
     void fitColumns();
     void setState(const QString& state);
@@ -138,6 +141,7 @@ private:
     QLabel* m_stateLabel = nullptr;
     QLabel* m_note = nullptr;
     QTableView* m_table = nullptr;
+    QTimer* m_clock = nullptr;  // refreshes the running timers while a campaign runs
 
     std::shared_ptr<const Incident> m_incident;
     std::optional<size_t> m_selectedOpIndex;

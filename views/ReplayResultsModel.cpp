@@ -31,14 +31,37 @@ void ReplayResultsModel::begin(const QStringList& targets, quint64 runsPerTarget
 {
     beginResetModel();
     m_rows.clear();
+    m_clock.start();
     for (const QString& t : targets) {
         Row r;
         r.target = t;
         r.planned = runsPerTarget;
-        r.verdict = QStringLiteral("queued");
+        r.verdict = QStringLiteral("running");
+        r.inFlightSince = runsPerTarget ? 0 : -1;
         m_rows.push_back(r);
     }
     endResetModel();
+}
+
+void ReplayResultsModel::tick()
+{
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].inFlightSince >= 0) emit dataChanged(index(int(i), Progress), index(int(i), Progress));
+}
+
+qint64 ReplayResultsModel::inFlightMs(const QString& target) const
+{
+    const int row = rowOf(target);
+    if (row < 0 || m_rows[size_t(row)].inFlightSince < 0) return -1;
+    return m_clock.elapsed() - m_rows[size_t(row)].inFlightSince;
+}
+
+QString ReplayResultsModel::progressText(const Row& r) const
+{
+    const QString done = QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
+    if (r.inFlightSince < 0 || !m_clock.isValid()) return done;
+    const double seconds = double(m_clock.elapsed() - r.inFlightSince) / 1000.0;
+    return tr("%1 · run %2 s").arg(done).arg(seconds, 0, 'f', 1);
 }
 
 void ReplayResultsModel::recordRun(const QString& target, RunOutcome outcome)
@@ -52,6 +75,7 @@ void ReplayResultsModel::recordRun(const QString& target, RunOutcome outcome)
     if (outcome == RunOutcome::Crash) ++r.crashes;
     r.rate = wilsonInterval(r.failures, r.runs);
     r.verdict = QStringLiteral("running");
+    r.inFlightSince = r.runs < r.planned && m_clock.isValid() ? m_clock.elapsed() : -1;
     QStringList d;
     if (r.hangs) d << tr("%n hang(s)", nullptr, int(r.hangs));
     if (r.crashes) d << tr("%n crash(es)", nullptr, int(r.crashes));
@@ -78,6 +102,7 @@ void ReplayResultsModel::finish(const CampaignReport& report)
         r.failures = t.failures;
         r.rate = t.rate;
         r.summarised = true;
+        r.inFlightSince = -1;
         r.partial = report.cancelled;
         r.verdict = t.runs ? QString::fromStdString(nameOf(t.verdict)) : QStringLiteral("no runs");
         r.details = QString::fromStdString(t.explanation);
@@ -91,6 +116,7 @@ void ReplayResultsModel::fail(const QString& message)
 {
     beginResetModel();
     for (Row& r : m_rows) {
+        r.inFlightSince = -1;
         r.verdict = QStringLiteral("failed");
         r.details = message;
     }
@@ -150,7 +176,7 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
             case Target:
                 return r.target;
             case Progress:
-                return QStringLiteral("%1 / %2").arg(r.runs).arg(r.planned);
+                return progressText(r);
             case Runs:
                 return QString::number(r.runs);
             case Failures:
@@ -211,7 +237,7 @@ QVariant ReplayResultsModel::headerData(int section, Qt::Orientation orientation
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) {
         static const char* names[] = {"Target",   "Verdict", "Failed",   "95% CI",
-                                      "Progress", "Runs",    "Failures", "Details"};
+                                      "Progress", "Runs",    "Failures", "Reason"};
         return tr(names[section]);
     }
     if (role == Qt::ToolTipRole) {
@@ -220,10 +246,10 @@ QVariant ReplayResultsModel::headerData(int section, Qt::Orientation orientation
             "healthy | transient | persistent | device-specific",
             "Failed runs / runs (failure rate)",
             "95% Wilson score interval of the failure rate",
-            "Runs done / planned",
+            "Runs done / planned, and how long the run in flight has been running",
             "Runs done",
             "Runs that did not match the golden model (mismatch, hang, crash, error)",
-            "Why the verdict, hangs and crashes"};
+            "Why the verdict: its explanation, hangs and crashes"};
         return tr(tips[section]);
     }
     return {};

@@ -1,8 +1,11 @@
 #pragma once
-// The replay panel's table: one row per target with its live progress during a campaign, then
-// the campaign's summary: runs, failures, rate with its 95% Wilson interval, verdict. The Rate
-// column reads "failures/runs (rate)", e.g. "12/12 (100%)"; the interval has its own column.
+// The replay panel's table: one row per target with its live progress during a campaign (runs
+// done, and how long the run in flight has been running: a hung run shows its time growing up
+// to the timeout), then the campaign's summary: runs, failures, rate with its 95% Wilson
+// interval, verdict and its reason. The Rate column reads "failures/runs (rate)", e.g. "12/12
+// (100%)"; the interval has its own column.
 #include <QAbstractTableModel>
+#include <QElapsedTimer>
 #include <QStringList>
 #include <memory>
 #include <vector>
@@ -19,8 +22,13 @@ public:
 
     explicit ReplayResultsModel(QObject* parent = nullptr);
 
-    // Starts a campaign's rows: every target queued with `runsPerTarget` runs to go.
+    // Starts a campaign's rows: every target running (each has its own worker) with
+    // `runsPerTarget` runs to go, its first run in flight from now.
     void begin(const QStringList& targets, quint64 runsPerTarget);
+    // Refreshes the running timers of the runs in flight (the panel calls it while running).
+    void tick();
+    // How long `target`'s run in flight has been running, in ms; -1 when none is.
+    qint64 inFlightMs(const QString& target) const;
     // One finished run of `target` with its outcome (ok | mismatch | hang | crash | error).
     void recordRun(const QString& target, RunOutcome outcome);
     // The campaign's summary replaces the live counts; `cancelled` marks verdicts as partial.
@@ -49,8 +57,12 @@ private:
         QString verdict;  // queued | running | healthy | transient | persistent | device-specific | failed
         QString details;
         bool partial = false;
+        qint64 inFlightSince = -1;  // m_clock's ms when the run in flight started; -1 none
     };
+    QString progressText(const Row& r) const;
+
     std::vector<Row> m_rows;
+    QElapsedTimer m_clock;
 };
 
 }  // namespace faultline::views

@@ -113,6 +113,14 @@ std::vector<std::vector<int>> DeviceReport::peerGroups() const
 std::string DeviceReport::noDevicesReason() const
 {
     if (!gpus.empty()) return {};
+    // The runtime says "insufficient driver" (cudaErrorInsufficientDriver, 35) both for an old
+    // driver and for none at all; without a driver, cudaDriverGetVersion reports 0.
+    const bool insufficient = cudaError.find("(35)") != std::string::npos ||
+                              cudaError.find("nsufficient") != std::string::npos ||
+                              cudaError.find("InsufficientDriver") != std::string::npos;
+    if (insufficient && cudaDriverVersion == 0)
+        return "no NVIDIA driver is installed or loaded on this machine (the CUDA runtime reports it as: " +
+               cudaError + ")";
     if (!cudaError.empty()) return cudaError;
     return cudaBuilt ? "the CUDA runtime reports none" : "faultline-worker has no CUDA target";
 }

@@ -55,7 +55,8 @@ struct DeviceReport {
     std::string driverVersion;  // NVML's driver version string ("" without NVML)
     std::vector<LocalGpu> gpus;
 
-    // Why the list is empty, in plain words; "" when there are GPUs.
+    // Why the list is empty, in plain words; "" when there are GPUs. No driver at all (the
+    // runtime's "insufficient driver" with driver version 0) is said as such.
     std::string noDevicesReason() const;
     // The indices of GPUs that are peers of each other (same non-empty peer key), one group per
     // key with at least two GPUs, in index order.

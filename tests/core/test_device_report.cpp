@@ -153,8 +153,18 @@ private slots:
             R"json({"cuda_built":true,"cuda_available":false,"cuda_error":"CUDA: cudaGetDeviceCount: insufficient driver (35)","gpus":[]})json",
             "worker");
         QVERIFY(noDriver.ok());
-        QCOMPARE(noDriver->noDevicesReason(),
-                 std::string("CUDA: cudaGetDeviceCount: insufficient driver (35)"));
+        // No driver at all (driver version 0): said as such, not as an old driver.
+        QCOMPARE(
+            noDriver->noDevicesReason(),
+            std::string("no NVIDIA driver is installed or loaded on this machine (the CUDA runtime reports "
+                        "it as: CUDA: cudaGetDeviceCount: insufficient driver (35))"));
+        auto oldDriver = parseDeviceReport(
+            R"json({"cuda_built":true,"cuda_available":false,"cuda_driver_version":11040,
+                    "cuda_error":"CUDA: cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version (35)","gpus":[]})json",
+            "worker");
+        QVERIFY(oldDriver.ok());
+        QCOMPARE(oldDriver->noDevicesReason(), std::string("CUDA: cudaGetDeviceCount: CUDA driver version is "
+                                                           "insufficient for CUDA runtime version (35)"));
         auto none = parseDeviceReport(R"({"cuda_built":true,"cuda_available":true,"gpus":[]})", "worker");
         QVERIFY(none.ok());
         QCOMPARE(none->noDevicesReason(), std::string("the CUDA runtime reports none"));

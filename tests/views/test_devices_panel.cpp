@@ -143,6 +143,8 @@ private slots:
         const QString text = panel.inventoryText();
         QVERIFY2(text.contains("No CUDA devices"), qPrintable(text));
         QVERIFY2(text.contains("cudaErrorInsufficientDriver 35"), qPrintable(text));
+        // Driver version 0: there is no driver at all, and the panel says so.
+        QVERIFY2(text.contains("no NVIDIA driver is installed or loaded"), qPrintable(text));
         QVERIFY2(!text.contains("No device inventory"), qPrintable(text));  // a reason, not an error
 
         panel.showInventoryJson(R"({"cuda_built":false,"cuda_available":false,"gpus":[]})",
