@@ -10,6 +10,7 @@
 
 #include "OffscreenGui.h"
 #include "RateCells.h"
+#include "core/replay/ReplayVocabulary.h"
 
 namespace faultline::views {
 
@@ -83,7 +84,8 @@ Status renderDetectionFloorPlot(const json& f, const std::string& path)
         const json& row = rows[r];
         const int y = top + int(r) * kRow;
         std::string judge = row.value("judge", "");
-        if (judge == "golden_bound") judge += row.value("loose", false) ? " (loose)" : " (strict)";
+        if (parseBisectJudge(judge) == BisectJudge::GoldenBound)
+            judge += row.value("loose", false) ? " (loose)" : " (strict)";
         p.setPen(Qt::black);
         p.drawText(QRect(kMargin, y, kLabel - 8, kRow), Qt::AlignRight | Qt::AlignVCenter,
                    QString("%1  %2  %3  x%4")

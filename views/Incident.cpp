@@ -83,7 +83,7 @@ QString Incident::divergentOpSelection() const
 {
     QStringList ops;
     for (const IncidentEntry& e : entries)
-        if (e.source == EntrySource::TraceOp && e.verdict == QLatin1String("divergent"))
+        if (e.source == EntrySource::TraceOp && e.opVerdict == BisectVerdict::Divergent)
             ops << QString::number(e.opIndex);
     return ops.join(QLatin1Char(','));
 }
@@ -106,6 +106,7 @@ void Incident::buildEntries()
             e.name = qs(b.name.empty() ? b.op + " " + std::to_string(b.index) : b.name);
             e.opKind = qs(b.op);
             e.opIndex = b.index;
+            e.opVerdict = b.verdict;
             e.verdict = qs(nameOf(b.verdict));
             e.detail = qs(b.detail);
             if (b.divergence) {

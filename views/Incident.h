@@ -32,6 +32,7 @@ struct IncidentEntry {
     // ops: ok | divergent | skipped | error; tensors: identical | within | beyond | error |
     // unpaired | listed (a lone file: no comparison)
     QString verdict;
+    std::optional<BisectVerdict> opVerdict;  // ops: `verdict` as bisect's enum
     QString detail;
     QString judge;  // ops: what judged the op (bisectJudgeText: "peer cpu1, bitwise", ...)
     const Divergence* divergence = nullptr;  // owned by the Incident; null when not compared
@@ -46,7 +47,7 @@ struct IncidentEntry {
 
     bool isDivergent() const
     {
-        return verdict == QLatin1String("divergent") || verdict == QLatin1String("beyond") ||
+        return opVerdict == BisectVerdict::Divergent || verdict == QLatin1String("beyond") ||
                verdict == QLatin1String("differs");
     }
 };

@@ -51,12 +51,19 @@ QColor PlotStyle::fieldColor(const QString& field)
     return neutralBarColor();
 }
 
-QColor PlotStyle::verdictColor(const QString& verdict)
+QColor PlotStyle::verdictColor(std::optional<faultline::Verdict> verdict)
 {
-    if (verdict == QLatin1String("healthy")) return okColor();
-    if (verdict == QLatin1String("transient")) return warningColor();
-    if (verdict == QLatin1String("persistent") || verdict == QLatin1String("device-specific"))
-        return divergentColor();
+    switch (verdict.value_or(faultline::Verdict::NoVerdict)) {
+        case faultline::Verdict::Healthy:
+            return okColor();
+        case faultline::Verdict::Transient:
+            return warningColor();
+        case faultline::Verdict::Persistent:
+        case faultline::Verdict::DeviceSpecific:
+            return divergentColor();
+        case faultline::Verdict::NoVerdict:
+            break;
+    }
     return QApplication::palette().color(QPalette::Disabled, QPalette::Text);
 }
 

@@ -4,7 +4,10 @@
 #include <qcustomplot.h>
 #include <QColor>
 #include <QString>
+#include <optional>
 #include <vector>
+
+#include "core/replay/ReplayVocabulary.h"
 
 namespace faultline::views {
 
@@ -19,8 +22,8 @@ public:
     static QColor selectionColor();       // the selected entry in model-wide charts
     // Bit fields: sign | exponent | mantissa | value (integers).
     static QColor fieldColor(const QString& field);
-    // Replay verdicts: healthy | transient | persistent | device-specific | running | cancelled.
-    static QColor verdictColor(const QString& verdict);
+    // Replay verdicts; nullopt (queued, running, failed, no runs): the disabled text colour.
+    static QColor verdictColor(std::optional<faultline::Verdict> verdict);
 
     // Heatmap magnitudes (dark purple -> red -> pale yellow; readable on both themes).
     static QCPColorGradient errorGradient();

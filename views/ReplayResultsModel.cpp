@@ -104,7 +104,8 @@ void ReplayResultsModel::finish(const CampaignReport& report)
         r.summarised = true;
         r.inFlightSince = -1;
         r.partial = report.cancelled;
-        r.verdict = t.runs ? QString::fromStdString(nameOf(t.verdict)) : QStringLiteral("no runs");
+        r.judged = t.runs ? std::optional(t.verdict) : std::nullopt;
+        r.verdict = r.judged ? QString::fromStdString(nameOf(*r.judged)) : QStringLiteral("no runs");
         r.details = QString::fromStdString(t.explanation);
         if (report.cancelled)
             r.details = tr("cancelled: %1 of %2 runs done; ").arg(t.runs).arg(r.planned) + r.details;
@@ -118,6 +119,7 @@ void ReplayResultsModel::fail(const QString& message)
     for (Row& r : m_rows) {
         r.inFlightSince = -1;
         r.verdict = QStringLiteral("failed");
+        r.judged.reset();
         r.details = message;
     }
     endResetModel();
@@ -202,9 +204,9 @@ QVariant ReplayResultsModel::data(const QModelIndex& index, int role) const
         }
     }
     if (role == Qt::ForegroundRole && index.column() == Verdict)
-        return QBrush(PlotStyle::verdictColor(r.verdict));
+        return QBrush(PlotStyle::verdictColor(r.judged));
     if (role == Qt::BackgroundRole && index.column() == Verdict && r.summarised) {
-        QColor tint = PlotStyle::verdictColor(r.verdict);
+        QColor tint = PlotStyle::verdictColor(r.judged);
         tint.setAlpha(40);
         return QBrush(tint);
     }

@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QStringList>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/replay/Campaign.h"
@@ -54,7 +55,8 @@ private:
         quint64 planned = 0, runs = 0, failures = 0, hangs = 0, crashes = 0;
         bool summarised = false;
         RateInterval rate;
-        QString verdict;  // queued | running | healthy | transient | persistent | device-specific | failed
+        QString verdict;  // shown: running | failed | no runs | the summary's verdict
+        std::optional<faultline::Verdict> judged;  // the summary's verdict (nullopt before it, or no runs)
         QString details;
         bool partial = false;
         qint64 inFlightSince = -1;  // m_clock's ms when the run in flight started; -1 none

@@ -209,6 +209,24 @@ def python_types():
             expect(needle in out, "python types names " + needle, out)
 
 
+def vocabulary():
+    """check_vocabulary.py: a replay word compared as a string fails the check, naming the file
+    and line; the parser, comments, other vocabularies' words and enum comparisons pass."""
+    with tempfile.TemporaryDirectory() as root:
+        write(root, "core/replay/ReplayVocabulary.cpp", 'bool p(std::string s) { return s == "healthy"; }\n')
+        write(root, "core/evidence/A.cpp", "if (t.verdict == Verdict::Healthy) {}  // not \"healthy\" == x\n"
+              'if (approx == "none") {}\n')
+        write(root, "core/replay/FaultModel.cpp", 'if (m == "healthy") {}\n')
+        rc, out = run("check_vocabulary.py", root)
+        expect(rc == 0, "vocabulary: a clean tree passes", out)
+        write(root, "views/B.cpp", 'x;\nif (v == QLatin1String("persistent")) {}\n')
+        write(root, "core/fleet/C.cpp", 'bool bad = "device-specific" != row.verdict;\n')
+        rc, out = run("check_vocabulary.py", root)
+        expect(rc == 1, "vocabulary: planted comparisons fail the check", out)
+        for needle in ("views/B.cpp:2:", "core/fleet/C.cpp:1:", "2 string comparison(s)"):
+            expect(needle in out, "vocabulary names " + needle, out)
+
+
 if __name__ == "__main__":
     layering()
     core_layers()
@@ -216,6 +234,7 @@ if __name__ == "__main__":
     gpu_skips()
     python_lint()
     python_types()
+    vocabulary()
     if shutil.which("clang-format"):
         formatting()
     else:
