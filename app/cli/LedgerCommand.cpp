@@ -76,7 +76,7 @@ int runAdd(const LedgerOptions& o)
 
 int runShow(const LedgerOptions& o)
 {
-    auto ledger = Ledger::open(o.ledger);
+    auto ledger = Ledger::openExisting(o.ledger);
     if (!ledger) return failWith(ledger.error());
     auto timeline = ledgerTimeline(ledger->engine(), o.key);
     if (!timeline) return failWith(timeline.error());
@@ -106,7 +106,7 @@ int runQuery(const LedgerOptions& o)
     if (!o.since.empty()) f.since = o.since;
     if (!o.until.empty()) f.until = o.until;
     f.limit = o.limit;
-    auto ledger = Ledger::open(o.ledger);
+    auto ledger = Ledger::openExisting(o.ledger);
     if (!ledger) return failWith(ledger.error());
     auto result = queryLedger(ledger->engine(), f);
     if (!result) return failWith(result.error());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "../evidence/MessageDigest.h"
@@ -195,6 +196,21 @@ Result<Ledger> Ledger::open(const std::string& spec)
 {
     auto location = parseLedgerLocation(spec);
     if (!location) return location.error();
+    auto engine = openLedgerEngine(*location);
+    if (!engine) return engine.error();
+    return over(std::move(*engine));
+}
+
+Result<Ledger> Ledger::openExisting(const std::string& spec)
+{
+    auto location = parseLedgerLocation(spec);
+    if (!location) return location.error();
+    std::error_code ec;
+    if (location->kind == LedgerLocation::Kind::Sqlite && !std::filesystem::exists(location->path, ec))
+        return Error{location->path +
+                         ": no ledger here yet: nothing has been recorded (faultline ledger add FILE..., or "
+                         "--ledger on health, replay, merge and evidence)",
+                     ErrorCode::Usage};
     auto engine = openLedgerEngine(*location);
     if (!engine) return engine.error();
     return over(std::move(*engine));

@@ -247,6 +247,16 @@ private slots:
         r = run({"ledger", "query", "--ledger", ledger, "--verdict", "fine"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--verdict fine"));
+        // Reading a ledger that does not exist says so and creates nothing.
+        const QString none = m_dir.path() + "/never-written.sqlite";
+        for (const char* command : {"show", "query"}) {
+            QStringList args{"ledger", command};
+            if (QByteArray(command) == "show") args << "GPU-0";
+            r = run(args + QStringList{"--ledger", none});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains((none + ": no ledger here yet").toUtf8()), r.err.constData());
+            QVERIFY(!QFile::exists(none));
+        }
     }
 
     void showAndQuery()
