@@ -74,7 +74,8 @@ bool moreSevere(const Divergence& a, const Divergence& b)
 Result<CompareReport> CompareRun::run(const TensorFile& suspect, const TensorFile& reference) const
 {
     if (m_options.compare.tolerance.kind == ToleranceKind::Bound && !m_bounds)
-        return Error{"tolerance 'bound' needs per-element bounds from the caller, and none were given"};
+        return Error{"tolerance 'bound' needs per-element bounds from the caller, and none were given",
+                     ErrorCode::Usage};
 
     CompareReport report;
     report.suspect = suspect.path();

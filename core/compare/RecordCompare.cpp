@@ -22,7 +22,8 @@ Result<RecordDivergence> compareRecords(const TensorFile& suspect, size_t suspec
         return fileError(suspect.path(), "dataset '" + s.name + "': " + s.notComparable);
     if (!r.notComparable.empty())
         return fileError(reference.path(), "dataset '" + r.name + "': " + r.notComparable);
-    if (std::string why = recordsComparable(s, r); !why.empty()) return Error{s.name + ": " + why};
+    if (std::string why = recordsComparable(s, r); !why.empty())
+        return Error{s.name + ": " + why, ErrorCode::Format};
 
     RecordDivergence d;
     d.name = s.name;

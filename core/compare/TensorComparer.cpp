@@ -130,10 +130,12 @@ Result<Divergence> TensorComparer::compare(const TensorFile& suspect, size_t sus
     const TensorInfo& r = reference.tensors()[referenceIndex];
     if (s.dtype != r.dtype)
         return Error{s.name + ": dtype " + std::string(dtypeName(s.dtype)) + " (suspect) vs " +
-                     std::string(dtypeName(r.dtype)) + " (reference): bitwise comparison is meaningless"};
+                         std::string(dtypeName(r.dtype)) + " (reference): bitwise comparison is meaningless",
+                     ErrorCode::Format};
     if (s.shape != r.shape)
         return Error{s.name + ": shape " + shapeToString(s.shape) + " (suspect) vs " +
-                     shapeToString(r.shape) + " (reference)"};
+                         shapeToString(r.shape) + " (reference)",
+                     ErrorCode::Format};
     Source ss{&suspect, suspectIndex, nullptr, dtypeSize(s.dtype)};
     Source rs{&reference, referenceIndex, nullptr, dtypeSize(r.dtype)};
     Result<Divergence> d = run(ss, rs, s.dtype, s.shape, s.name);
@@ -160,10 +162,12 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
 {
     const std::string label = name.empty() ? std::string("tensor") : name;
     const std::optional<uint64_t> elements = productOf(shape);
-    if (!elements) return Error{label + ": shape " + shapeToString(shape) + " has too many elements"};
+    if (!elements)
+        return Error{label + ": shape " + shapeToString(shape) + " has too many elements", ErrorCode::Format};
     if (m_options.tolerance.kind == ToleranceKind::Bound && !m_bounds)
-        return Error{label +
-                     ": tolerance 'bound' needs per-element bounds from the caller, and none were given"};
+        return Error{
+            label + ": tolerance 'bound' needs per-element bounds from the caller, and none were given",
+            ErrorCode::Usage};
 
     // ---- geometry ----
     ScanContext ctx;
@@ -257,7 +261,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
                 bounds.assign(size_t(count), 0.0);
                 Status s = m_bounds(first, count, bounds.data());
                 if (!s) {
-                    fail(Error{label + ": bound: " + s.message()});
+                    fail(Error{label + ": bound: " + s.message(), s.error().code});
                     break;
                 }
                 boundsPtr = bounds.data();

@@ -22,7 +22,7 @@ std::string lowerTrimmed(std::string_view text)
 
 Error toleranceError(std::string_view text, const std::string& problem)
 {
-    return Error{"tolerance '" + std::string(text) + "': " + problem};
+    return Error{"tolerance '" + std::string(text) + "': " + problem, ErrorCode::Usage};
 }
 
 // Shortest text that reads back as the same double.

@@ -292,7 +292,8 @@ Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& option
                                    [&](const TraceDevice& d) { return d.label == suspect; });
     if (!known)
         return Error{(trace.file ? trace.file->path() : std::string("trace")) + ": no device '" + suspect +
-                     "' (devices: " + deviceList(trace) + ")"};
+                         "' (devices: " + deviceList(trace) + ")",
+                     ErrorCode::Usage};
     BisectReport report;
     report.trace = trace.file ? trace.file->path() : "";
     report.suspect = suspect;

@@ -10,11 +10,13 @@ Result<Divergence> compareWithinBound(const HostTensor& candidate, const HostTen
 {
     if (candidate.dtype != golden.dtype || candidate.shape != golden.shape)
         return Error{name + ": output is " + std::string(dtypeName(candidate.dtype)) + " " +
-                     shapeToString(candidate.shape) + ", expected " + std::string(dtypeName(golden.dtype)) +
-                     " " + shapeToString(golden.shape)};
+                         shapeToString(candidate.shape) + ", expected " +
+                         std::string(dtypeName(golden.dtype)) + " " + shapeToString(golden.shape),
+                     ErrorCode::Format};
     if (bound.size() != golden.elementCount())
         return Error{name + ": error bound has " + std::to_string(bound.size()) + " elements, the output " +
-                     std::to_string(golden.elementCount())};
+                         std::to_string(golden.elementCount()),
+                     ErrorCode::Format};
     CompareOptions options;
     options.tolerance = Tolerance::bound();
     options.threads = threads;

@@ -49,21 +49,23 @@ void removeOrphanedScratchDirs(const std::filesystem::path& tmp)
 
 Result<CampaignReport> Campaign::run()
 {
-    if (m_options.targets.empty()) return Error{"no targets given"};
+    if (m_options.targets.empty()) return Error{"no targets given", ErrorCode::Usage};
     const StoppingRule& rule = m_options.stopping;
     if (rule.adaptive()) {
         if (Status st = checkStoppingRule(rule); !st) return st.error();
     } else if (m_options.reps == 0) {
-        return Error{"--reps must be at least 1"};
+        return Error{"--reps must be at least 1", ErrorCode::Usage};
     }
     if (m_options.workerProgram.empty() || !std::filesystem::exists(m_options.workerProgram))
-        return Error{"faultline-worker not found at '" + m_options.workerProgram + "'"};
+        return Error{"faultline-worker not found at '" + m_options.workerProgram + "'", ErrorCode::Usage};
     {
         std::set<std::string> seen;
         for (const TargetSpec& t : m_options.targets)
-            if (!seen.insert(t.text).second) return Error{"target '" + t.text + "' is given twice"};
+            if (!seen.insert(t.text).second)
+                return Error{"target '" + t.text + "' is given twice", ErrorCode::Usage};
         if (!m_options.reference.empty() && !seen.count(m_options.reference))
-            return Error{"reference '" + m_options.reference + "' is not one of the targets"};
+            return Error{"reference '" + m_options.reference + "' is not one of the targets",
+                         ErrorCode::Usage};
     }
     if (!m_options.outPath.empty()) {
         // Evidence is never overwritten by the command that reads it.
@@ -140,7 +142,8 @@ Result<CampaignReport> Campaign::run()
         auto made =
             ScratchDirectory::create(tmp, std::string(kScratchPrefix) + std::to_string(::getpid()) + "-");
         if (!made)
-            return Error{"cannot create a scratch directory for worker outputs: " + made.error().message};
+            return Error{"cannot create a scratch directory for worker outputs: " + made.error().message,
+                         ErrorCode::Io};
         ownScratch = std::move(*made);
         scratch = ownScratch->path();
     } else {

@@ -263,7 +263,8 @@ Status readCampaignJournal(const std::string& path, std::vector<std::string>& wa
             if (!status) break;
             if (header) continue;
         }
-        auto r = j.is_discarded() ? Result<RunRecord>(Error{"bad"}) : RunRecord::fromJson(j);
+        auto r =
+            j.is_discarded() ? Result<RunRecord>(Error{"bad", ErrorCode::Format}) : RunRecord::fromJson(j);
         if (!r) {
             ++bad;
             continue;

@@ -310,7 +310,8 @@ std::vector<std::string> faultModelNames()
 
 Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
 {
-    if (spec.kind != "sim") return Error{"target '" + spec.text + "' is not a simulated device"};
+    if (spec.kind != "sim")
+        return Error{"target '" + spec.text + "' is not a simulated device", ErrorCode::Usage};
     std::unique_ptr<FaultModel> model;
     // `library` is read by the sim target itself (SimLibrary.h).
     std::vector<std::string> known = {"op", "name", "k", "n", "seed", "sms", "tile", "library"};
@@ -345,7 +346,7 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         if (!(st = num("bit_hi", -1, tmp, 0, 63))) return st.error();
         f->bitHi = int(tmp);
         if (f->bitLo >= 0 && f->bitHi >= 0 && f->bitLo > f->bitHi)
-            return Error{"target '" + spec.text + "': bit_lo must not be above bit_hi"};
+            return Error{"target '" + spec.text + "': bit_lo must not be above bit_hi", ErrorCode::Usage};
         model = std::move(f);
     } else if (m == "stuck-bit") {
         auto s = std::make_unique<StuckBitModel>();
@@ -357,7 +358,8 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         s->lane = unsigned(tmp);
         if (!(st = num("lanes", 32, tmp, 1, 65536))) return st.error();
         s->lanes = unsigned(tmp);
-        if (s->lane >= s->lanes) return Error{"target '" + spec.text + "': lane must be below lanes"};
+        if (s->lane >= s->lanes)
+            return Error{"target '" + spec.text + "': lane must be below lanes", ErrorCode::Usage};
         model = std::move(s);
     } else if (m == "sm") {
         auto s = std::make_unique<SmModel>();
@@ -377,7 +379,8 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
         if (!(st = fraction("rate", 1e-5, nm->rate))) return st.error();
         const std::string v = spec.param("value", "nan");
         known.push_back("value");
-        if (v != "nan" && v != "inf") return Error{"target '" + spec.text + "': value must be nan or inf"};
+        if (v != "nan" && v != "inf")
+            return Error{"target '" + spec.text + "': value must be nan or inf", ErrorCode::Usage};
         nm->inf = v == "inf";
         model = std::move(nm);
     } else if (m == "hang" || m == "crash") {
@@ -389,7 +392,8 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     } else {
         std::string names;
         for (const std::string& n : faultModelNames()) names += (names.empty() ? "" : ", ") + n;
-        return Error{"target '" + spec.text + "': unknown fault model '" + m + "' (known: " + names + ")"};
+        return Error{"target '" + spec.text + "': unknown fault model '" + m + "' (known: " + names + ")",
+                     ErrorCode::Usage};
     }
     // Conditions under which the defect fires (FaultTrigger.h); hang and crash models strike by
     // op count and a healthy device has no defect to trigger.
@@ -400,17 +404,20 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     }
     for (const auto& [k, v] : spec.params)
         if (std::find(known.begin(), known.end(), k) == known.end())
-            return Error{"target '" + spec.text + "': unknown parameter '" + k + "' for sim:" + m};
+            return Error{"target '" + spec.text + "': unknown parameter '" + k + "' for sim:" + m,
+                         ErrorCode::Usage};
     model->m_opFilter = spec.param("op", "");
     if (!model->m_opFilter.empty() && !isKnownTraceOp(model->m_opFilter))
         return Error{"target '" + spec.text + "': op=" + model->m_opFilter +
-                     " is not a trace op: the defect would never be planted"};
+                         " is not a trace op: the defect would never be planted",
+                     ErrorCode::Usage};
     model->m_nameFilter = spec.param("name", "");
     if (!(st = num("seed", 0, tmp))) return st.error();
     model->m_seed = uint64_t(tmp);
     double k = 1, n = m == "intermittent" ? 3 : 1;
     if (!(st = num("k", k, k)) || !(st = num("n", n, n, 1, 1u << 20))) return st.error();
-    if (n < 1 || k < 0 || k > n) return Error{"target '" + spec.text + "': need 0 <= k <= n and n >= 1"};
+    if (n < 1 || k < 0 || k > n)
+        return Error{"target '" + spec.text + "': need 0 <= k <= n and n >= 1", ErrorCode::Usage};
     model->m_failK = uint32_t(k);
     model->m_failN = uint32_t(n);
     if (!(st = num("sms", 132, tmp, 1, 1u << 20))) return st.error();
@@ -418,8 +425,9 @@ Result<std::unique_ptr<FaultModel>> createFaultModel(const TargetSpec& spec)
     if (!(st = num("tile", 64, tmp, 1, 1u << 16))) return st.error();
     model->m_sm.tile = uint32_t(tmp);
     if (const auto* sm = dynamic_cast<const SmModel*>(model.get()); sm && sm->sm >= model->m_sm.sms)
-        return Error{"target '" + spec.text + "': sm=" + std::to_string(sm->sm) +
-                     " is not below sms=" + std::to_string(model->m_sm.sms) + ": no tile would be corrupted"};
+        return Error{"target '" + spec.text + "': sm=" + std::to_string(sm->sm) + " is not below sms=" +
+                         std::to_string(model->m_sm.sms) + ": no tile would be corrupted",
+                     ErrorCode::Usage};
     if (model->m_trigger.onlySm && *model->m_trigger.onlySm >= model->m_sm.sms)
         return Error{"target '" + spec.text + "': only_sm=" + std::to_string(*model->m_trigger.onlySm) +
                          " is not below sms=" + std::to_string(model->m_sm.sms) +

@@ -27,19 +27,25 @@ Result<std::vector<size_t>> selectOpIndices(const Trace& trace, const std::strin
                 try {
                     const size_t lo = std::stoull(piece.substr(0, dash));
                     const size_t hi = dash == std::string::npos ? lo : std::stoull(piece.substr(dash + 1));
-                    if (hi < lo) return Error{"op selection '" + piece + "': range ends before it starts"};
+                    if (hi < lo)
+                        return Error{"op selection '" + piece + "': range ends before it starts",
+                                     ErrorCode::Usage};
                     bool any = false;
                     for (size_t i : indices)
                         if (i >= lo && i <= hi) any = chosen.insert(i).second || true;
-                    if (!any) return Error{"op selection '" + piece + "': no such op in the trace"};
+                    if (!any)
+                        return Error{"op selection '" + piece + "': no such op in the trace",
+                                     ErrorCode::Usage};
                 } catch (...) {
-                    return Error{"op selection '" + piece + "' is not an index or range"};
+                    return Error{"op selection '" + piece + "' is not an index or range", ErrorCode::Usage};
                 }
             } else {
                 bool any = false;
                 for (const TraceOp& op : trace.ops)
                     if (op.op == piece) any = chosen.insert(op.index).second || true;
-                if (!any) return Error{"op selection '" + piece + "': the trace has no op of that kind"};
+                if (!any)
+                    return Error{"op selection '" + piece + "': the trace has no op of that kind",
+                                 ErrorCode::Usage};
             }
         }
     }
@@ -66,7 +72,7 @@ Result<std::vector<size_t>> selectOps(const Trace& trace, const std::string& sel
     for (const auto& [name, n] : skipped)
         warnings.push_back("skipped " + std::to_string(n) + " '" + name +
                            "' op(s): the golden model cannot run them");
-    if (out.empty()) return Error{"no replayable ops selected"};
+    if (out.empty()) return Error{"no replayable ops selected", ErrorCode::Usage};
     return out;
 }
 

@@ -31,20 +31,21 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
 {
     if (!j.is_object() || !j.contains("target") || !j.contains("op_index") || !j.contains("rep") ||
         !j.contains("outcome"))
-        return Error{"not a run record"};
+        return Error{"not a run record", ErrorCode::Format};
     // Numbers are checked before they are converted (JsonFields.h); other wrong types throw below.
     for (const char* key : {"op_index", "rep", "injected"})
         if (j.contains(key) && !isJsonCount(j[key]))
-            return Error{std::string("bad run record: ") + key + " is not a count"};
+            return Error{std::string("bad run record: ") + key + " is not a count", ErrorCode::Format};
     if (j["rep"].get<uint64_t>() > std::numeric_limits<uint32_t>::max())
-        return Error{"bad run record: rep is too large"};
-    if (j.contains("ms") && !j["ms"].is_number()) return Error{"bad run record: ms is not a number"};
+        return Error{"bad run record: rep is too large", ErrorCode::Format};
+    if (j.contains("ms") && !j["ms"].is_number())
+        return Error{"bad run record: ms is not a number", ErrorCode::Format};
     if (j.contains("vs_golden")) {
         // What the summary reads of it: max_ulp (a count) and signature (text).
         const nlohmann::json& g = j["vs_golden"];
         if (!g.is_object() || (g.contains("max_ulp") && !isJsonCount(g["max_ulp"])) ||
             (g.contains("signature") && !g["signature"].is_string()))
-            return Error{"bad run record: vs_golden is not a judgement"};
+            return Error{"bad run record: vs_golden is not a judgement", ErrorCode::Format};
     }
     try {
         RunRecord r;
@@ -55,7 +56,8 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         r.rep = j.at("rep").get<uint32_t>();
         const auto outcome = parseRunOutcome(j.at("outcome").get<std::string>());
         if (!outcome)
-            return Error{"bad run record: unknown outcome '" + j.at("outcome").get<std::string>() + "'"};
+            return Error{"bad run record: unknown outcome '" + j.at("outcome").get<std::string>() + "'",
+                         ErrorCode::Format};
         r.outcome = *outcome;
         r.ms = j.value("ms", 0.0);
         r.digest = j.value("digest", std::string());
@@ -67,7 +69,7 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         if (j.contains("vs_recorded")) r.vsRecorded = j["vs_recorded"];
         if (j.contains("vs_rep")) {
             if (!isRepeatCheckJson(j["vs_rep"]))
-                return Error{"bad run record: vs_rep is not a repetition check"};
+                return Error{"bad run record: vs_rep is not a repetition check", ErrorCode::Format};
             r.vsRep = j["vs_rep"];
         }
         if (j.contains("vs_peers") && j["vs_peers"].is_object()) r.vsPeers = j["vs_peers"];
@@ -82,7 +84,7 @@ Result<RunRecord> RunRecord::fromJson(const nlohmann::json& j)
         }
         return r;
     } catch (const nlohmann::json::exception& e) {
-        return Error{std::string("bad run record: ") + e.what()};
+        return Error{std::string("bad run record: ") + e.what(), ErrorCode::Format};
     }
 }
 

@@ -10,7 +10,8 @@ Result<SimLibrary> simLibraryOf(const TargetSpec& spec)
     const std::string v = spec.param("library", "golden");
     if (v == "golden") return SimLibrary::Golden;
     if (v == "blas") return SimLibrary::Blas;
-    return Error{"target '" + spec.text + "': library must be golden or blas, not '" + v + "'"};
+    return Error{"target '" + spec.text + "': library must be golden or blas, not '" + v + "'",
+                 ErrorCode::Usage};
 }
 
 bool simLibraryIsGoldenExact(SimLibrary library, const std::string& op)

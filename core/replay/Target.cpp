@@ -17,7 +17,7 @@ namespace {
 
 Result<ReplayOutput> runGoldenFor(const ReplayRequest& r)
 {
-    if (!r.op) return Error{"replay request without an op"};
+    if (!r.op) return Error{"replay request without an op", ErrorCode::Protocol};
     auto out = golden::runGolden(r.op->op, r.inputs, r.op->params);
     if (!out) return out.error();
     ReplayOutput result;

@@ -99,8 +99,9 @@ bool TargetRunner::startWorker()
     }
     std::string line;
     const auto outcome = m_worker.readLine(line, std::chrono::milliseconds(30000));
-    auto parsed = outcome == WorkerProcess::ReadOutcome::Line ? parseProtocolLine(line)
-                                                              : Result<nlohmann::json>(Error{"no hello"});
+    auto parsed = outcome == WorkerProcess::ReadOutcome::Line
+                      ? parseProtocolLine(line)
+                      : Result<nlohmann::json>(Error{"no hello", ErrorCode::Protocol});
     auto hello = parsed ? WorkerHello::fromJson(*parsed) : Result<WorkerHello>(parsed.error());
     if (!hello) {
         m_worker.kill();

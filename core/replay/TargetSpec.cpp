@@ -25,7 +25,8 @@ Status parseParams(const std::string& text, const std::string& params, TargetSpe
         if (!kv.empty()) {
             const size_t eq = kv.find('=');
             if (eq == std::string::npos || eq == 0)
-                return Error{"target '" + text + "': parameter '" + kv + "' is not key=value"};
+                return Error{"target '" + text + "': parameter '" + kv + "' is not key=value",
+                             ErrorCode::Usage};
             spec.params[kv.substr(0, eq)] = kv.substr(eq + 1);
         }
         pos = next + 1;
@@ -88,7 +89,8 @@ Result<TargetSpec> parseTargetSpec(const std::string& raw)
     }
     const size_t colon = text.find(':');
     if (colon == std::string::npos)
-        return Error{"target '" + text + "': expected cpu, sim:<model>[:k=v,...] or cuda:<index>"};
+        return Error{"target '" + text + "': expected cpu, sim:<model>[:k=v,...] or cuda:<index>",
+                     ErrorCode::Usage};
     spec.kind = text.substr(0, colon);
     std::string rest = text.substr(colon + 1);
     if (spec.kind == "cuda") {
@@ -97,19 +99,20 @@ Result<TargetSpec> parseTargetSpec(const std::string& raw)
         spec.model = rest.substr(0, colon2);
         if (spec.model.empty() || spec.model.find_first_not_of("0123456789") != std::string::npos ||
             spec.model.size() > 6)
-            return Error{"target '" + text + "': cuda needs a device index, e.g. cuda:0"};
+            return Error{"target '" + text + "': cuda needs a device index, e.g. cuda:0", ErrorCode::Usage};
         if (colon2 != std::string::npos)
             if (Status st = parseParams(text, rest.substr(colon2 + 1), spec); !st) return st.error();
         spec.text = normalisedText(spec);
         return spec;
     }
     if (spec.kind != "sim")
-        return Error{"target '" + text + "': unknown kind '" + spec.kind +
-                     "' (cpu, sim:<model>, cuda:<index>)"};
+        return Error{
+            "target '" + text + "': unknown kind '" + spec.kind + "' (cpu, sim:<model>, cuda:<index>)",
+            ErrorCode::Usage};
     const size_t colon2 = rest.find(':');
     spec.model = rest.substr(0, colon2);
     if (spec.model.empty())
-        return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit"};
+        return Error{"target '" + text + "': sim needs a fault model, e.g. sim:stuck-bit", ErrorCode::Usage};
     if (colon2 != std::string::npos)
         if (Status st = parseParams(text, rest.substr(colon2 + 1), spec); !st) return st.error();
     spec.text = normalisedText(spec);
@@ -133,7 +136,7 @@ Result<std::vector<TargetSpec>> parseTargetList(const std::string& text)
         }
         pos = next + 1;
     }
-    if (parts.empty()) return Error{"no targets given"};
+    if (parts.empty()) return Error{"no targets given", ErrorCode::Usage};
     std::vector<TargetSpec> specs;
     for (const std::string& p : parts) {
         auto s = parseTargetSpec(p);

@@ -27,7 +27,7 @@ Result<HostTensor> loadTensor(const TensorFile& file, const std::string& name)
 
 Result<std::vector<HostTensor>> loadOpInputs(const Trace& trace, const TraceOp& op)
 {
-    if (!trace.file) return Error{"trace has no open file"};
+    if (!trace.file) return Error{"trace has no open file", ErrorCode::Failed};
     std::vector<HostTensor> inputs;
     for (const std::string& id : op.inputs) {
         auto t = loadTensor(*trace.file, "tensors/" + id);

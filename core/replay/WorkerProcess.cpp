@@ -38,15 +38,16 @@ void WorkerProcess::closeFds()
 Status WorkerProcess::start(const std::string& program, const std::vector<std::string>& args)
 {
     int in[2], out[2], err[2];
-    if (::pipe(in) != 0) return Error{"cannot create pipe: " + std::string(std::strerror(errno))};
+    if (::pipe(in) != 0)
+        return Error{"cannot create pipe: " + std::string(std::strerror(errno)), ErrorCode::Io};
     if (::pipe(out) != 0) {
         ::close(in[0]);
         ::close(in[1]);
-        return Error{"cannot create pipe: " + std::string(std::strerror(errno))};
+        return Error{"cannot create pipe: " + std::string(std::strerror(errno)), ErrorCode::Io};
     }
     if (::pipe(err) != 0) {
         for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
-        return Error{"cannot create pipe: " + std::string(std::strerror(errno))};
+        return Error{"cannot create pipe: " + std::string(std::strerror(errno)), ErrorCode::Io};
     }
     std::vector<std::string> argvStore;
     argvStore.push_back(program);
@@ -59,7 +60,7 @@ Status WorkerProcess::start(const std::string& program, const std::vector<std::s
     const pid_t pid = ::fork();
     if (pid < 0) {
         for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-        return Error{"cannot start " + program + ": " + std::strerror(errno)};
+        return Error{"cannot start " + program + ": " + std::strerror(errno), ErrorCode::Io};
     }
     if (pid == 0) {
         ::dup2(in[0], 0);
@@ -96,14 +97,15 @@ Status WorkerProcess::start(const std::string& program, const std::vector<std::s
 
 Status WorkerProcess::send(const std::string& line)
 {
-    if (m_state != State::Running || m_in < 0) return Error{"worker is not running"};
+    if (m_state != State::Running || m_in < 0) return Error{"worker is not running", ErrorCode::Failed};
     std::string data = line + "\n";
     size_t done = 0;
     while (done < data.size()) {
         const ssize_t n = ::write(m_in, data.data() + done, data.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return Error{"worker stopped reading its input: " + std::string(std::strerror(errno))};
+            return Error{"worker stopped reading its input: " + std::string(std::strerror(errno)),
+                         ErrorCode::Failed};
         }
         done += size_t(n);
     }

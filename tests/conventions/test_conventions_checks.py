@@ -227,6 +227,21 @@ def vocabulary():
             expect(needle in out, "vocabulary names " + needle, out)
 
 
+def error_codes():
+    """check_error_codes.py: an Error{...} in core/ without a code fails the check, naming the
+    file and line; codes given or passed on pass."""
+    with tempfile.TemporaryDirectory() as root:
+        write(root, "core/io/A.cpp", 'return Error{"x: " + why,\n             ErrorCode::Format};\n'
+              "return Error{e.message, e.code};\nreturn Error{{}, code};\n")
+        rc, out = run("check_error_codes.py", root)
+        expect(rc == 0, "error codes: a coded tree passes", out)
+        write(root, "core/replay/B.cpp", 'int x;\nreturn Error{"op " + name + ": " + f(a, {1, 2})};\n')
+        rc, out = run("check_error_codes.py", root)
+        expect(rc == 1, "error codes: a planted error without a code fails the check", out)
+        for needle in ("core/replay/B.cpp:2:", "1 error(s) without a code"):
+            expect(needle in out, "error codes names " + needle, out)
+
+
 if __name__ == "__main__":
     layering()
     core_layers()
@@ -235,6 +250,7 @@ if __name__ == "__main__":
     python_lint()
     python_types()
     vocabulary()
+    error_codes()
     if shutil.which("clang-format"):
         formatting()
     else:
