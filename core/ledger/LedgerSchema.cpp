@@ -120,6 +120,19 @@ Result<int> ledgerVersionOf(LedgerEngine& engine)
     return rows->empty() ? 0 : static_cast<int>(sqlInt(rows->front().front()));
 }
 
+namespace {
+
+// A ledger whose schema is newer than this build's: refused, never written.
+Error newerThanThisBuild(const LedgerEngine& engine, int version)
+{
+    return Error{engine.location() + ": ledger schema version " + std::to_string(version) +
+                     " is newer than this Faultline's (" + std::to_string(ledgerSchemaVersion()) +
+                     "): update Faultline",
+                 ErrorCode::Format};
+}
+
+}  // namespace
+
 Status migrateLedger(LedgerEngine& engine, int target)
 {
     if (target <= 0) target = ledgerSchemaVersion();
@@ -129,11 +142,7 @@ Status migrateLedger(LedgerEngine& engine, int target)
         if (Status s = tx.begin(); !s) return s;
         auto version = ledgerVersionOf(engine);
         if (!version) return version.error();
-        if (*version > ledgerSchemaVersion())
-            return Error{engine.location() + ": ledger schema version " + std::to_string(*version) +
-                             " is newer than this Faultline's (" + std::to_string(ledgerSchemaVersion()) +
-                             "): update Faultline",
-                         ErrorCode::Format};
+        if (*version > ledgerSchemaVersion()) return newerThanThisBuild(engine, *version);
         if (*version >= m.version) continue;  // applied already (maybe by a concurrent opener)
         for (const std::string& sql : m.statements)
             if (Status s = engine.exec(dialectSql(sql, engine.dialect())); !s)
@@ -152,11 +161,7 @@ Status migrateLedger(LedgerEngine& engine, int target)
     // A database newer than this build: refused even when nothing was left to apply.
     auto version = ledgerVersionOf(engine);
     if (!version) return version.error();
-    if (*version > ledgerSchemaVersion())
-        return Error{engine.location() + ": ledger schema version " + std::to_string(*version) +
-                         " is newer than this Faultline's (" + std::to_string(ledgerSchemaVersion()) +
-                         "): update Faultline",
-                     ErrorCode::Format};
+    if (*version > ledgerSchemaVersion()) return newerThanThisBuild(engine, *version);
     return {};
 }
 
