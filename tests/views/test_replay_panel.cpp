@@ -88,7 +88,7 @@ private slots:
         QVERIFY2(interval.endsWith("–100%") && !interval.startsWith("100"), qPrintable(interval));
         QCOMPARE(
             m->data(m->index(row, ReplayResultsModel::Verdict), Qt::ForegroundRole).value<QBrush>().color(),
-            PlotStyle::verdictColor(verdict));
+            PlotStyle::verdictColor(parseVerdict(verdict.toStdString())));
         // Readable at the dock's size: target, verdict, failures and interval are on screen, the
         // verdict and the numbers unclipped; a long target is elided, its spec in the tooltip.
         QTableView* table = panel->resultsView();
