@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace faultline {
 namespace {
@@ -164,9 +166,24 @@ Result<std::unique_ptr<LedgerEngine>> openSqliteEngine(const std::string& path)
     }
     auto engine = std::make_unique<SqliteEngine>(db, path);
     sqlite3_busy_timeout(db, static_cast<int>(kLedgerBusyTimeout.count()));
-    // A file that is not a database fails here, on its first read.
-    auto mode = runSql(*engine, "PRAGMA journal_mode=WAL");
-    if (!mode) return fileError(path, std::string("not a ledger: ") + sqlite3_errmsg(db));
+    // A file that is not a database fails here, on its first read. Switching a new file to WAL
+    // takes an exclusive lock, and SQLite answers SQLITE_BUSY at once (its busy handler is not
+    // called there) while another process creates or migrates the same ledger: retried until the
+    // busy timeout.
+    const auto deadline = std::chrono::steady_clock::now() + kLedgerBusyTimeout;
+    Result<std::vector<SqlRow>> mode = runSql(*engine, "PRAGMA journal_mode=WAL");
+    while (!mode) {
+        const int code = sqlite3_errcode(db) & 0xff;
+        if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        mode = runSql(*engine, "PRAGMA journal_mode=WAL");
+    }
+    if (!mode) {
+        const std::string why = sqlite3_errmsg(db);
+        if ((sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB) return fileError(path, "not a ledger: " + why);
+        return fileError(path, "cannot open the ledger: " + why, ErrorCode::Io);
+    }
     if (mode->empty() || sqlText(mode->front().front()) != "wal")
         return fileError(path, "cannot use write-ahead logging (journal mode " +
                                    (mode->empty() ? std::string("unknown") : sqlText(mode->front().front())) +
