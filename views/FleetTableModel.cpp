@@ -61,6 +61,10 @@ void FleetTableModel::setReport(const nlohmann::json& report)
                     r.low = (*ci)[0].get<double>();
                     r.high = (*ci)[1].get<double>();
                 }
+                const auto rulesOut = g.find("rules_out");
+                if (rulesOut != g.end() && rulesOut->is_object() && rulesOut->contains("rate_below") &&
+                    (*rulesOut)["rate_below"].is_number())
+                    r.rulesOutBelow = (*rulesOut)["rate_below"].get<double>();
                 const auto ops = g.find("outlier_ops");
                 if (ops != g.end() && ops->is_array())
                     for (const nlohmann::json& op : *ops) r.outlierOps << QString::fromStdString(op.dump());
@@ -174,7 +178,9 @@ QVariant FleetTableModel::data(const QModelIndex& index, int role) const
             return r.verdict;
         case Failures:
             return QString("%1/%2 (%3)").arg(r.failures).arg(r.runs).arg(percent(r.rate));
-        case Interval:
+        case Interval:  // a clean GPU: what its runs rule out, as every clean verdict reads
+            if (r.rulesOutBelow)
+                return QString::fromStdString("< " + rateBoundText(*r.rulesOutBelow) + " (95%)");
             return "[" + percent(r.low) + ", " + percent(r.high) + "]";
         case OutlierOps:
             return r.outlierOps.join(", ");

@@ -31,6 +31,7 @@ public:
     struct Row {
         QString gpu, host, task, target, uuid, serial, verdict, file;
         std::optional<faultline::Verdict> judged;  // `verdict` parsed (nullopt: not a verdict)
+        std::optional<double> rulesOutBelow;       // no run failed: the rate its runs rule out
         quint64 runs = 0, failures = 0;
         double rate = 0, low = 0, high = 0;
         QStringList outlierOps;

@@ -12,6 +12,7 @@
 
 #include "../Text.h"
 #include "../replay/CampaignResultsFile.h"
+#include "../replay/RulesOut.h"
 
 namespace faultline {
 namespace {
@@ -499,6 +500,13 @@ private:
         return verdictOf(g, j, outlierOpsJson(g, j)[0]);
     }
 
+    // What a GPU the fleet judged healthy rules out (null for any other verdict: a fleet outlier
+    // whose own runs passed rules nothing out).
+    static nlohmann::json rulesOut(Verdict judged, const FleetGpu& g)
+    {
+        return judged == Verdict::Healthy ? rulesOutJson(g.failures, g.runs) : nlohmann::json();
+    }
+
     nlohmann::json targetJson(const FleetNode& n, const FleetGpu& g, const Judged& j) const
     {
         const auto [judged, explanation] = verdict(g, j);
@@ -510,6 +518,7 @@ private:
                             {"executed_runs", g.runs},
                             {"not_replayable_runs", 0},
                             {"failures", g.failures},
+                            {"rules_out", rulesOut(judged, g)},
                             {"failing_ops", g.failingOps},
                             {"reproducing_ops", nlohmann::json::array()},
                             {"determinism", {{"expected", true}, {"certified", g.deterministic}}},
@@ -549,6 +558,7 @@ private:
                 {"verdict", nameOf(verdict(g, j).first)},
                 {"runs", g.runs},
                 {"failures", g.failures},
+                {"rules_out", rulesOut(verdict(g, j).first, g)},
                 {"rate", g.rate},
                 {"ci", {g.low, g.high}},
                 {"failing_ops", g.failingOps},

@@ -8,6 +8,7 @@
 #include "../Text.h"
 #include "CampaignSummary.h"
 #include "CampaignTally.h"
+#include "RulesOut.h"
 
 namespace faultline {
 namespace {
@@ -65,9 +66,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
             {"verdict", nameOf(t.verdict)},
             {"explanation", t.explanation},
             // What a clean target rules out (null where it failed or ran nothing).
-            {"rules_out", t.failures == 0 && t.runs > 0
-                              ? nlohmann::json{{"rate_below", cleanRateBound(t.runs)}, {"confidence", 0.95}}
-                              : nlohmann::json()},
+            {"rules_out", rulesOutJson(t.failures, t.runs)},
             {"runs", t.runs},
             {"executed_runs", t.runs},
             {"not_replayable_runs", t.notReplayable},
@@ -106,11 +105,7 @@ nlohmann::json campaignJson(const CampaignReport& report)
         t.update(rateJson(s.rate));
         if (s.stoppedBy) {
             t["stopped_by"] = nameOf(*s.stoppedBy);
-            t["rules_out"] =
-                s.failures == 0 && s.runs > 0
-                    ? nlohmann::json{{"rate_below", cleanRateBound(s.runs, report.stopping.confidence)},
-                                     {"confidence", report.stopping.confidence}}
-                    : nlohmann::json();
+            t["rules_out"] = rulesOutJson(s.failures, s.runs, report.stopping.confidence);
         }
         o["targets"][s.target] = std::move(t);
     }

@@ -12,6 +12,7 @@
 #include "core/Text.h"
 #include "core/fleet/FleetMerge.h"
 #include "core/replay/CampaignResultsFile.h"
+#include "core/replay/Statistics.h"
 
 using namespace faultline;
 using nlohmann::json;
@@ -133,6 +134,21 @@ private slots:
         QCOMPARE((*bad)["node_verdict"].get<std::string>(), std::string("healthy"));
         QCOMPARE((*bad)["verdict"].get<std::string>(), std::string("device-specific"));
         QCOMPARE((*gpuRow(r, "n1/cuda:0"))["verdict"].get<std::string>(), std::string("healthy"));
+        // A clean GPU's row and target say what its runs rule out; one that failed says nothing.
+        const json& clean = (*gpuRow(r, "n1/cuda:0"))["rules_out"];
+        QCOMPARE(clean["rate_below"].get<double>(), cleanRateBound(3));
+        QCOMPARE(clean["confidence"].get<double>(), 0.95);
+        const auto target = std::find_if(r["targets"].begin(), r["targets"].end(),
+                                         [](const json& t) { return t["target"] == "n1/cuda:0"; });
+        QVERIFY(target != r["targets"].end());
+        QCOMPARE((*target)["rules_out"], clean);
+        json failing = nodeCampaign("n4", "3", {"d1"});
+        failing["targets"][0]["failures"] = 2;
+        failing["targets"][0]["verdict"] = "transient";
+        FleetMerger f;
+        QVERIFY(f.add("d.h5", failing).ok());
+        QVERIFY((*gpuRow(f.result().value(), "n4/cuda:0"))["rules_out"].is_null());
+        QVERIFY((*bad)["rules_out"].is_null());  // the outlier: its runs passed, the fleet's vote did not
         // The campaign part: one target per GPU, the outlier flagged in the op's stats.
         QCOMPARE(r["targets"].size(), size_t(6));
         QVERIFY(r["ops"][0]["targets"]["n2/cuda:1"].value("fleet_outlier", false));

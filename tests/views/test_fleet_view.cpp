@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "core/fleet/FleetMerge.h"
+#include "core/replay/Statistics.h"
 #include "views/FleetTableModel.h"
 #include "views/FleetView.h"
 #include "views/MainWindow.h"
@@ -84,6 +85,16 @@ private slots:
         QCOMPARE(model.index(outlierRow, FleetTableModel::OutlierOps).data().toString(), QString("0"));
         QCOMPARE(model.index(outlierRow, FleetTableModel::Uuid).data().toString(), QString("GPU-node-b1"));
         QVERIFY(model.index(outlierRow, 0).data(FleetTableModel::ProblemRole).toBool());
+        // A healthy GPU's interval reads as what its 10 runs rule out; any other keeps its interval
+        // (the outlier's own runs passed, yet it rules nothing out).
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString interval = model.index(r, FleetTableModel::Interval).data().toString();
+            if (model.row(r).verdict == "healthy")
+                QCOMPARE(interval,
+                         QString::fromStdString("< " + rateBoundText(cleanRateBound(10)) + " (95%)"));
+            else
+                QVERIFY2(interval.startsWith("["), qPrintable(interval));
+        }
         // A report without a fleet empties the table.
         model.setReport(json{{"targets", json::array()}});
         QCOMPARE(model.rowCount(), 0);
