@@ -11,25 +11,12 @@
 #include "ReplayTrace.h"
 #include "support/TestSupport.h"
 
+using faultline::test::jsonObject;
 using faultline::test::makeReplayTrace;
+using faultline::test::runFaultline;
 using faultline::test::runProcess;
 
 namespace {
-
-QJsonObject json(const QByteArray& out)
-{
-    QJsonParseError e;
-    const QJsonDocument d = QJsonDocument::fromJson(out, &e);
-    if (e.error != QJsonParseError::NoError)
-        qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
-    return d.object();
-}
-
-faultline::test::ProcessResult faultlineRun(const QStringList& args)
-{
-    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-    return runProcess(QStringLiteral(FAULTLINE_EXE), args, 120000);
-}
 
 // The fewest clean runs N with 1 - (1 - confidence)^(1/N) < rate.
 qint64 minimumRuns(double rate, double confidence)
@@ -53,11 +40,11 @@ private slots:
 
     void measuresRunTimes()
     {
-        auto r = faultlineRun(
+        auto r = runFaultline(
             {"plan", m_trace, "--rate", "1e-3", "--targets", "cpu,sim:healthy", "--ops", "1,2", "--json"});
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         QCOMPARE(o.value("source").toString(), QString("measured"));
         QVERIFY(o.value("source_path").isNull());
         QCOMPARE(o.value("runs_needed_per_op").toInteger(), minimumRuns(1e-3, 0.95));
@@ -78,7 +65,7 @@ private slots:
         const double slowest = std::max(perTarget["cpu"], perTarget["sim:healthy"]);
         QVERIFY(std::fabs(o.value("seconds").toDouble() - slowest) < 1e-9 * (1 + slowest));
         // The text says where the times come from.
-        r = faultlineRun(
+        r = runFaultline(
             {"plan", m_trace, "--rate", "1e-3", "--targets", "cpu", "--ops", "2", "--confidence", "0.99"});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains("measured now"), r.out.constData());
@@ -89,20 +76,20 @@ private slots:
     void readsAJournal()
     {
         const QString out = m_dir.filePath("results.h5");
-        auto r = faultlineRun(
+        auto r = runFaultline(
             {"replay", m_trace, "--targets", "cpu", "--ops", "2", "--reps", "5", "--out", out, "--quiet"});
         QCOMPARE(r.exitCode, 0);
-        r = faultlineRun(
+        r = runFaultline(
             {"plan", m_trace, "--rate", "0.01", "--targets", "cpu", "--ops", "2", "--from", out, "--json"});
         QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         QCOMPARE(o.value("source").toString(), QString("journal"));
         QCOMPARE(o.value("source_path").toString(), out + ".journal.jsonl");
         const QJsonObject row = o.value("ops").toArray().at(0).toObject();
         QCOMPARE(row.value("timed_runs").toInt(), 5);
         QCOMPARE(row.value("runs_needed").toInteger(), minimumRuns(0.01, 0.95));
         // A target the journal never ran has no time: said, not invented.
-        r = faultlineRun(
+        r = runFaultline(
             {"plan", m_trace, "--rate", "0.01", "--targets", "cpu,sim:healthy", "--ops", "2", "--from", out});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains("read from the journal") && r.out.contains("unknown"), r.out.constData());
@@ -126,11 +113,11 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, phrase);
-        auto r = faultlineRun(QStringList{"plan", m_trace, "--ops", "2"} + args);
+        auto r = runFaultline(QStringList{"plan", m_trace, "--ops", "2"} + args);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(phrase.toUtf8()), r.err.constData());
         // A file that is not a trace is named.
-        r = faultlineRun({"plan", m_dir.filePath("missing.h5"), "--rate", "1e-3", "--targets", "cpu"});
+        r = runFaultline({"plan", m_dir.filePath("missing.h5"), "--rate", "1e-3", "--targets", "cpu"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("missing.h5"));
     }

@@ -17,25 +17,12 @@
 #include "support/TestSupport.h"
 
 using namespace faultline;
+using faultline::test::jsonObject;
 using faultline::test::makeReplayTrace;
+using faultline::test::runFaultline;
 using faultline::test::runProcess;
 
 namespace {
-
-QJsonObject json(const QByteArray& out)
-{
-    QJsonParseError e;
-    const QJsonDocument d = QJsonDocument::fromJson(out, &e);
-    if (e.error != QJsonParseError::NoError)
-        qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
-    return d.object();
-}
-
-faultline::test::ProcessResult faultlineRun(const QStringList& args, int timeoutMs = 120000)
-{
-    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-    return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
-}
 
 }  // namespace
 
@@ -57,10 +44,10 @@ private slots:
         const QString path = m_dir.filePath(QString("bisect-%1.h5").arg(corrupt + 1));
         const QString err = makeReplayTrace(path, corrupt);
         QVERIFY2(err.isEmpty(), qPrintable(err));
-        auto r = faultlineRun({"bisect", path, "--suspect", "gpu1", "--json", "--quiet"});
+        auto r = runFaultline({"bisect", path, "--suspect", "gpu1", "--json", "--quiet"});
         QVERIFY2(!r.crashed, r.err.constData());
         QCOMPARE(r.exitCode, corrupt < 0 ? 0 : 1);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         QCOMPARE(o.value("trace").toString(), path);
         QCOMPARE(o.value("suspect").toString(), QString("gpu1"));
         if (corrupt < 0)
@@ -77,11 +64,11 @@ private slots:
             QCOMPARE(op.value("beyond_tolerance").toInteger(), i == corrupt ? 1 : 0);
         }
         // The healthy device never diverges.
-        r = faultlineRun({"bisect", path, "--suspect", "gpu0", "--json", "--quiet"});
+        r = runFaultline({"bisect", path, "--suspect", "gpu0", "--json", "--quiet"});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY(json(r.out).value("first_divergent_op").isNull());
+        QVERIFY(jsonObject(r.out).value("first_divergent_op").isNull());
         // An unknown label is an error naming the devices.
-        r = faultlineRun({"bisect", path, "--suspect", "gpu7"});
+        r = runFaultline({"bisect", path, "--suspect", "gpu7"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("gpu0") && r.err.contains("gpu7"));
     }
@@ -90,13 +77,13 @@ private slots:
     {
         const QString path = m_dir.filePath("campaign.h5");
         QVERIFY(makeReplayTrace(path, -1).isEmpty());
-        auto r = faultlineRun(
+        auto r = runFaultline(
             {"replay", path, "--targets",
              "cpu,sim:hang:after=2,sim:crash:after=2,sim:intermittent:k=1,n=3,rate=0.05,bit_lo=23,bit_hi=29",
              "--ops", "0-2", "--reps", "3", "--timeout", "1.5", "--json", "--quiet"});
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 1);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         const QJsonArray runs = o.value("runs").toArray();
         QCOMPARE(runs.size(), 4 * 3 * 3);
         QMap<QString, QMap<QString, int>> outcomes;
@@ -133,7 +120,7 @@ private slots:
         const QStringList args = {"replay", path,     "--targets", "cpu,sim:stuck-bit:bit=22",
                                   "--reps", "2",      "--out",     out,
                                   "--json", "--quiet"};
-        auto r = faultlineRun(args);
+        auto r = runFaultline(args);
         QCOMPARE(r.exitCode, 1);
         QVERIFY(QFile::exists(out));
         const QString journal = out + ".journal.jsonl";
@@ -151,13 +138,13 @@ private slots:
         f.close();
         QFile::remove(out);
 
-        auto again = faultlineRun(args);  // without --resume: refuses to overwrite the journal
+        auto again = runFaultline(args);  // without --resume: refuses to overwrite the journal
         QCOMPARE(again.exitCode, 2);
         QVERIFY(again.err.contains("--resume"));
 
-        auto resumed = faultlineRun(args + QStringList{"--resume"});
+        auto resumed = runFaultline(args + QStringList{"--resume"});
         QCOMPARE(resumed.exitCode, 1);
-        const QJsonObject o = json(resumed.out);
+        const QJsonObject o = jsonObject(resumed.out);
         const QJsonArray runs = o.value("runs").toArray();
         QCOMPARE(runs.size(), 16);
         // The six journaled runs were kept as they were, not run again.
@@ -175,7 +162,7 @@ private slots:
     void demoTellsTheStory()
     {
         const QString dir = m_dir.filePath("demo");
-        auto r = faultlineRun({"demo", "--headless", "--out", dir});
+        auto r = runFaultline({"demo", "--headless", "--out", dir});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QString text = QString::fromUtf8(r.out);
         QVERIFY2(text.contains("first divergent op:") && text.contains("blocks.0.mlp.fc1"), qPrintable(text));
@@ -185,14 +172,14 @@ private slots:
         QVERIFY(QFile::exists(dir + "/checkpoints/healthy/step-003-rank-1.h5"));
         QVERIFY(QFile::exists(dir + "/checkpoints/incident/step-003-rank-1.h5"));
         auto b =
-            faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu1", "--json", "--quiet"});
+            runFaultline({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu1", "--json", "--quiet"});
         QCOMPARE(b.exitCode, 1);
-        const QJsonObject o = json(b.out);
+        const QJsonObject o = jsonObject(b.out);
         const int first = o.value("first_divergent_op").toInt(-1);
         QVERIFY(first >= 0);
         QCOMPARE(o.value("ops").toArray().at(first).toObject().value("op").toString(), QString("gemm"));
         // The healthy re-run recorded in the same trace is clean.
-        b = faultlineRun({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu0", "--json", "--quiet"});
+        b = runFaultline({"bisect", dir + "/incident-trace.h5", "--suspect", "gpu0", "--json", "--quiet"});
         QCOMPARE(b.exitCode, 0);
     }
 };

@@ -17,25 +17,12 @@
 #include "support/TestSupport.h"
 
 using namespace faultline;
+using faultline::test::jsonObject;
 using faultline::test::makeReplayTrace;
+using faultline::test::runFaultline;
 using faultline::test::runProcess;
 
 namespace {
-
-QJsonObject json(const QByteArray& out)
-{
-    QJsonParseError e;
-    const QJsonDocument d = QJsonDocument::fromJson(out, &e);
-    if (e.error != QJsonParseError::NoError)
-        qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
-    return d.object();
-}
-
-faultline::test::ProcessResult faultlineRun(const QStringList& args, int timeoutMs = 300000)
-{
-    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
-    return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
-}
 
 // The one op of the campaign's JSON: its stats on `target`.
 QJsonObject opTarget(const QJsonObject& report, const QString& target)
@@ -89,11 +76,11 @@ private slots:
         const uint64_t minimum = uint64_t(std::floor(std::log(0.05) / std::log(1 - rate))) + 1;
         QCOMPARE(minimum, uint64_t(2995));
         const QString out = m_dir.filePath("healthy.h5");
-        auto r = faultlineRun({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--until-rate",
+        auto r = runFaultline({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--until-rate",
                                "1e-3", "--out", out, "--json", "--quiet"});
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         const QJsonObject s = opTarget(o, "sim:healthy");
         const uint64_t runs = uint64_t(s.value("runs").toInteger());
         QVERIFY2(runs >= minimum && double(runs) <= 1.05 * double(minimum),
@@ -116,7 +103,7 @@ private slots:
         // Resumed, the journal already holds every run: nothing more runs, and the text says what
         // the runs rule out and why they stopped.
         QFile::remove(out);
-        r = faultlineRun({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--until-rate", "1e-3",
+        r = runFaultline({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--until-rate", "1e-3",
                           "--out", out, "--resume", "--quiet"});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains(QString("op 2 add on sim:healthy: no failure in %1 runs").arg(runs).toUtf8()),
@@ -125,7 +112,7 @@ private slots:
         QVERIFY2(r.out.contains("rate < 0.1% at 95%"), r.out.constData());
         // A journal of an adaptive campaign is not continued as a fixed one.
         QFile::remove(out);
-        r = faultlineRun({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--reps", "3", "--out",
+        r = runFaultline({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--reps", "3", "--out",
                           out, "--resume", "--quiet"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--until-rate"), r.err.constData());
@@ -139,11 +126,11 @@ private slots:
         QStringList targets;
         for (int i = 1; i <= kDevices; ++i)
             targets << QString("sim:flip:rate=1+run_rate=0.001+seed=%1").arg(i);
-        auto r = faultlineRun({"replay", m_trace, "--targets", targets.join(","), "--ops", "2",
+        auto r = runFaultline({"replay", m_trace, "--targets", targets.join(","), "--ops", "2",
                                "--until-rate", "1e-4", "--seed", "7", "--json", "--quiet"});
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 1);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         uint64_t total = 0;
         for (const QString& t : targets) {
             const QJsonObject s = opTarget(o, t);
@@ -165,12 +152,12 @@ private slots:
 
     void budgetStopsWhatCannotReachItsRate()
     {
-        auto r = faultlineRun({"replay", m_trace, "--targets", "cpu", "--ops", "2", "--until-rate", "1e-7",
+        auto r = runFaultline({"replay", m_trace, "--targets", "cpu", "--ops", "2", "--until-rate", "1e-7",
                                "--budget", "2s", "--json", "--quiet"},
                               60000);
         QVERIFY2(!r.crashed && !r.timedOut, r.err.constData());
         QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = json(r.out);
+        const QJsonObject o = jsonObject(r.out);
         const QJsonObject s = opTarget(o, "cpu");
         QCOMPARE(s.value("stopped_by").toString(), QString("budget"));
         QVERIFY(s.value("runs").toInteger() > 0);
@@ -205,7 +192,7 @@ private slots:
         if (!args.contains("--targets"))
             all << "--targets"
                 << "cpu";
-        auto r = faultlineRun(all + args, 60000);
+        auto r = runFaultline(all + args, 60000);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(phrase.toUtf8()), r.err.constData());
     }

@@ -7,6 +7,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonParseError>
 #include <QProcess>
 
 namespace faultline::test {
@@ -100,6 +102,15 @@ QStringList tempFilesBeside(const QString& path)
     for (const QString& entry : info.dir().entryList(QDir::Files | QDir::Hidden | QDir::System))
         if (entry.startsWith(name + ".") && entry.endsWith(".tmp")) found << info.dir().filePath(entry);
     return found;
+}
+
+QJsonObject jsonObject(const QByteArray& out)
+{
+    QJsonParseError e;
+    const QJsonDocument d = QJsonDocument::fromJson(out, &e);
+    if (e.error != QJsonParseError::NoError)
+        qWarning("bad JSON: %s\n%s", qPrintable(e.errorString()), out.constData());
+    return d.object();
 }
 
 }  // namespace faultline::test

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the Qt Test executables: running the fixture writers in tests/fixtures with
 // a python3 that has h5py and numpy, and running the built CLI.
+#include <QByteArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -30,6 +32,18 @@ struct ProcessResult {
 };
 // Runs a program with arguments, waiting at most `timeoutMs`.
 ProcessResult runProcess(const QString& program, const QStringList& args, int timeoutMs = 60000);
+
+#if defined(FAULTLINE_EXE) && defined(FAULTLINE_WORKER_EXE)
+// Runs the built `faultline` with its worker (the test's FAULTLINE_EXE and FAULTLINE_WORKER_EXE).
+inline ProcessResult runFaultline(const QStringList& args, int timeoutMs = 300000)
+{
+    qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
+    return runProcess(QStringLiteral(FAULTLINE_EXE), args, timeoutMs);
+}
+#endif
+
+// A command's JSON output as an object (empty, with a warning naming the problem, when it is not JSON).
+QJsonObject jsonObject(const QByteArray& out);
 
 // Absolute path of a file in the source tree (e.g. "resources/samples/demo.h5").
 QString sourcePath(const QString& relative);
