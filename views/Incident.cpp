@@ -121,10 +121,8 @@ void Incident::buildEntries()
                 auto outs = op.outputs.find(suspect);
                 if (outs != op.outputs.end() && b.output < outs->second.size())
                     e.suspectTensor = outs->second[b.output];
-                auto peer = op.outputs.find(b.judgeLabel);
-                if (b.judge == BisectJudge::Peer && peer != op.outputs.end() &&
-                    b.output < peer->second.size()) {
-                    e.referenceTensor = peer->second[b.output];
+                if (b.judge == BisectJudge::Peer && b.output < b.peerOutputs.size()) {
+                    e.referenceTensor = b.peerOutputs[b.output];
                     e.peerLabel = qs(b.judgeLabel);
                 }
             }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
+#include "../Text.h"
 #include "../compare/TensorComparer.h"
 #include "../golden/CollectiveGolden.h"
 #include "../golden/OpRegistry.h"
 #include "BoundCompare.h"
 #include "RecordedReference.h"
+#include "ReplicaPeers.h"
 #include "TensorLoad.h"
 
 namespace faultline {
@@ -143,6 +145,7 @@ void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutp
 {
     b.judge = BisectJudge::Peer;
     b.judgeLabel = peer;
+    b.peerOutputs = peerOutputs;
     CompareOptions options;
     options.tolerance = Tolerance::exact();
     options.threads = 1;  // small tensors, one op at a time
@@ -202,6 +205,31 @@ void judgeByPeer(const Trace& trace, const std::vector<std::string>& suspectOutp
         b.detail += " (outputs " + list + " of " + std::to_string(suspectOutputs.size()) + " differ from " +
                     peer + ")";
     }
+}
+
+// Data-parallel replicas of the suspect's op (ReplicaPeers.h): true when they judged it (or
+// reading them failed: an error verdict); else `missing` gains why they could not.
+bool judgeByReplicas(const Trace& trace, const ReplicaIndex& index, const TraceOp& op,
+                     const std::string& suspect, const std::vector<std::string>& suspectOutputs, BisectOp& b,
+                     std::string& missing, bool& loneReplicaDiffers)
+{
+    const std::vector<ReplicaOutputs> replicas = index.replicasOf(op, suspect);
+    if (replicas.empty()) return false;
+    auto decision = decideReplicas(trace, replicas, suspectOutputs);
+    if (!decision) {
+        b.verdict = BisectVerdict::Error;
+        b.detail = decision.message();
+        return true;
+    }
+    if (decision->judges.empty()) {
+        missing += (missing.empty() ? "" : "; ") + decision->reason;
+        loneReplicaDiffers = decision->loneReplicaDiffers;
+        return false;
+    }
+    const ReplicaOutputs& first = decision->judges.front();
+    judgeByPeer(trace, suspectOutputs, first.outputs, first.label, b);
+    for (const ReplicaOutputs& r : decision->judges) b.replicas.push_back(r.label);
+    return true;
 }
 
 std::string deviceList(const Trace& trace)
@@ -301,6 +329,7 @@ Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& option
     auto peer = chooseBisectPeer(trace, options, &report.warnings);
     if (!peer) return peer.error();
     report.peer = *peer;
+    const ReplicaIndex replicas(trace);
     // A capture cut short (faultline_capture's complete = 0): what it holds is judged, but the
     // ops after the cut are missing.
     if (auto c = trace.attributes.find("complete"); c != trace.attributes.end() && c->second == "0") {
@@ -334,13 +363,28 @@ Result<BisectReport> bisectTrace(const Trace& trace, const BisectOptions& option
             b.detail = suspect + " recorded no output for this op";
         } else if (!report.peer.empty() && peerMissing.empty()) {
             judgeByPeer(trace, outs->second, op.outputs.at(report.peer), report.peer, b);
-        } else if (!golden::findGoldenOp(op.op)) {
-            b.verdict = BisectVerdict::Skipped;
-            b.detail = (peerMissing.empty() ? "" : peerMissing + "; ") + "the golden model has no '" + op.op +
-                       "' op";
         } else {
-            judgeByGolden(trace, op, suspect, outs->second.front(), b);
-            if (!peerMissing.empty()) b.judgeReason = peerMissing + ": judged by the golden model";
+            // Why neither the rerun peer nor replicas judged it ("" when there were none).
+            std::string missing = peerMissing;
+            bool loneReplicaDiffers = false;
+            const bool byReplicas =
+                !options.noPeer &&
+                judgeByReplicas(trace, replicas, op, suspect, outs->second, b, missing, loneReplicaDiffers);
+            if (byReplicas) {
+                // judged bit for bit by replicas (or an error reading them)
+            } else if (!golden::findGoldenOp(op.op)) {
+                b.verdict = BisectVerdict::Skipped;
+                b.detail =
+                    (missing.empty() ? "" : missing + "; ") + "the golden model has no '" + op.op + "' op";
+            } else {
+                judgeByGolden(trace, op, suspect, outs->second.front(), b);
+                if (!missing.empty()) b.judgeReason = missing + ": judged by the golden model";
+                if (loneReplicaDiffers && b.verdict == BisectVerdict::Ok)
+                    report.warnings.push_back("op " + std::to_string(op.index) + " " + op.op +
+                                              ": inside the golden bound, but its bits differ from its one "
+                                              "replica's; one of the two devices is wrong (a second replica "
+                                              "or a rerun peer decides which)");
+            }
         }
         if (golden::isCollectiveOp(op.op) && trace.file) judgeCollective(trace, op, b, report.warnings);
         const bool judged = b.verdict == BisectVerdict::Divergent || b.verdict == BisectVerdict::Ok;
@@ -395,9 +439,12 @@ nlohmann::json bisectJson(const BisectReport& report)
             {"label", b.judgeLabel.empty() ? nlohmann::json() : nlohmann::json(b.judgeLabel)},
             {"bound", b.judge == BisectJudge::GoldenBound ? nlohmann::json(b.boundLoose ? "loose" : "strict")
                                                           : nlohmann::json()},
-            {"reason", b.judgeReason.empty() ? nlohmann::json() : nlohmann::json(b.judgeReason)}};
+            {"reason", b.judgeReason.empty() ? nlohmann::json() : nlohmann::json(b.judgeReason)},
+            {"replicas", b.replicas.empty() ? nlohmann::json() : nlohmann::json(b.replicas)}};
         ops.push_back(std::move(j));
     }
+    size_t byReplicas = 0;
+    for (const BisectOp& b : report.ops) byReplicas += b.judge == BisectJudge::Peer && !b.replicas.empty();
     nlohmann::json judgedBy = nlohmann::json::object();
     for (BisectJudge k :
          {BisectJudge::Peer, BisectJudge::GoldenExact, BisectJudge::GoldenBound, BisectJudge::None}) {
@@ -408,6 +455,7 @@ nlohmann::json bisectJson(const BisectReport& report)
             {"suspect", report.suspect},
             {"peer", report.peer.empty() ? nlohmann::json() : nlohmann::json(report.peer)},
             {"judged_by", judgedBy},
+            {"judged_by_replicas", byReplicas},
             {"first_divergent_op",
              report.firstDivergentOp ? nlohmann::json(*report.firstDivergentOp) : nlohmann::json()},
             {"checked_ops", report.checkedOps},
@@ -421,7 +469,9 @@ std::string bisectJudgeText(const BisectOp& b)
     std::string text;
     switch (b.judge) {
         case BisectJudge::Peer:
-            text = "peer " + b.judgeLabel + ", bitwise";
+            text = b.replicas.empty() ? "peer " + b.judgeLabel + ", bitwise"
+                                      : "replica" + std::string(b.replicas.size() > 1 ? "s " : " ") +
+                                            joinText(b.replicas) + ", bitwise";
             break;
         case BisectJudge::GoldenExact:
             text = "golden, exact";
@@ -467,14 +517,23 @@ std::string bisectText(const BisectReport& report)
         out << " " << bisectJudgeName(k) << " " << (it == report.judgedBy.end() ? 0 : it->second)
             << (k == BisectJudge::None ? "\n" : ",");
     }
+    const size_t byReplicas =
+        size_t(std::count_if(report.ops.begin(), report.ops.end(), [](const BisectOp& b) {
+            return b.judge == BisectJudge::Peer && !b.replicas.empty();
+        }));
+    if (byReplicas > 0)
+        out << "of the peer's: " << byReplicas
+            << " op(s) judged by data-parallel replicas (the same op on the "
+            << "same inputs on another device)\n";
     if (report.firstDivergentOp)
         out << "first divergent op: " << *report.firstDivergentOp << " (" << divergent
             << " divergent op(s) in all)\n";
     else if (report.checkedOps == 0)
         out << "no op could be checked: no verdict\n";
     else
-        out << (report.peer.empty() ? "no op left its error bound\n"
-                                    : "no op differed from the peer or left its error bound\n");
+        out << (report.peer.empty() && byReplicas == 0
+                    ? "no op left its error bound\n"
+                    : "no op differed from the peer or left its error bound\n");
     for (const std::string& w : report.warnings) out << "warning: " << w << "\n";
     return out.str();
 }

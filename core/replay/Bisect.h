@@ -5,7 +5,9 @@
 //   peer          a healthy device's outputs computed from the same recorded inputs
 //                 (faultline_capture's rerun, /devices/<label> source = "rerun"), once it has
 //                 shown it reproduces itself bit for bit (the output group's reproducible = 1):
-//                 every recorded output, bit for bit;
+//                 every recorded output, bit for bit; else data-parallel replicas: other
+//                 devices' ops with the same op, parameters and inputs whose bits agree
+//                 (ReplicaPeers.h);
 //   golden_exact  the golden model, where the op's bound is 0 for every element;
 //   golden_bound  the golden model within the op's error bound (strict or loose, from the
 //                 op's recorded settings);
@@ -37,6 +39,11 @@ struct BisectOp {
     // nothing judged it (none), or why the peer did not and the golden model did (a fallback).
     BisectJudge judge = BisectJudge::None;
     std::string judgeLabel, judgeReason;
+    // Judge peer: the peer's recorded outputs the suspect's were held against, k order (of the
+    // op itself for a rerun peer, of the replica's own op for data-parallel replicas), and the
+    // replicas that agreed bit for bit (ReplicaPeers.h; empty for a rerun peer).
+    std::vector<std::string> peerOutputs;
+    std::vector<std::string> replicas;
     // How the bound was chosen from the op's recorded settings (golden/RecordedNumerics.h):
     // empty for the strict bounds; loose where it cannot be tight (narrow accumulation).
     std::string boundModel;
@@ -51,7 +58,7 @@ struct BisectOptions {
     std::string suspect;
     // A device of the trace other than the suspect. "" chooses the default: the devices whose
     // source is "rerun", other than the suspect; of several, the first in device order, with a
-    // warning. noPeer: the golden model judges alone.
+    // warning. noPeer: the golden model judges alone (no rerun peer, no replicas).
     std::string peer;
     bool noPeer = false;
 };
@@ -91,12 +98,13 @@ Result<BisectReport> bisectTrace(const Trace& trace, const std::string& suspect,
 // "judged_by": {"peer","golden_exact","golden_bound","none"},
 // "ops":[{"index","op","name","elements",
 //  "beyond_tolerance","max_ulp","signature","verdict"}…]} plus mismatches, detail, region,
-//  bit_histogram, output, judge {"kind","label","bound","reason"}, bound_model (null: strict),
+//  bit_histogram, output, judge {"kind","label","bound","reason","replicas"}, bound_model (null: strict),
 //  bound_loose, collective (collectiveInvariantJson, null for other ops) per op and warnings.
 nlohmann::json bisectJson(const BisectReport& report);
 std::string bisectText(const BisectReport& report);
 // The op's judge in words, as the text output and the GUI show it: "peer cpu1, bitwise",
-// "golden, exact", "golden bound, strict" / "loose", "no judge"; a fallback's reason after " — ".
+// "replicas cpu0, cpu2, bitwise", "golden, exact", "golden bound, strict" / "loose", "no judge";
+// a fallback's reason after " — ".
 std::string bisectJudgeText(const BisectOp& op);
 
 }  // namespace faultline

@@ -111,7 +111,7 @@ Result<std::vector<OutputJudge>> judgesOf(const Trace& trace, const TraceOp& op,
     std::vector<OutputJudge> out;
     const std::vector<std::string>& names = op.outputs.at(suspect);
     if (b.judge == BisectJudge::Peer) {
-        const std::vector<std::string>& peer = op.outputs.at(b.judgeLabel);
+        const std::vector<std::string>& peer = b.peerOutputs;
         for (size_t k = 0; k < names.size() && k < peer.size(); ++k) {
             OutputJudge j;
             j.bitwise = true;

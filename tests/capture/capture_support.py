@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 
+import h5py
 import numpy as np
 import torch
 import torch.nn as nn
@@ -274,23 +275,34 @@ def flip(t, bit=None, count=8):
         bits[idx] = bits[idx] ^ mask
 
 
+def _raw(ds):
+    """The dataset's bytes as unsigned integers of its element size, read with its own HDF5 type
+    (bfloat16's custom float type would otherwise be converted)."""
+    tid = ds.id.get_type()
+    data = np.empty(ds.shape, dtype="u%d" % tid.get_size())
+    ds.id.read(h5py.h5s.ALL, h5py.h5s.ALL, data, mtype=tid)
+    return data, tid
+
+
 def unlink_output(f, path):
     """Makes the dataset at `path` (an op output in h5py file `f`) its own copy: the recorder
     hard-links an output that a later op reads to that op's input, and a planted corruption
-    must change the recorded output only."""
+    must change the recorded output only. The copy keeps the HDF5 type (bfloat16 included)."""
     ds = f[path]
-    data, attrs = ds[()], dict(ds.attrs)
+    data, tid = _raw(ds)
+    attrs = dict(ds.attrs)
     del f[path]
-    copy = f.create_dataset(path, data=data)
+    copy = f.create_dataset(path, shape=data.shape, dtype=h5py.Datatype(tid.copy()))
+    copy.id.write(h5py.h5s.ALL, h5py.h5s.ALL, data, mtype=tid)
     for k, v in attrs.items():
         copy.attrs[k] = v
 
 
 def flip_recorded(f, path, element, bit):
     """Flips bit `bit` of element `element` (flat index) of dataset `path` in h5py file `f`, in
-    place; flipping it again restores it."""
+    place, in the dataset's own type; flipping it again restores it."""
     ds = f[path]
-    data = np.array(ds[()])
-    flat = data.reshape(-1).view({1: "u1", 2: "u2", 4: "u4", 8: "u8"}[data.dtype.itemsize])
+    data, tid = _raw(ds)
+    flat = data.reshape(-1)
     flat[element] ^= flat.dtype.type(1 << bit)
-    ds[...] = data
+    ds.id.write(h5py.h5s.ALL, h5py.h5s.ALL, data, mtype=tid)

@@ -297,9 +297,12 @@ private slots:
         QCOMPARE(o["judged_by"],
                  nlohmann::json({{"peer", 4}, {"golden_exact", 0}, {"golden_bound", 3}, {"none", 1}}));
         const nlohmann::json& ops = o["ops"];
-        QCOMPARE(
-            ops[2]["judge"],
-            nlohmann::json({{"kind", "peer"}, {"label", "peer"}, {"bound", nullptr}, {"reason", nullptr}}));
+        QCOMPARE(ops[2]["judge"], nlohmann::json({{"kind", "peer"},
+                                                  {"label", "peer"},
+                                                  {"bound", nullptr},
+                                                  {"reason", nullptr},
+                                                  {"replicas", nullptr}}));
+        QCOMPARE(o["judged_by_replicas"].get<int>(), 0);
         QCOMPARE(ops[0]["judge"]["kind"].get<std::string>(), std::string("golden_bound"));
         QCOMPARE(ops[0]["judge"]["bound"].get<std::string>(), std::string("strict"));
         QVERIFY(ops[0]["judge"]["label"].is_null());
