@@ -643,6 +643,9 @@ bool cudaTargetHasOp(const std::string& op)
         case OpKind::LayerNormBackwardBias:
         case OpKind::GeluBackward:
         case OpKind::SiluBackward:
+        case OpKind::AttentionBackwardQ:
+        case OpKind::AttentionBackwardK:
+        case OpKind::AttentionBackwardV:
             return false;
         case OpKind::Sub:
         case OpKind::Div:

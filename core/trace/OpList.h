@@ -55,6 +55,14 @@ FL_TRACE_OP(layernorm_backward_bias, LayerNormBackwardBias, NarrowSums, false,
             "layernorm_backward_bias(dy, x, mean, rstd, gamma, beta)", "cpu_order")
 FL_TRACE_OP(gelu_backward, GeluBackward, Intermediates, false, "gelu_backward(grad, x)", "approximate")
 FL_TRACE_OP(silu_backward, SiluBackward, Intermediates, false, "silu_backward(grad, x)")
+// The fused attention backward (PyTorch 2.x's CPU flash kernel; CUDA flash/efficient): one op per
+// gradient, each reading grad_out, q, k, v; float sums, narrow p and ds (AttentionBackwardGolden.h).
+FL_TRACE_OP(attention_backward_q, AttentionBackwardQ, FloatSteps, false,
+            "attention_backward_q(g, q, k, v, out, lse)", "causal", "scale")
+FL_TRACE_OP(attention_backward_k, AttentionBackwardK, FloatSteps, false,
+            "attention_backward_k(g, q, k, v, out, lse)", "causal", "scale")
+FL_TRACE_OP(attention_backward_v, AttentionBackwardV, FloatSteps, false,
+            "attention_backward_v(g, q, k, v, out, lse)", "causal", "scale")
 // The element-wise part of a training step (#22): arithmetic with tensors and scalars, the
 // optimizer updates' formulas, dropout with its recorded mask, selections, sums over dims.
 FL_TRACE_OP(sub, Sub, Pointwise, false, "sub(x, y) | sub(x; other)", "other", "alpha")

@@ -232,6 +232,42 @@ def _map_attention(func, args, kwargs, out):
                   {"causal": causal, "scale": scale}, [four(y)], call)
 
 
+_ATTENTION_BACKWARD_INPUTS = ("grad_out", "query", "key", "value", "out", "logsumexp")
+_ATTENTION_GRADS = ("attention_backward_q", "attention_backward_k", "attention_backward_v")
+
+
+def _map_attention_backward(func, args, kwargs, out):
+    """A fused attention backward (torch 2.x's CPU flash kernel: grad_out, query, key, value, out,
+    logsumexp, dropout_p, is_causal, *, attn_mask, scale) -> (grad_query, grad_key, grad_value):
+    one trace op per gradient, each with the six tensors the call reads."""
+    names = [a.name for a in func._schema.arguments]
+    bound = dict(zip(names, args, strict=False))
+    bound.update(kwargs)
+    tensors = [bound.get(n) for n in _ATTENTION_BACKWARD_INPUTS]
+    if bound.get("attn_mask") is not None or float(bound.get("dropout_p", 0.0) or 0.0) != 0.0:
+        return None
+    if not _golden(*tensors) or any(t.dim() != 4 for t in tensors[:5]):
+        return None
+    g, q, k, v, o, lse = tensors
+    if k.shape[:2] != q.shape[:2] or v.shape[:3] != k.shape[:3] or g.shape != o.shape:
+        return None  # grouped-query attention: k and v have fewer heads
+    scale = bound.get("scale")
+    scale = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    params = {"causal": int(bool(bound.get("is_causal", False))), "scale": scale}
+    refs = [_ref(_ATTENTION_BACKWARD_INPUTS.index(nm)) if nm in _ATTENTION_BACKWARD_INPUTS else _plain(val)
+            for nm, val in zip(names, args, strict=False)]
+    kw = {nm: _ref(_ATTENTION_BACKWARD_INPUTS.index(nm)) if nm in _ATTENTION_BACKWARD_INPUTS else _plain(val)
+          for nm, val in kwargs.items()}
+    inputs = [t.contiguous() for t in tensors]
+    mapped = []
+    for i, op in enumerate(_ATTENTION_GRADS):
+        if out[i] is None or not _golden(out[i]):
+            continue
+        mapped.append(Mapped(op, inputs, dict(params), [out[i]],
+                             _spec(func, refs, kw, outputs=[{"result": i, "transform": []}])))
+    return mapped or None
+
+
 # ---- loss, embedding and backward ops of a training step (#22) ----------------------------------
 # Each trace op has one output: an aten call with several (nll_loss_forward, native_layer_norm_backward)
 # maps to a list of Mapped, one per output, each with every input the call takes and a call spec
@@ -425,6 +461,7 @@ def _add_training_ops(add):
     add("native_layer_norm_backward", "default", _map_layer_norm_backward)
     add("gelu_backward", "default", _map_activation_backward("gelu_backward"))
     add("silu_backward", "default", _map_activation_backward("silu_backward"))
+    add("_scaled_dot_product_flash_attention_for_cpu_backward", "default", _map_attention_backward)
 
 
 # The trace ops each aten call of the block above may become (the recorder's `ops` filter).
@@ -442,6 +479,7 @@ TRAINING_TRACE_OPS = {
                                          "layernorm_backward_bias"),
     "aten::gelu_backward": ("gelu_backward",),
     "aten::silu_backward": ("silu_backward",),
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward": _ATTENTION_GRADS,
 }
 
 

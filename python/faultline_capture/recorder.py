@@ -53,8 +53,8 @@ for _f in MAPPERS:
                         "layernorm" if _n == "aten::native_layer_norm" else
                         "rmsnorm" if "rms_norm" in _n else
                         "softmax" if _n in ("aten::_softmax", "aten::_safe_softmax") else
-                        "attention" if "scaled_dot_product" in _n else
                         TRAINING_TRACE_OPS[_n] if _n in TRAINING_TRACE_OPS else
+                        "attention" if "scaled_dot_product" in _n else
                         _n[len("aten::"):].rstrip("_"))
 _MAPPED_KIND.update(KINDS)  # _foreach_mul_ -> mul, native_dropout -> dropout, reciprocal -> pow
 
