@@ -85,18 +85,21 @@ nlohmann::json campaignJson(const CampaignReport& report)
         nlohmann::json& o = byOp[s.opIndex];
         if (o.is_null())
             o = {{"index", s.opIndex}, {"op", s.op}, {"name", s.name}, {"targets", nlohmann::json::object()}};
-        nlohmann::json t = {{"runs", s.runs},
-                            {"failures", s.failures},
-                            {"mismatches", s.mismatches},
-                            {"hangs", s.hangs},
-                            {"crashes", s.crashes},
-                            {"errors", s.errors},
-                            {"device_faults", s.deviceFaults},
-                            {"distinct_outputs", s.distinctDigests},
-                            {"distinct_outputs_at_least", s.distinctDigestsAtLeast},
-                            {"max_ulp", s.maxUlp},
-                            {"signature", s.signature},
-                            {"peer_mismatches", s.peerMismatches}};
+        nlohmann::json t = {
+            {"runs", s.runs},
+            {"failures", s.failures},
+            {"mismatches", s.mismatches},
+            {"hangs", s.hangs},
+            {"crashes", s.crashes},
+            {"errors", s.errors},
+            {"device_faults", s.deviceFaults},
+            {"distinct_outputs", s.distinctDigests},
+            {"distinct_outputs_at_least", s.distinctDigestsAtLeast},
+            {"max_ulp", s.maxUlp},
+            {"signature", s.signature},
+            {"peer_mismatches", s.peerMismatches},
+            {"rerun_mismatches", s.rerunMismatches},
+            {"rerun_peer", s.rerunPeer.empty() ? nlohmann::json() : nlohmann::json(s.rerunPeer)}};
         if (!s.firstDigest.empty()) t["first_digest"] = s.firstDigest;
         if (s.repDiffering || s.transferMismatches || s.repMaxFlippedBits)
             t["on_device_repeat"] = {{"differing", s.repDiffering},
@@ -184,6 +187,8 @@ std::string campaignText(const CampaignReport& report)
         if (s.mismatches)
             out << ", " << s.mismatches << " mismatch (max " << s.maxUlp << " ulp, " << s.signature << ")";
         if (s.peerMismatches) out << ", " << s.peerMismatches << " bitwise different from its peers";
+        if (s.rerunMismatches)
+            out << ", " << s.rerunMismatches << " bitwise different from rerun peer " << s.rerunPeer;
         if (s.hangs) out << ", " << s.hangs << " hang";
         if (s.crashes) out << ", " << s.crashes << " crash";
         if (s.errors) out << ", " << s.errors << " error";

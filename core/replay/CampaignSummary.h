@@ -30,7 +30,12 @@ struct OpTargetStats {
     uint64_t maxUlp = 0;
     std::string signature;        // most frequent signature kind among mismatches
     uint64_t peerMismatches = 0;  // runs whose bits differ from the peers' reference (counted in failures)
-    uint64_t repDiffering = 0;    // runs the target's on-device check found different from an earlier rep
+    // Runs inside the golden bound whose bits differ from a rerun peer's recorded output that
+    // this target reproduced bit for bit in other runs (counted in failures; not added to
+    // peerMismatches' runs twice: failures take the larger of the two).
+    uint64_t rerunMismatches = 0;
+    std::string rerunPeer;      // the rerun device those runs were held against
+    uint64_t repDiffering = 0;  // runs the target's on-device check found different from an earlier rep
     uint64_t repMaxFlippedBits = 0;
     // Runs where the on-device repetition check and the host's digests disagree: the bits changed
     // between the device and the host, or the device-side comparison is wrong.

@@ -126,6 +126,15 @@ void CampaignTally::add(RunRecord r)
             }
             c.repDigests.remember(r.rep, r.digest);
         }
+        if (r.vsRecorded.is_object())
+            for (const auto& [label, v] : r.vsRecorded.items())
+                if (v.is_object() && v.contains("bitwise_equal")) {
+                    auto& bits = c.rerunBits[label];
+                    if (v["bitwise_equal"].get<bool>())
+                        ++bits.first;
+                    else if (!r.failed())
+                        ++bits.second;
+                }
         addRepeatCheck(c, r);
         keep = firstOutput || r.smMap.valid() || (newDigest && c.digests.size() <= kDistinctRunsKept);
         if (r.failed() && c.keptFailed < kFailedRunsKept) {
@@ -197,7 +206,13 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
                         " distinct outputs; runs beyond those are counted as different from its peers");
             }
         }
-        s.failures = c.failed + s.peerMismatches;
+        // A target that reproduced a rerun peer's bits runs its kernel: its other runs must too.
+        for (const auto& [label, bits] : c.rerunBits)
+            if (bits.first > 0 && bits.second > s.rerunMismatches) {
+                s.rerunMismatches = bits.second;
+                s.rerunPeer = label;
+            }
+        s.failures = c.failed + std::max(s.peerMismatches, s.rerunMismatches);
         s.repDiffering = c.repeats.differing;
         s.repMaxFlippedBits = c.repeats.maxFlippedBits;
         s.transferMismatches = c.repeats.transferMismatches;
@@ -246,12 +261,15 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
         for (const PeerGroup& g : report.peers)
             if (g.basis == PeerBasis::None && std::count(g.targets.begin(), g.targets.end(), label))
                 t.peerSplitOps.push_back(g.opIndex);
-        uint64_t peerMismatches = 0, deviceFaults = 0, exact = 0;
+        uint64_t peerMismatches = 0, rerunMismatches = 0, deviceFaults = 0, exact = 0;
+        std::set<std::string> rerunPeers;
         for (const OpTargetStats& s : report.stats) {
             if (s.target != label) continue;
             t.runs += s.runs;
             t.failures += s.failures;
             peerMismatches += s.peerMismatches;
+            rerunMismatches += s.rerunMismatches;
+            if (s.rerunMismatches) rerunPeers.insert(s.rerunPeer);
             deviceFaults += s.deviceFaults;
             if (s.distinctDigests > 1 || s.repDiffering > 0) t.deterministic = false;
             if (s.failures > 0) t.failingOps.push_back(s.opIndex);
@@ -296,6 +314,11 @@ CampaignReport CampaignTally::finish(const std::vector<std::string>& targets,
             t.explanation +=
                 "; " + std::to_string(peerMismatches) +
                 " run(s) inside the golden bound but bitwise different from its peers' reference";
+        if (rerunMismatches > 0)
+            t.explanation += "; " + std::to_string(rerunMismatches) +
+                             " run(s) inside the golden bound but bitwise different from rerun peer " +
+                             joinText(std::vector<std::string>(rerunPeers.begin(), rerunPeers.end())) +
+                             "'s recorded output, which its other runs reproduced";
         if (!t.peerSplitOps.empty())
             t.explanation += "; differs bitwise from its peers on op(s) " + opListText(t.peerSplitOps) +
                              " with nothing to decide which is right";

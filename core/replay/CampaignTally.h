@@ -73,6 +73,8 @@ private:
         DigestCounts overflow;                        // runs with outputs beyond those
         bool distinctOverflow = false;
         uint64_t peerJudgedOk = 0;
+        // Per rerun peer label: runs with its bits, and runs inside the bound without them.
+        std::map<std::string, std::pair<uint64_t, uint64_t>> rerunBits;
         std::optional<std::pair<uint32_t, std::string>> firstDigest;  // lowest rep with an output
         std::string peerKey;
         std::map<std::string, uint64_t> signatures;
