@@ -26,6 +26,7 @@
 #include "EvidenceExportDialog.h"
 #include "Exporter.h"
 #include "FleetView.h"
+#include "HealthPanel.h"
 #include "HeatmapView.h"
 #include "HelpDialog.h"
 #include "IncidentBanner.h"
@@ -227,6 +228,8 @@ void MainWindow::createActions()
         const QString results = m_replay->resultsPath();
         dialog.setIncidentFiles(m_incident ? m_incident->tracePath : QString(),
                                 QFileInfo::exists(results) ? results : QString());
+        const HealthPanel* health = m_devices->healthPanel();
+        dialog.setHealthFiles(health->loadedLogs(), health->loadedNvidiaSmi());
         dialog.exec();
     });
     file->addSeparator();
