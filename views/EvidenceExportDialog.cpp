@@ -22,6 +22,7 @@
 #include <QTextBrowser>
 #include <QTextDocument>
 #include <QThreadPool>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -311,26 +312,38 @@ void EvidenceExportDialog::showOutcomeOnUi(quint64 job, bool preview, const Outc
         auto* item = new QTreeWidgetItem(m_bundleFiles, {f.path, locale.toString(f.bytes)});
         item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
     }
-    m_preview->setSearchPaths({QString::fromStdString(r.dir)});
-    report->setParent(m_preview);
-    m_preview->setDocument(report.get());
-    delete m_report.data();  // the previous outcome's
-    m_report = report.release();
+    QString status;
     if (preview) {
-        QString status = tr("Preview: %1 warning(s), %2 files. Export writes the bundle and its .tar.")
-                             .arg(r.warnings.size())
-                             .arg(outcome.files.size());
+        status = tr("Preview: %1 warning(s), %2 files. Export writes the bundle and its .tar.")
+                     .arg(r.warnings.size())
+                     .arg(outcome.files.size());
         const nlohmann::json replay = r.caseJson.value("replay", nlohmann::json());
         if (replay.is_object() && replay.value("suspect_targets", nlohmann::json::array()).empty())
             status += tr(" No target of the campaign ran on the suspect GPU: its results are context only.");
-        m_status->setText(status);
-        emit previewShown();
     } else {
-        m_status->setText(tr("Wrote %1 and %2 (%3 files).")
-                              .arg(QString::fromStdString(r.dir), QString::fromStdString(r.tar))
-                              .arg(r.files));
-        emit exported(QString::fromStdString(r.dir));
+        status = tr("Wrote %1 and %2 (%3 files).")
+                     .arg(QString::fromStdString(r.dir), QString::fromStdString(r.tar))
+                     .arg(r.files);
     }
+    m_status->setText(status);
+    // The report's layout in the browser is the costliest step left on the GUI thread: it runs
+    // in a turn of its own, after the checklist and the file list are drawn.
+    report->setParent(this);
+    QTimer::singleShot(0, this,
+                       [this, job, preview, doc = report.release(), dir = QString::fromStdString(r.dir)] {
+                           if (job != m_job) {  // superseded meanwhile
+                               delete doc;
+                               return;
+                           }
+                           m_preview->setSearchPaths({dir});
+                           m_preview->setDocument(doc);
+                           delete m_report.data();  // the previous outcome's
+                           m_report = doc;
+                           if (preview)
+                               emit previewShown();
+                           else
+                               emit exported(dir);
+                       });
 }
 
 }  // namespace faultline::views

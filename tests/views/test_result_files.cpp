@@ -5,6 +5,8 @@
 // --json`) and an evidence bundle (`evidence --out`) are dropped onto the window. Each opens in a
 // view of its own showing what its file says (the campaign's verdicts, failures and rates; the
 // sweep's ranks; the bundle's check and roles), and the incident stays open throughout.
+// The longest GUI-thread stall of each journey is printed (bench/RESULTS.md) and fails the test
+// only when gross (StallProbe::kGrossStallMs).
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -23,6 +25,7 @@
 
 #include "core/replay/CampaignResultsFile.h"
 #include "core/replay/Statistics.h"
+#include "support/StallProbe.h"
 #include "support/TestSupport.h"
 #include "views/IncidentBanner.h"
 #include "views/IncidentPage.h"
@@ -37,6 +40,7 @@
 using namespace faultline;
 using namespace faultline::views;
 using faultline::test::runProcess;
+using faultline::test::StallProbe;
 
 namespace {
 
@@ -78,6 +82,13 @@ int rowWith(const ResultTableModel* model, const QString& column, const QString&
 QString cell(const ResultTableModel* model, int row, const QString& column)
 {
     return model->index(row, model->column(column)).data().toString();
+}
+
+// Prints the journey's longest stall and fails on a gross one.
+void reportStall(const StallProbe& probe)
+{
+    qInfo("%s", qPrintable(probe.summary()));
+    QVERIFY2(probe.longest() < StallProbe::kGrossStallMs, qPrintable(probe.summary()));
 }
 
 // File > Open Incident by its shortcut, in the main window (active again once a dialog closed).
@@ -162,7 +173,9 @@ private slots:
     void opensAnIncidentThroughTheDialog()
     {
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
+        StallProbe probe(QStringLiteral("open an incident through the dialog"));
         // File > Open Incident by its shortcut.
+        probe.step(QStringLiteral("the dialog opens"));
         pressOpenIncident(*m_window);
         QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
@@ -177,10 +190,12 @@ private slots:
         dialog->traceSlot()->setFocus();
         QTest::keyClicks(dialog->traceSlot(), m_trace);
         QVERIFY2(dialog->openButton()->isEnabled(), qPrintable(dialog->problem()));
+        probe.step(QStringLiteral("opening the trace"));
         QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QVERIFY(m_window->incident()->hasTrace());
         QVERIFY(!m_window->incident()->hasPair());
+        reportStall(probe);
     }
 
     void aSecondOpenAddsToTheOpenIncident()
@@ -200,8 +215,11 @@ private slots:
         dialog->referenceSlot()->setFocus();
         QTest::keyClicks(dialog->referenceSlot(), m_reference);
         QCOMPARE(dialog->paths(), QStringList({m_trace, m_suspect, m_reference}));
+        StallProbe probe(QStringLiteral("add a snapshot pair to the open incident through the dialog"));
+        probe.step(QStringLiteral("opening the trace and the pair"));
         QTest::keyClick(dialog->referenceSlot(), Qt::Key_Return);  // Enter opens, as the default button
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 120000);
+        reportStall(probe);
         const auto after = m_window->incident();
         QVERIFY(after->hasTrace() && after->hasPair());
         QCOMPARE(after->paths, QStringList({m_trace, m_suspect, m_reference}));
@@ -221,8 +239,12 @@ private slots:
         QVERIFY(incident);
         QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
         QSignalSpy reopened(m_window.get(), &MainWindow::incidentShown);
+        StallProbe probe(QStringLiteral("open a campaign beside the incident"));
+        probe.step(QStringLiteral("dropping the campaign"));
         QVERIFY(dropFiles(m_window.get(), {m_campaign}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        QTest::qWait(200);  // the tab's first paint
+        reportStall(probe);
         QCOMPARE(shown.at(0).at(0).toString(), m_campaign);
         // The incident was not touched.
         QCOMPARE(m_window->incident(), incident);
@@ -288,6 +310,8 @@ private slots:
     {
         const auto incident = m_window->incident();
         QSignalSpy shown(m_window.get(), &MainWindow::linksShown);
+        StallProbe probe(QStringLiteral("open a sweep beside the incident"));
+        probe.step(QStringLiteral("dropping the sweep"));
         QVERIFY(dropFiles(m_window.get(), {m_sweep}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
         QVERIFY(!m_window->findChild<QDockWidget*>("linksDock")->isHidden());
@@ -296,14 +320,19 @@ private slots:
         // The story link's block is compared off the GUI thread; the incident stays.
         QTest::qWait(1500);
         QCOMPARE(m_window->incident(), incident);
+        reportStall(probe);
     }
 
     void aHealthReportAndABundleOpenBesideTheIncident()
     {
         const auto incident = m_window->incident();
         QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
+        StallProbe probe(QStringLiteral("open a health report and a bundle beside the incident"));
+        probe.step(QStringLiteral("dropping the health report and the bundle"));
         QVERIFY(dropFiles(m_window.get(), {m_health, m_bundle}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 30000);
+        QTest::qWait(200);  // the tabs' first paint
+        reportStall(probe);
         QCOMPARE(m_window->incident(), incident);
 
         ResultView* health = m_window->resultTabs()->viewOf(m_health);
