@@ -327,7 +327,8 @@ void MainWindow::onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFile
         } else if (r.links) {
             showLinksOnUi(r.path, r.links);
         } else {
-            m_results->showResult(r.path, r.kind, r.summary);
+            ResultView* view = m_results->showResult(r.path, r.kind, r.summary);
+            if (r.comparison) view->showComparison(r.comparison);
             m_resultsDock->show();
             m_resultsDock->raise();
             statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
