@@ -1,11 +1,15 @@
 #pragma once
-// File > Export Evidence…: the inputs of an RMA evidence bundle (core/evidence/EvidenceBundle.h),
-// a checklist of what a vendor needs that is present and missing, and a preview of the report,
-// both from a trial bundle built in a temporary folder; Export builds the real one. Bundles are
-// built on a worker thread; a result for a superseded request is dropped.
+// File > Export Evidence…: the inputs of an RMA evidence bundle (core/evidence/EvidenceBundle.h)
+// around the checklist of what a vendor needs: the lists of files going into the bundle (kernel
+// logs and bug reports, nvidia-smi snapshots, attachments; the ones already loaded in the Health
+// panel carried over), the signing key (or a new one generated here, as `faultline keygen`
+// makes it), and, from a trial bundle built in a temporary folder, the checklist of what is
+// present and missing, a preview of the report and the bundle's files. Export builds the real
+// one. Bundles are built (and trial folders removed) on a worker thread; a result for a
+// superseded request is dropped.
 #include <QDialog>
 #include <QFutureWatcher>
-#include <QTemporaryDir>
+#include <QPointer>
 #include <memory>
 
 #include "core/evidence/EvidenceBundle.h"
@@ -14,10 +18,14 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QTabWidget;
 class QTextBrowser;
+class QTextDocument;
 class QTreeWidget;
 
 namespace faultline::views {
+
+class FileListEditor;
 
 class EvidenceExportDialog : public QDialog {
     Q_OBJECT
@@ -27,41 +35,62 @@ public:
 
     // Prefills the trace and the campaign results file (either may be empty).
     void setIncidentFiles(const QString& trace, const QString& campaign);
+    // Carries over the kernel logs and nvidia-smi XML files loaded in the Health panel.
+    void setHealthFiles(const QStringList& logs, const QStringList& nvidiaSmi);
     // The inputs as the form holds them.
     EvidenceOptions options() const;
 
+    FileListEditor* logs() const { return m_logs; }
+    FileListEditor* nvidiaSmi() const { return m_smi; }
+    FileListEditor* attachments() const { return m_attach; }
     QTreeWidget* checklist() const { return m_checklist; }
     QTextBrowser* preview() const { return m_preview; }
+    // The files of the last bundle built (trial or real), relative to its folder, with sizes.
+    QTreeWidget* bundleFiles() const { return m_bundleFiles; }
     QLabel* status() const { return m_status; }
 
 public slots:
-    // A trial bundle in a temporary folder: fills the checklist and the preview.
+    // A trial bundle in a temporary folder: fills the checklist, the preview and the file list.
     void runPreview();
     // The bundle in the output folder.
     void runExport();
+    // A new minisign key pair at the signing key's path (asked for when the field is empty);
+    // the key field then names it. Refuses an existing file, says so in the status line.
+    void generateKey();
 
 signals:
     void previewShown();
     void exported(const QString& dir);
     void failed(const QString& message);
+    void keyGenerated(const QString& path);
 
 private:
+    struct BundleFile {
+        QString path;  // relative to the bundle's folder
+        qint64 bytes = 0;
+    };
     struct Outcome {
         Result<EvidenceResult> result = Error{"not run"};
-        QString reportMarkdown;
+        QTextDocument* report = nullptr;  // report.md parsed; owned by the receiver
+        std::vector<BundleFile> files;
     };
     void start(bool preview);
     void showOutcomeOnUi(quint64 job, bool preview, const Outcome& outcome);
-    QLineEdit* fileRow(QFormLayout* form, const QString& label, const QString& filter, bool many, bool dir);
+    void removeTrialDirOnWorker();
+    QLineEdit* fileRow(QFormLayout* form, const QString& name, const QString& label, const QString& filter,
+                       bool dir, QPushButton* extra = nullptr);
 
-    QLineEdit *m_out = nullptr, *m_campaign = nullptr, *m_trace = nullptr, *m_logs = nullptr,
-              *m_smi = nullptr, *m_attach = nullptr, *m_key = nullptr, *m_caseId = nullptr,
-              *m_suspect = nullptr, *m_inventory = nullptr;
+    QLineEdit *m_out = nullptr, *m_campaign = nullptr, *m_trace = nullptr, *m_key = nullptr,
+              *m_caseId = nullptr, *m_suspect = nullptr, *m_inventory = nullptr;
+    FileListEditor *m_logs = nullptr, *m_smi = nullptr, *m_attach = nullptr;
     QTreeWidget* m_checklist = nullptr;
+    QTabWidget* m_tabs = nullptr;
     QTextBrowser* m_preview = nullptr;
+    QTreeWidget* m_bundleFiles = nullptr;
     QLabel* m_status = nullptr;
-    QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr;
-    std::unique_ptr<QTemporaryDir> m_trialDir;
+    QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr, *m_keyButton = nullptr;
+    QPointer<QTextDocument> m_report;  // shown in m_preview
+    QString m_trialDir;                // the last trial bundle's temporary folder ("" = none)
     quint64 m_job = 0;
 };
 

@@ -42,6 +42,10 @@ public:
     void showReport(const HealthReport& report);
     void showError(const QString& error);
 
+    // The files of the last load (File > Export Evidence… carries them over).
+    const QStringList& loadedLogs() const { return m_logs; }
+    const QStringList& loadedNvidiaSmi() const { return m_nvidiaSmi; }
+
     QTableWidget* gpuTable() const { return m_gpus; }
     QTableWidget* eventTable() const { return m_events; }
     QString summaryText() const;

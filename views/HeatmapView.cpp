@@ -17,53 +17,16 @@
 #include <limits>
 #include <map>
 
-#include "ElementReadout.h"
 #include "ElementValueLoader.h"
 #include "HeatmapNavigator.h"
+#include "HeatmapOutlines.h"
+#include "HeatmapText.h"
 #include "PlotStyle.h"
-#include "SmAttribution.h"
-#include "core/compare/CompareJson.h"
-#include "core/compare/SignatureTileLevel.h"
 
 namespace faultline::views {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr uint64_t kMaxSmCells = uint64_t(1) << 22;
-
-QString num(double v)
-{
-    if (std::isnan(v)) return QStringLiteral("NaN");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 9);
-}
-
-QString metricName(HeatmapMetric m)
-{
-    switch (m) {
-        case HeatmapMetric::MaxAbsError:
-            return QObject::tr("max |error|");
-        case HeatmapMetric::Mismatches:
-            return QObject::tr("mismatches");
-        case HeatmapMetric::Beyond:
-            return QObject::tr("beyond tolerance");
-    }
-    return {};
-}
-
-QString multiIndex(const std::vector<uint64_t>& shape, uint64_t flat)
-{
-    if (shape.size() <= 2) return {};
-    QStringList parts;
-    std::vector<uint64_t> idx(shape.size());
-    for (size_t k = shape.size(); k-- > 0;) {
-        idx[k] = shape[k] ? flat % shape[k] : 0;
-        flat = shape[k] ? flat / shape[k] : 0;
-    }
-    for (uint64_t i : idx) parts << QString::number(i);
-    return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
-}
-
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
@@ -135,6 +98,7 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent)
     // Drag pans (QCustomPlot); the wheel, keys and box zoom are the navigator's.
     m_plot->setInteractions(QCP::iRangeDrag);
     m_navigator = new HeatmapNavigator(m_plot);
+    m_outlines = std::make_unique<HeatmapOutlines>(m_plot);
     m_message = new QCPItemText(m_plot);
     m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
     m_message->position->setCoords(0.5, 0.5);
@@ -260,7 +224,7 @@ void HeatmapView::setMetric(HeatmapMetric metric)
 
 void HeatmapView::setColourBySm(bool on)
 {
-    m_bySm = on && m_smLayout.has_value();
+    m_bySm = on && m_sm.available();
     if (m_smBox->isChecked() != m_bySm) {
         const QSignalBlocker block(m_smBox);
         m_smBox->setChecked(m_bySm);
@@ -271,63 +235,13 @@ void HeatmapView::setColourBySm(bool on)
 
 void HeatmapView::updateSmAvailability()
 {
-    m_smLayout.reset();
-    m_smSource.clear();
-    const IncidentEntry* e = m_incident ? m_incident->entry(m_entryId) : nullptr;
-    const Divergence* d = divergence();
-    std::optional<ReplaySmMaps::Recorded> replayed;
-    QString passedOver;
-    if (e && e->source == EntrySource::TraceOp && d) {
-        SuspectSmMap own = suspectSmMap(*m_incident, e->opIndex, d->rows, d->cols, m_gpuUuids);
-        replayed = std::move(own.chosen);
-        passedOver = own.why;
-    }
-    QString why;
-    if (!e) {
-        why = tr("Select an op first.");
-    } else if (e->source != EntrySource::TraceOp) {
-        why = tr("Checkpoint tensors are not the output of one kernel: there is no tile→SM map for them.");
-    } else if (replayed) {
-        m_smLayout = replayed->map;
-        m_smSource = tr("tile→SM map recorded by replaying op %1 on %2: %3×%3-element tiles")
-                         .arg(e->opIndex)
-                         .arg(replayed->target)
-                         .arg(replayed->map.tile);
-    } else if (m_incident->simulatedDefect.isEmpty()) {
-        why =
-            tr("This trace records no tile→SM map for %1. Replay the op on %1's own GPU (its cuda:N target, "
-               "matched to %1's UUID through this machine's inventory) to get one.")
-                .arg(m_incident->suspectLabel);
-        if (!passedOver.isEmpty()) why += QLatin1Char(' ') + passedOver;
-    } else if (!d) {
-        why = tr("Not compared: there are no divergent tiles to colour.");
-    } else {
-        auto spec = parseTargetSpec(m_incident->simulatedDefect.toStdString());
-        auto model = spec ? createFaultModel(*spec) : Result<std::unique_ptr<FaultModel>>(spec.error());
-        if (!model) {
-            why = tr("The simulated defect '%1' does not parse: %2")
-                      .arg(m_incident->simulatedDefect, QString::fromStdString(model.message()));
-        } else if (const VirtualSmLayout layout = (*model)->smLayout();
-                   ((d->rows + layout.tile - 1) / layout.tile) * ((d->cols + layout.tile - 1) / layout.tile) >
-                   kMaxSmCells) {
-            why = tr("Too many SM tiles to draw.");
-        } else {
-            m_smLayout = TileSmMap{layout.tile, d->rows, d->cols, layout.tileMap(d->rows, d->cols)};
-            m_smSource =
-                tr("virtual SM layout of %1's simulated defect: %2 SMs, %3×%3-element tiles in row-major "
-                   "order, tile t on SM t mod %2 (what the sim target records)")
-                    .arg(m_incident->suspectLabel)
-                    .arg(layout.sms)
-                    .arg(layout.tile);
-            if (!passedOver.isEmpty()) m_smSource += QStringLiteral(". ") + passedOver;
-        }
-    }
-    m_smBox->setEnabled(m_smLayout.has_value());
+    const QString why = m_sm.choose(m_incident.get(), m_entryId);
+    m_smBox->setEnabled(m_sm.available());
     m_smBox->setToolTip(
-        m_smLayout ? tr("Colour the tiles holding divergent elements by the SM that computed them: %1")
-                         .arg(m_smSource)
-                   : why);
-    if (!m_smLayout && m_bySm) {
+        m_sm.available() ? tr("Colour the tiles holding divergent elements by the SM that computed them: %1")
+                               .arg(m_sm.source())
+                         : why);
+    if (!m_sm.available() && m_bySm) {
         m_bySm = false;
         const QSignalBlocker block(m_smBox);
         m_smBox->setChecked(false);
@@ -336,9 +250,7 @@ void HeatmapView::updateSmAvailability()
 
 void HeatmapView::setLocalGpus(const QStringList& specs, const QStringList& uuids)
 {
-    m_gpuUuids.clear();
-    for (qsizetype i = 0; i < specs.size() && i < uuids.size(); ++i)
-        m_gpuUuids[specs[i].toStdString()] = uuids[i].toStdString();
+    m_sm.setLocalGpus(specs, uuids);
     refreshSmMap();
 }
 
@@ -357,9 +269,9 @@ void HeatmapView::updateTitle()
         what = tr("op %1 %2 · %3").arg(e->opIndex).arg(e->opKind, e->name);
     else if (e)
         what = e->name;
-    const QString metric = m_bySm ? tr("divergent tiles by SM") : metricName(m_metric);
+    const QString metric = m_bySm ? tr("divergent tiles by SM") : heatmapMetricName(m_metric);
     m_title->setText(what.isEmpty() ? tr("Heatmap") : QStringLiteral("%1 — %2").arg(what, metric));
-    m_scale->axis()->setLabel(m_bySm ? tr("SM") : metricName(m_metric));
+    m_scale->axis()->setLabel(m_bySm ? tr("SM") : heatmapMetricName(m_metric));
 }
 
 void HeatmapView::fitAll()
@@ -419,56 +331,13 @@ void HeatmapView::previousRegion()
 
 std::vector<QRectF> HeatmapView::shownOutlines() const
 {
-    std::vector<QRectF> out;
-    for (const QCPItemRect* item : m_outlines)
-        if (item->visible())
-            out.emplace_back(QPointF(item->topLeft->coords()), QPointF(item->bottomRight->coords()));
-    return out;
+    return m_outlines->shown();
 }
 
 void HeatmapView::updateOutlinesOnUi()
 {
-    // The worst regions (and the one stepped to) as outlines at least kMinOutlinePixels wide.
-    constexpr size_t kMaxOutlines = 24;
-    std::vector<int> shown;
-    for (size_t k = 0; k < m_regions.regions.size() && k < kMaxOutlines; ++k) shown.push_back(int(k));
-    if (m_regionIndex >= int(kMaxOutlines)) shown.push_back(m_regionIndex);
-    while (m_outlines.size() < shown.size()) {
-        auto* item = new QCPItemRect(m_plot);
-        item->setClipToAxisRect(true);
-        item->setSelectable(false);
-        item->setBrush(Qt::NoBrush);
-        m_outlines.push_back(item);
-    }
-    const bool draw = !m_grid.empty() && !m_bySm && m_message && !m_message->visible();
-    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
-    const double perPxX = xr.size() / std::max(1, m_plot->axisRect()->width());
-    const double perPxY = yr.size() / std::max(1, m_plot->axisRect()->height());
-    const double minW = kMinOutlinePixels * perPxX, minH = kMinOutlinePixels * perPxY;
-    for (size_t k = 0; k < m_outlines.size(); ++k) {
-        QCPItemRect* item = m_outlines[k];
-        if (!draw || k >= shown.size()) {
-            item->setVisible(false);
-            continue;
-        }
-        const int index = shown[k];
-        const Region& b = m_regions.regions[size_t(index)].box;
-        double c0 = double(b.colBegin), c1 = double(b.colEnd), r0 = double(b.rowBegin), r1 = double(b.rowEnd);
-        if (c1 - c0 < minW) {
-            const double mid = 0.5 * (c0 + c1);
-            c0 = mid - 0.5 * minW;
-            c1 = mid + 0.5 * minW;
-        }
-        if (r1 - r0 < minH) {
-            const double mid = 0.5 * (r0 + r1);
-            r0 = mid - 0.5 * minH;
-            r1 = mid + 0.5 * minH;
-        }
-        item->topLeft->setCoords(c0, r0);
-        item->bottomRight->setCoords(c1, r1);
-        item->setPen(QPen(PlotStyle::regionOutlineColor(), index == m_regionIndex || index == 0 ? 2.5 : 1.5));
-        item->setVisible(true);
-    }
+    m_outlines->update(m_regions, m_regionIndex,
+                       !m_grid.empty() && !m_bySm && m_message && !m_message->visible());
 }
 
 void HeatmapView::requestWindowOnUi(const ElementWindow& visible)
@@ -524,76 +393,6 @@ double HeatmapView::levelMax(int level) const
     return double(hi);
 }
 
-int HeatmapView::smCategory(int32_t sm) const
-{
-    const auto it = std::lower_bound(m_smCategories.begin(), m_smCategories.end(), sm);
-    return it != m_smCategories.end() && *it == sm ? int(it - m_smCategories.begin()) : 0;
-}
-
-HeatmapGrid HeatmapView::smGrid(QString* summary)
-{
-    HeatmapGrid g;
-    const Divergence* d = divergence();
-    if (!d || !m_smLayout || !d->tiles.hasCounts() || m_smLayout->tile == 0) return g;
-    const uint64_t t = m_smLayout->tile;
-    const uint64_t gr = (d->rows + t - 1) / t, gc = (d->cols + t - 1) / t;
-    if (gr * gc > kMaxSmCells) {
-        *summary = tr("Too many SM tiles to draw (%1).").arg(gr * gc);
-        return g;
-    }
-    g.cellRows = g.cellCols = t;
-    g.rows = gr;
-    g.cols = gc;
-    g.values.assign(size_t(gr * gc), kNaN);
-    const TileLevel& lv = d->tiles.levels().front();
-    const auto& counts = m_metric == HeatmapMetric::Mismatches ? lv.mismatches : lv.beyond;
-    std::map<int32_t, uint64_t> perSm;
-    uint64_t total = 0;
-    bool approximate = false;
-    for (uint64_t i = 0; i < lv.gridRows; ++i)
-        for (uint64_t j = 0; j < lv.gridCols; ++j) {
-            const uint64_t n = counts[size_t(i * lv.gridCols + j)];
-            if (!n) continue;
-            const uint64_t r0 = i * lv.tileRows, c0 = j * lv.tileCols;
-            const uint64_t r1 = std::min(d->rows, r0 + lv.tileRows), c1 = std::min(d->cols, c0 + lv.tileCols);
-            const bool spans = r0 / t != (r1 - 1) / t || c0 / t != (c1 - 1) / t;
-            approximate = approximate || spans;
-            for (uint64_t a = r0 / t; a <= (r1 - 1) / t; ++a)
-                for (uint64_t b = c0 / t; b <= (c1 - 1) / t; ++b)
-                    g.values[size_t(a * gc + b)] = m_smLayout->smOf(a * t, b * t);
-            perSm[m_smLayout->smOf(r0, c0)] += n;
-            total += n;
-        }
-    m_smCategories.clear();
-    for (double v : g.values)
-        if (!std::isnan(v)) m_smCategories.push_back(int32_t(v));
-    std::sort(m_smCategories.begin(), m_smCategories.end());
-    m_smCategories.erase(std::unique(m_smCategories.begin(), m_smCategories.end()), m_smCategories.end());
-    std::vector<std::pair<uint64_t, int32_t>> ranked;
-    for (const auto& [sm, n] : perSm) ranked.push_back({n, sm});
-    std::sort(ranked.rbegin(), ranked.rend());
-    QStringList parts;
-    for (size_t k = 0; k < ranked.size() && k < 4; ++k)
-        parts << tr("SM %1: %2 (%3%)")
-                     .arg(ranked[k].second)
-                     .arg(ranked[k].first)
-                     .arg(total ? 100.0 * double(ranked[k].first) / double(total) : 0.0, 0, 'f', 0);
-    if (ranked.size() > 4) parts << tr("%1 more SMs").arg(ranked.size() - 4);
-    *summary = tr("%1 elements by SM: %2%3")
-                   .arg(m_metric == HeatmapMetric::Mismatches ? tr("Mismatched") : tr("Beyond-tolerance"),
-                        parts.isEmpty() ? tr("none") : parts.join(QStringLiteral(", ")),
-                        approximate ? tr(" (approximate: pyramid tiles span several SM tiles)") : QString());
-    if (m_smCategories.size() > PlotStyle::kCategoricalPaletteSize)
-        *summary +=
-            tr(". %1 SMs hold divergent tiles, more than the %2 palette colours: each SM takes its own "
-               "hue by the golden-angle rule (hue = index × 0.382 turns), so no two share a colour")
-                .arg(m_smCategories.size())
-                .arg(PlotStyle::kCategoricalPaletteSize);
-    else
-        *summary += tr(". Colours: one per SM, none shared (legend on the scale)");
-    return g;
-}
-
 void HeatmapView::rebinOnUi()
 {
     m_rebinTimer->stop();
@@ -613,10 +412,11 @@ void HeatmapView::rebinOnUi()
     m_message->setVisible(false);
     m_smSummary.clear();
 
-    if (m_bySm && m_smLayout) {
-        const HeatmapGrid g = smGrid(&m_smSummary);
-        const uint32_t sms = m_smLayout->smCount();
-        m_levelLabel->setText(tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_smLayout->tile).arg(sms));
+    if (m_bySm && m_sm.available()) {
+        const HeatmapGrid g = m_sm.grid(*d, m_metric, &m_smSummary);
+        const uint32_t sms = m_sm.layout()->smCount();
+        m_levelLabel->setText(
+            tr("Cells: SM tiles of %1×%1 elements, %2 SMs").arg(m_sm.layout()->tile).arg(sms));
         showGrid(g, 0, 1, false);
         return;
     }
@@ -671,8 +471,9 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
         for (uint64_t r = 0; r < grid.rows; ++r)
             for (uint64_t c = 0; c < grid.cols; ++c) {
                 double v = grid.at(r, c);
-                if (!logScale && !std::isnan(v)) v = double(smCategory(int32_t(v)));  // SM id -> its colour
-                if (std::isinf(v)) v = hi;  // NaN/Inf mismatches: the hottest colour
+                if (!logScale && !std::isnan(v))
+                    v = double(m_sm.category(int32_t(v)));  // SM id -> its colour
+                if (std::isinf(v)) v = hi;                  // NaN/Inf mismatches: the hottest colour
                 cells->setCell(int(c), int(r), v);
             }
         m_map->setData(cells, false);
@@ -685,12 +486,13 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
         m_scale->axis()->setNumberPrecision(0);
     } else {
         // One colour per SM that holds divergent tiles, never shared; the scale is its legend.
-        const size_t n = m_smCategories.size();
+        const size_t n = m_sm.categories().size();
         m_scale->setGradient(PlotStyle::categoricalGradient(n));
         m_scale->setDataScaleType(QCPAxis::stLinear);
         auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
         const size_t step = n > kMaxSmLegend ? (n + kMaxSmLegend - 1) / kMaxSmLegend : 1;
-        for (size_t i = 0; i < n; i += step) ticker->addTick(double(i), tr("SM %1").arg(m_smCategories[i]));
+        for (size_t i = 0; i < n; i += step)
+            ticker->addTick(double(i), tr("SM %1").arg(m_sm.categories()[i]));
         m_scale->axis()->setTicker(ticker);
         lo = 0;
         hi = std::max(1.0, double(n) - 1);
@@ -705,86 +507,17 @@ void HeatmapView::showGrid(const HeatmapGrid& grid, double lo, double hi, bool l
 
 QString HeatmapView::infoText() const
 {
-    const Divergence* d = divergence();
-    QStringList lines;
-    if (d) {
-        lines << tr("%1 of %2 elements beyond %3 · %4 mismatches · %5")
-                     .arg(d->beyondTolerance)
-                     .arg(d->elements)
-                     .arg(d->tolerance == "bound" ? tr("the op's error bound")
-                                                  : QString::fromStdString(d->tolerance))
-                     .arg(d->mismatches)
-                     .arg(QString::fromStdString(maxErrorText(*d)));
-        if (d->mismatches)
-            lines << QStringLiteral("%1: %2").arg(
-                QString::fromUtf8(signatureKindName(d->signature.kind).data()),
-                QString::fromStdString(d->signature.detail));
-        if (d->beyondRegion)
-            lines << tr("Beyond-tolerance region: rows [%1, %2) × cols [%3, %4)")
-                         .arg(d->beyondRegion->rowBegin)
-                         .arg(d->beyondRegion->rowEnd)
-                         .arg(d->beyondRegion->colBegin)
-                         .arg(d->beyondRegion->colEnd);
-    }
-    if (!m_regions.regions.empty()) {
-        QString line = tr("%1 region(s) with %2 (outlined; W zooms to the worst, N / P step)")
-                           .arg(m_regions.found)
-                           .arg(QString::fromStdString(m_regions.counted));
-        if (m_regionIndex >= 0) {
-            const AnomalyRegion& r = m_regions.regions[size_t(m_regionIndex)];
-            line += tr(" · region %1: rows [%2, %3) × cols [%4, %5), %6 elements, max |error| %7")
-                        .arg(m_regionIndex + 1)
-                        .arg(r.box.rowBegin)
-                        .arg(r.box.rowEnd)
-                        .arg(r.box.colBegin)
-                        .arg(r.box.colEnd)
-                        .arg(r.count)
-                        .arg(num(r.maxAbsError));
-        }
-        lines << line;
-    }
-    if (m_bySm && !m_smSummary.isEmpty()) lines << m_smSummary + QStringLiteral(" — ") + m_smSource;
-    if (!m_valuesNote.isEmpty()) lines << m_valuesNote;
-    return lines.join(QLatin1Char('\n'));
+    const QString smLine =
+        m_bySm && !m_smSummary.isEmpty() ? m_smSummary + QStringLiteral(" — ") + m_sm.source() : QString();
+    return heatmapInfoText(divergence(), m_regions, m_regionIndex, smLine, m_valuesNote);
 }
 
 QString HeatmapView::describeElement(uint64_t row, uint64_t col) const
 {
     const Divergence* d = divergence();
-    if (!d || row >= d->rows || col >= d->cols) return {};
-    const uint64_t flat = row * d->cols + col;
-    QStringList lines;
-    QString head = tr("Element row %1, col %2 (flat %3)").arg(row).arg(col).arg(flat);
-    const QString nd = multiIndex(d->shape, flat);
-    if (!nd.isEmpty()) head += tr(", index %1").arg(nd);
-    lines << head;
-    auto tileLine = [&](int level) {
-        const TileLevel& lv = d->tiles.levels()[size_t(level)];
-        const uint64_t tr_ = row / lv.tileRows, tc = col / lv.tileCols;
-        const size_t t = size_t(tr_ * lv.gridCols + tc);
-        QString s = tr("Tile (%2, %3) of %4×%5 elements (level %1): ")
-                        .arg(level)
-                        .arg(tr_)
-                        .arg(tc)
-                        .arg(lv.tileRows)
-                        .arg(lv.tileCols);
-        if (lv.mismatches.empty() || lv.mismatches[t] == 0) return s + tr("no mismatch");
-        return s + tr("%1 mismatches, %2 beyond tolerance, %3 anomalies, max |error| %4")
-                       .arg(lv.mismatches[t])
-                       .arg(lv.beyond[t])
-                       .arg(lv.anomalies[t])
-                       .arg(num(lv.maxAbsError[t]));
-    };
-    if (d->tiles.hasCounts()) {
-        // Tiles of the size the signature names (its tile level; the finest otherwise), so the
-        // hover and the signature speak of the same tiles.
-        const int named = int(signatureTileLevel(*d));
-        lines << tileLine(named);
-        if (m_grid.level > named && !m_bySm) lines << tileLine(m_grid.level);
-    }
-    if (m_smLayout) lines << tr("SM %1 (%2)").arg(m_smLayout->smOf(row, col)).arg(m_smSource);
-    if (m_values) lines << elementReadout(*m_values, row, col);
-    return lines.join(QLatin1Char('\n'));
+    if (!d) return {};
+    return describeHeatmapElement(*d, row, col, m_grid.level, m_bySm,
+                                  m_sm.layout() ? &*m_sm.layout() : nullptr, m_sm.source(), m_values.get());
 }
 
 void HeatmapView::hoverElement(uint64_t row, uint64_t col)

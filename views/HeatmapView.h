@@ -10,18 +10,16 @@
 #include <QPointer>
 #include <QStringList>
 #include <QWidget>
-#include <map>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "ElementValues.h"
 #include "HeatmapBinning.h"
+#include "HeatmapOutlines.h"
+#include "HeatmapSmColouring.h"
 #include "Incident.h"
 #include "core/compare/AnomalyRegions.h"
-#include "core/replay/FaultModel.h"
-#include "core/replay/TileSmMap.h"
 
 class QCheckBox;
 class QComboBox;
@@ -32,7 +30,6 @@ class QCPColorMap;
 class QCPColorScale;
 class QCPTextElement;
 class QCPItemText;
-class QCPItemRect;
 
 namespace faultline::views {
 
@@ -56,16 +53,16 @@ public:
     // Colour by SM: only where a tile->SM layout is known (smAvailable()).
     void setColourBySm(bool on);
     bool colourBySm() const { return m_bySm; }
-    bool smAvailable() const { return m_smLayout.has_value(); }
-    // The SMs holding divergent tiles, ascending: SM m_smCategories[i] is drawn in
+    bool smAvailable() const { return m_sm.available(); }
+    // The SMs holding divergent tiles, ascending: SM smCategories()[i] is drawn in
     // PlotStyle::categoricalColours(n)[i] (n = their count), labelled on the colour scale.
-    const std::vector<int32_t>& smCategories() const { return m_smCategories; }
+    const std::vector<int32_t>& smCategories() const { return m_sm.categories(); }
     static constexpr size_t kMaxSmLegend = 24;  // labels on the scale (every k-th past that)
     // This machine's GPUs ("cuda:N" -> UUID, DevicesPanel's inventory): a replay's map is the
     // suspect's own only on the GPU with the suspect's UUID (SmAttribution).
     void setLocalGpus(const QStringList& specs, const QStringList& uuids);
     // Where the tile->SM map comes from, in words ("" when there is none).
-    QString smSource() const { return m_smSource; }
+    QString smSource() const { return m_sm.source(); }
     // Re-reads the tile->SM map (after a replay recorded one) and redraws.
     void refreshSmMap();
     // Zooms to element rows [r0, r1) x cols [c0, c1); fitAll() shows the whole tensor.
@@ -82,7 +79,7 @@ public:
     void zoomToRegion(int index);
     // The outlines drawn now, in element coordinates (each at least kMinOutlinePixels wide on
     // screen, so a region smaller than a pixel at fit still stands out).
-    static constexpr int kMinOutlinePixels = 14;
+    static constexpr int kMinOutlinePixels = HeatmapOutlines::kMinPixels;
     std::vector<QRectF> shownOutlines() const;
     HeatmapNavigator* navigator() const { return m_navigator; }
 
@@ -120,8 +117,6 @@ private:
     void onMouseMoveOnUi(QMouseEvent* event);
     std::optional<std::pair<double, double>> errorRange() const;
     double levelMax(int level) const;
-    HeatmapGrid smGrid(QString* summary);
-    int smCategory(int32_t sm) const;
     const Divergence* divergence() const;
 
     QCustomPlot* m_plot = nullptr;
@@ -136,7 +131,7 @@ private:
     QLabel* m_infoLabel = nullptr;
     QTimer* m_rebinTimer = nullptr;
     HeatmapNavigator* m_navigator = nullptr;
-    std::vector<QCPItemRect*> m_outlines;
+    std::unique_ptr<HeatmapOutlines> m_outlines;
 
     std::shared_ptr<const Incident> m_incident;
     int m_entryId = -1;
@@ -147,10 +142,7 @@ private:
     QString m_valuesNote;
     HeatmapMetric m_metric = HeatmapMetric::MaxAbsError;
     bool m_bySm = false;
-    std::optional<TileSmMap> m_smLayout;
-    std::vector<int32_t> m_smCategories;
-    std::map<std::string, std::string> m_gpuUuids;
-    QString m_smSource;
+    HeatmapSmColouring m_sm;
     QString m_smSummary;
     HeatmapGrid m_grid;
     bool m_settingRange = false;

@@ -26,6 +26,7 @@
 #include "EvidenceExportDialog.h"
 #include "Exporter.h"
 #include "FleetView.h"
+#include "HealthPanel.h"
 #include "HeatmapView.h"
 #include "HelpDialog.h"
 #include "IncidentBanner.h"
@@ -227,6 +228,8 @@ void MainWindow::createActions()
         const QString results = m_replay->resultsPath();
         dialog.setIncidentFiles(m_incident ? m_incident->tracePath : QString(),
                                 QFileInfo::exists(results) ? results : QString());
+        const HealthPanel* health = m_devices->healthPanel();
+        dialog.setHealthFiles(health->loadedLogs(), health->loadedNvidiaSmi());
         dialog.exec();
     });
     file->addSeparator();
@@ -324,7 +327,8 @@ void MainWindow::onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFile
         } else if (r.links) {
             showLinksOnUi(r.path, r.links);
         } else {
-            m_results->showResult(r.path, r.kind, r.summary);
+            ResultView* view = m_results->showResult(r.path, r.kind, r.summary);
+            if (r.comparison) view->showComparison(r.comparison);
             m_resultsDock->show();
             m_resultsDock->raise();
             statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);

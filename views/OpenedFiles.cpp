@@ -1,5 +1,7 @@
 #include "OpenedFiles.h"
 
+#include "core/compare/CompareResultsFile.h"
+
 namespace faultline::views {
 
 OpenedFiles OpenedFiles::probeOnWorker(const QStringList& paths)
@@ -36,6 +38,19 @@ OpenedFiles OpenedFiles::probeOnWorker(const QStringList& paths)
             if (*kind == ResultKind::Campaign && doc->report.contains("fleet"))
                 result.kind = doc->kind = ResultKind::Fleet;
             result.summary = summarizeResult(*doc);
+            if (result.kind == ResultKind::Compare) {
+                // The tiles too, so the comparison is drawn, not only tabled.
+                auto report = readCompareResults(p);
+                if (!report) {
+                    opened.errors << QString::fromStdString(report.message());
+                } else {
+                    auto comparison = std::make_shared<Incident>();
+                    comparison->paths = {path};
+                    comparison->compare = std::move(*report);
+                    comparison->buildEntries();
+                    result.comparison = std::move(comparison);
+                }
+            }
             if (result.kind == ResultKind::Fleet)
                 result.fleet = std::make_shared<const nlohmann::json>(std::move(doc->report));
         }

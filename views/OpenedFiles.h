@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "Incident.h"
 #include "core/collectives/LinkMatrix.h"
 #include "core/incident/ResultTables.h"
 
@@ -20,6 +21,7 @@ struct OpenedResult {
     ResultSummary summary;                        // campaign, compare, health, evidence
     std::shared_ptr<const nlohmann::json> fleet;  // fleet: the merged report
     std::shared_ptr<const LinkMatrix> links;      // sweep, collective
+    std::shared_ptr<const Incident> comparison;   // compare: the report with its tiles, for the heatmap
 };
 
 struct OpenedFiles {

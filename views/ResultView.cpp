@@ -5,8 +5,10 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
+#include "ComparisonHeatmap.h"
 #include "ResultTableModel.h"
 
 namespace faultline::views {
@@ -75,6 +77,18 @@ QTableView* ResultView::tableView(const QString& title) const
 ResultTableModel* ResultView::model(const QString& title) const
 {
     return m_sections->findChild<ResultTableModel*>(title);
+}
+
+void ResultView::showComparison(std::shared_ptr<const Incident> comparison)
+{
+    // Built in an event-loop turn of its own, after the tables: the plot's set-up and first
+    // binning do not add to the tab's.
+    QTimer::singleShot(0, this, [this, comparison = std::move(comparison)] {
+        delete m_comparison;
+        m_comparison = new ComparisonHeatmap(comparison);
+        m_sections->insertTab(0, m_comparison, tr("Heatmap"));
+        m_sections->setCurrentIndex(0);
+    });
 }
 
 }  // namespace faultline::views

@@ -6,6 +6,9 @@
 #include <QString>
 #include <QWidget>
 
+#include <memory>
+
+#include "Incident.h"
 #include "core/incident/ResultTables.h"
 
 class QLabel;
@@ -14,6 +17,7 @@ class QTableView;
 
 namespace faultline::views {
 
+class ComparisonHeatmap;
 class ResultTableModel;
 
 class ResultView : public QWidget {
@@ -29,6 +33,10 @@ public:
     // The table titled `title` ("Verdicts", "Ops", "Runs", "Tensors", "GPUs", "Check", …), or null.
     QTableView* tableView(const QString& title) const;
     ResultTableModel* model(const QString& title) const;
+    // A compare results file's tensors drawn (ComparisonHeatmap), as the first section, shown
+    // (in the next event-loop turn).
+    void showComparison(std::shared_ptr<const Incident> comparison);
+    ComparisonHeatmap* comparison() const { return m_comparison; }
 
 private:
     QString m_path;
@@ -36,6 +44,7 @@ private:
     ResultSummary m_summary;
     QLabel* m_headline = nullptr;
     QTabWidget* m_sections = nullptr;
+    ComparisonHeatmap* m_comparison = nullptr;
 };
 
 }  // namespace faultline::views

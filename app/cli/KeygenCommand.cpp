@@ -17,17 +17,13 @@ CommandRunner addKeygenCommand(CLI::App& app)
                                        "key KEY (unencrypted) and the public key KEY.pub");
     cmd->add_option("KEY", *key, "secret key file to create (KEY.pub is created beside it)")->required();
     return [key] {
-        auto k = generateMinisignKey();
-        if (!k) {
-            std::cerr << "error: " << k.message() << "\n";
-            return kExitError;
-        }
-        if (Status st = writeMinisignKeyPair(*k, *key); !st) {
-            std::cerr << "error: " << st.message() << "\n";
+        auto pub = createMinisignKeyPair(*key);
+        if (!pub) {
+            std::cerr << "error: " << pub.message() << "\n";
             return kExitError;
         }
         std::cout << "secret key: " << *key << " (unencrypted: keep it private)\n"
-                  << "public key: " << *key << ".pub (key id " << k->publicPart().keyIdText() << ")\n"
+                  << "public key: " << *key << ".pub (key id " << pub->keyIdText() << ")\n"
                   << "sign a bundle with: faultline evidence --sign " << *key << " ...\n"
                   << "check it with:      faultline verify BUNDLE --pubkey " << *key
                   << ".pub   or   minisign -V -p " << *key << ".pub -m BUNDLE/MANIFEST.sha256\n";

@@ -2,8 +2,11 @@
 
 #include <cstdio>
 
+#include "../TensorFile.h"
+#include "../io/Hdf5File.h"
 #include "../io/SnapshotWriter.h"
 #include "CompareJson.h"
+#include "CompareJsonReader.h"
 
 namespace faultline {
 
@@ -88,6 +91,138 @@ Status writeCompareResults(const std::string& path, const CompareReport& report)
     for (size_t i = 0; i < report.tensors.size(); ++i)
         if (Status s = w->addPair(i, report.tensors[i]); !s) return s;
     return w->finish(report);
+}
+
+namespace {
+
+constexpr uint64_t kMaxReportJsonBytes = uint64_t(64) << 20;
+constexpr uint64_t kMaxLevelTiles = uint64_t(1) << 22;
+
+template <typename T>
+Result<std::vector<T>> readWhole(const TensorFile& file, const std::string& name, DType dtype, uint64_t count)
+{
+    const auto index = file.find(name);
+    if (!index) return fileError(file.path(), "no dataset '" + name + "'", ErrorCode::Format);
+    const TensorInfo& info = file.tensors()[*index];
+    if (info.dtype != dtype || info.elementCount() != count)
+        return fileError(file.path(),
+                         "dataset '" + name + "' is not " + std::string(dtypeName(dtype)) + " with " +
+                             std::to_string(count) + " elements",
+                         ErrorCode::Format);
+    std::vector<T> out(static_cast<size_t>(count));
+    if (Status st = file.read(*index, 0, count, out.data()); !st) return st.error();
+    return out;
+}
+
+// The tensor name of each stored pair group ("pairs/NNNNNN" -> its name attribute).
+Result<std::map<std::string, std::string>> pairNames(const std::string& path, const TensorFile& file)
+{
+    std::map<std::string, std::string> names;
+    for (const TensorInfo& t : file.tensors()) {
+        const std::string suffix = "/tiles/0/mismatches";
+        if (t.name.rfind("pairs/", 0) == 0 && t.name.size() > suffix.size() &&
+            t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            names[t.name.substr(0, t.name.size() - suffix.size())];
+    }
+    if (names.empty()) return names;
+    std::vector<std::string> groups;
+    for (const auto& entry : names) groups.push_back(entry.first);
+    auto attributes = readHdf5GroupStringAttributes(path, groups, "name");
+    if (!attributes) return attributes.error();
+    size_t k = 0;
+    for (auto& [group, name] : names) {
+        const std::optional<std::string>& attr = (*attributes)[k++];
+        if (!attr) return fileError(path, "group '" + group + "' has no name attribute", ErrorCode::Format);
+        name = *attr;
+    }
+    return names;
+}
+
+}  // namespace
+
+Result<CompareReport> readCompareResults(const std::string& path)
+{
+    auto opened = openTensorFile(path);
+    if (!opened) return opened.error();
+    const TensorFile& file = **opened;
+    const auto& attributes = file.attributes();
+    const auto format = attributes.find("faultline_format");
+    if (format == attributes.end() || format->second != "compare")
+        return fileError(path, "not a compare results file (no faultline_format=\"compare\")",
+                         ErrorCode::Format);
+    const auto version = attributes.find("faultline_version");
+    if (version == attributes.end() || version->second != std::to_string(kCompareResultsVersion))
+        return fileError(path,
+                         "compare results version " +
+                             (version == attributes.end() ? std::string("(none)") : version->second) +
+                             " is not supported (this build reads version " +
+                             std::to_string(kCompareResultsVersion) + ")",
+                         ErrorCode::Format);
+    const auto jsonIndex = file.find("report_json");
+    if (!jsonIndex) return fileError(path, "no report_json in the results file", ErrorCode::Format);
+    const uint64_t jsonBytes = file.tensors()[*jsonIndex].elementCount();
+    if (jsonBytes > kMaxReportJsonBytes)
+        return fileError(path, "report_json is larger than 64 MiB", ErrorCode::Format);
+    auto bytes = readWhole<char>(file, "report_json", DType::UInt8, jsonBytes);
+    if (!bytes) return bytes.error();
+    const nlohmann::json doc = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+    if (!doc.is_object()) return fileError(path, "report_json is not a JSON object", ErrorCode::Format);
+    auto report = compareReportFromJson(doc, path);
+    if (!report) return report.error();
+
+    // Every tensor's tile geometry, from its "tile" member (null: no tiles, an empty tensor).
+    const nlohmann::json& tensors = doc["tensors"];
+    std::map<std::string, size_t> tensorOf;
+    for (size_t i = 0; i < report->tensors.size(); ++i) {
+        Divergence& d = report->tensors[i];
+        tensorOf[d.name] = i;
+        const nlohmann::json& tile = tensors[i]["tile"];
+        if (tile.is_null()) continue;
+        if (!tile.is_object() || !tile.contains("rows") || !tile.contains("cols") ||
+            !tile["rows"].is_number_unsigned() || !tile["cols"].is_number_unsigned() ||
+            tile["rows"].get<uint64_t>() == 0 || tile["cols"].get<uint64_t>() == 0 ||
+            tile["rows"].get<uint64_t>() > UINT32_MAX || tile["cols"].get<uint64_t>() > UINT32_MAX)
+            return fileError(path, "tensor '" + d.name + "': report_json has no valid tile size",
+                             ErrorCode::Format);
+        TileOptions options;
+        options.baseTileRows = uint32_t(tile["rows"].get<uint64_t>());
+        options.baseTileCols = uint32_t(tile["cols"].get<uint64_t>());
+        options.maxTilesPerSide = UINT32_MAX;
+        d.tiles = TilePyramid::forMatrix(d.rows, d.cols, options);
+    }
+    // The stored counts, where the comparison found mismatches.
+    auto names = pairNames(path, file);
+    if (!names) return names.error();
+    for (const auto& [group, name] : *names) {
+        const auto found = tensorOf.find(name);
+        if (found == tensorOf.end())
+            return fileError(path,
+                             "group '" + group + "' names tensor '" + name + "', which the report lacks",
+                             ErrorCode::Format);
+        Divergence& d = report->tensors[found->second];
+        if (d.tiles.levels().empty())
+            return fileError(path, "tensor '" + name + "' has stored tiles but no tile size in report_json",
+                             ErrorCode::Format);
+        for (size_t l = 0; l < d.tiles.levels().size(); ++l) {
+            const uint64_t n = d.tiles.levels()[l].tileCount();
+            if (n > kMaxLevelTiles)
+                return fileError(path,
+                                 "tensor '" + name + "': more than 2^22 tiles in level " + std::to_string(l),
+                                 ErrorCode::Format);
+            const std::string g = group + "/tiles/" + std::to_string(l) + "/";
+            auto mismatches = readWhole<uint64_t>(file, g + "mismatches", DType::UInt64, n);
+            if (!mismatches) return mismatches.error();
+            auto beyond = readWhole<uint64_t>(file, g + "beyond", DType::UInt64, n);
+            if (!beyond) return beyond.error();
+            auto anomalies = readWhole<uint64_t>(file, g + "anomalies", DType::UInt64, n);
+            if (!anomalies) return anomalies.error();
+            auto maxAbs = readWhole<double>(file, g + "max_abs_error", DType::Float64, n);
+            if (!maxAbs) return maxAbs.error();
+            d.tiles.setStoredCounts(l, std::move(*mismatches), std::move(*beyond), std::move(*anomalies),
+                                    std::move(*maxAbs));
+        }
+    }
+    return report;
 }
 
 }  // namespace faultline

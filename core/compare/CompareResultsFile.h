@@ -50,4 +50,11 @@ private:
 // The whole file from a report that still holds its tiles (pairs numbered in report order).
 Status writeCompareResults(const std::string& path, const CompareReport& report);
 
+// The file read back for the GUI: the report (report_json, CompareJsonReader.h) with each
+// tensor's tile pyramid from /pairs (matched by the group's name attribute; a tensor whose tiles
+// are not stored keeps an empty pyramid). Refuses, naming the file and the problem: another
+// format or version, a report_json over 64 MiB, a pyramid whose stored shapes differ from the
+// geometry its tensor's "tile" member gives, more than 2^22 tiles in one level.
+Result<CompareReport> readCompareResults(const std::string& path);
+
 }  // namespace faultline

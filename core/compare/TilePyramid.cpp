@@ -118,4 +118,20 @@ void TilePyramid::buildCoarserLevels()
     }
 }
 
+bool TilePyramid::setStoredCounts(size_t level, std::vector<uint64_t> mismatches,
+                                  std::vector<uint64_t> beyond, std::vector<uint64_t> anomalies,
+                                  std::vector<double> maxAbsError)
+{
+    if (level >= m_levels.size()) return false;
+    TileLevel& l = m_levels[level];
+    const uint64_t n = l.tileCount();
+    if (mismatches.size() != n || beyond.size() != n || anomalies.size() != n || maxAbsError.size() != n)
+        return false;
+    l.mismatches = std::move(mismatches);
+    l.beyond = std::move(beyond);
+    l.anomalies = std::move(anomalies);
+    l.maxAbsError = std::move(maxAbsError);
+    return true;
+}
+
 }  // namespace faultline

@@ -58,6 +58,12 @@ public:
     // Fills levels 1.. by 2 x 2 pooling of level 0.
     void buildCoarserLevels();
 
+    // --- reading a stored pyramid (CompareResultsFile) ---
+    // The counts of `level`, as stored; false (nothing changed) when a vector's size is not the
+    // level's tileCount().
+    bool setStoredCounts(size_t level, std::vector<uint64_t> mismatches, std::vector<uint64_t> beyond,
+                         std::vector<uint64_t> anomalies, std::vector<double> maxAbsError);
+
 private:
     uint64_t m_rows = 0, m_cols = 0;
     std::vector<TileLevel> m_levels;

@@ -265,4 +265,12 @@ Status writeMinisignKeyPair(const MinisignSecretKey& key, const std::string& sec
     return {};
 }
 
+Result<MinisignPublicKey> createMinisignKeyPair(const std::string& secretKeyPath)
+{
+    auto key = generateMinisignKey();
+    if (!key) return key.error();
+    if (Status st = writeMinisignKeyPair(*key, secretKeyPath); !st) return st.error();
+    return key->publicPart();
+}
+
 }  // namespace faultline

@@ -62,6 +62,10 @@ bool isEncryptedMinisignSecretKey(const std::string& path);
 // Writes KEY (mode 0600) and KEY.pub; refuses when either exists.
 Status writeMinisignKeyPair(const MinisignSecretKey& key, const std::string& secretKeyPath);
 
+// `faultline keygen KEY` and the export dialog's key generation: a new key pair written as KEY
+// (unencrypted, mode 0600) and KEY.pub; refuses when either exists. Returns the public half.
+Result<MinisignPublicKey> createMinisignKeyPair(const std::string& secretKeyPath);
+
 // A small text file (at most `limit` bytes) read whole; errors name the file.
 Result<std::string> readSmallFile(const std::string& path, size_t limit);
 

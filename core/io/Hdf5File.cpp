@@ -697,4 +697,19 @@ Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path, 
     return std::unique_ptr<TensorFile>(std::move(out));
 }
 
+Result<std::vector<std::optional<std::string>>> readHdf5GroupStringAttributes(
+    const std::string& path, const std::vector<std::string>& groups, const std::string& attribute)
+{
+    auto file = hdf5::openReadOnly(path);
+    if (!file) return file.error();
+    hdf5::Hdf5Lock lock;
+    std::vector<std::optional<std::string>> out;
+    for (const std::string& group : groups) {
+        const htri_t exists = H5Lexists(file->get(), group.c_str(), H5P_DEFAULT);
+        hdf5::GroupHandle g(exists > 0 ? H5Gopen2(file->get(), group.c_str(), H5P_DEFAULT) : H5I_INVALID_HID);
+        out.push_back(g ? hdf5::readStringAttribute(g.get(), attribute) : std::nullopt);
+    }
+    return out;
+}
+
 }  // namespace faultline

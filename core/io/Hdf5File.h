@@ -1,7 +1,9 @@
 #pragma once
 // HDF5 snapshot and trace files as TensorFiles.
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "../TensorFile.h"
 
@@ -18,5 +20,11 @@ bool isHdf5File(const std::string& path);
 // options.allowExternal; a dangling soft link refuses it always.
 Result<std::unique_ptr<TensorFile>> openHdf5TensorFile(const std::string& path,
                                                        const OpenOptions& options = {});
+
+// The string attribute `attribute` of each group in `groups` (paths inside the file), in order;
+// nullopt for a group that is missing or whose attribute is missing or not a string. An error
+// (naming the file) only when the file cannot be opened.
+Result<std::vector<std::optional<std::string>>> readHdf5GroupStringAttributes(
+    const std::string& path, const std::vector<std::string>& groups, const std::string& attribute);
 
 }  // namespace faultline

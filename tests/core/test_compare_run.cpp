@@ -79,6 +79,8 @@ private slots:
     void sinkSeesEachTensorOnce();
     void sinkErrorStopsRun();
     void resultsFileStreamed();
+    void resultsFileReadsBack();
+    void resultsFileReadBackRefusesOtherFiles();
     void mappedFilesGiveTheSameResults();
 };
 
@@ -383,6 +385,54 @@ void TestCompareRun::resultsFileStreamed()
         const auto reportTensors = j["report"].toObject()["tensors"].toArray();
         QCOMPARE(reportTensors[rank].toObject()["name"].toString().toStdString(), d.name);
     }
+}
+
+// readCompareResults gives back what was written: every tensor's JSON (statistics, signature,
+// top elements and every tile level's counts) equal to the original's, in report order.
+void TestCompareRun::resultsFileReadsBack()
+{
+    MemoryTensorFile s, r;
+    makeFiles(s, r);
+    faultline::CompareRun run;
+    auto rep = run.run(s, r);
+    QVERIFY(rep.ok());
+    QVERIFY(!rep->tensors.empty());
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/results.h5").toStdString();
+    faultline::Status st = faultline::writeCompareResults(path, *rep);
+    QVERIFY2(st.ok(), st.message().c_str());
+    auto back = faultline::readCompareResults(path);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.message().c_str());
+    QCOMPARE(back->tensors.size(), rep->tensors.size());
+    QCOMPARE(back->tolerance.toString(), rep->tolerance.toString());
+    faultline::CompareJsonOptions withTiles;
+    withTiles.tiles = true;
+    bool someTiles = false;
+    for (size_t i = 0; i < rep->tensors.size(); ++i) {
+        const nlohmann::json want = faultline::divergenceToJson(rep->tensors[i], withTiles);
+        const nlohmann::json got = faultline::divergenceToJson(back->tensors[i], withTiles);
+        std::string differ;
+        for (const auto& [key, value] : want.items())
+            if (!got.contains(key) || got[key] != value) differ += " " + key;
+        QVERIFY2(got == want, (rep->tensors[i].name + " differs in:" + differ).c_str());
+        someTiles = someTiles || back->tensors[i].tiles.hasCounts();
+    }
+    QVERIFY(someTiles);
+}
+
+void TestCompareRun::resultsFileReadBackRefusesOtherFiles()
+{
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/snapshot.h5").toStdString();
+    auto w = faultline::SnapshotWriter::create(path);
+    QVERIFY(w.ok());
+    const float x[2] = {1, 2};
+    QVERIFY(w->writeTensor("x", faultline::DType::Float32, {2}, x).ok());
+    QVERIFY(w->close().ok());
+    auto back = faultline::readCompareResults(path);
+    QVERIFY(!back.ok());
+    QVERIFY2(back.message().rfind(path + ": not a compare results file", 0) == 0, back.message().c_str());
+    QCOMPARE(back.code(), faultline::ErrorCode::Format);
 }
 
 // HDF5 files whose tensors are scanned in place (mapped, released chunk by chunk) give exactly

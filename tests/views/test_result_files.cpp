@@ -5,6 +5,10 @@
 // --json`) and an evidence bundle (`evidence --out`) are dropped onto the window. Each opens in a
 // view of its own showing what its file says (the campaign's verdicts, failures and rates; the
 // sweep's ranks; the bundle's check and roles), and the incident stays open throughout.
+// The longest GUI-thread stall of each journey is printed (bench/RESULTS.md) and fails the test
+// only when gross (StallProbe::kGrossStallMs).
+#include <qcustomplot.h>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -21,9 +25,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/compare/CompareResultsFile.h"
 #include "core/replay/CampaignResultsFile.h"
 #include "core/replay/Statistics.h"
+#include "support/StallProbe.h"
 #include "support/TestSupport.h"
+#include "views/ComparisonHeatmap.h"
+#include "views/HeatmapView.h"
 #include "views/IncidentBanner.h"
 #include "views/IncidentPage.h"
 #include "views/LinkMatrixModel.h"
@@ -37,6 +45,7 @@
 using namespace faultline;
 using namespace faultline::views;
 using faultline::test::runProcess;
+using faultline::test::StallProbe;
 
 namespace {
 
@@ -80,6 +89,13 @@ QString cell(const ResultTableModel* model, int row, const QString& column)
     return model->index(row, model->column(column)).data().toString();
 }
 
+// Prints the journey's longest stall and fails on a gross one.
+void reportStall(const StallProbe& probe)
+{
+    qInfo("%s", qPrintable(probe.summary()));
+    QVERIFY2(probe.longest() < StallProbe::kGrossStallMs, qPrintable(probe.summary()));
+}
+
 // File > Open Incident by its shortcut, in the main window (active again once a dialog closed).
 void pressOpenIncident(MainWindow& window)
 {
@@ -107,7 +123,7 @@ QPointer<OpenIncidentDialog> waitForOpenDialog(MainWindow& window)
 class TestResultFiles : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QString m_trace, m_suspect, m_reference, m_campaign, m_sweep, m_bundle, m_health;
+    QString m_trace, m_suspect, m_reference, m_campaign, m_sweep, m_bundle, m_health, m_compare;
     std::unique_ptr<MainWindow> m_window;
 
     QString path(const QString& name) const { return m_dir.filePath(name); }
@@ -144,6 +160,9 @@ private slots:
         auto health = faultlineCli({"health", "--logs", fixture("dmesg-incident.log"), "--nvidia-smi",
                                     fixture("nvidia-smi-before-reset.xml"), "--json"});
         QVERIFY2(health.exitCode == 0 || health.exitCode == 1, health.err.constData());
+        m_compare = path("compare.h5");
+        auto compare = faultlineCli({"compare", m_suspect, m_reference, "--out", m_compare, "--quiet"});
+        QVERIFY2(compare.exitCode == 0 || compare.exitCode == 1, compare.err.constData());
         m_health = path("health-report");  // no suffix: the content decides
         QFile h(m_health);
         QVERIFY(h.open(QIODevice::WriteOnly));
@@ -162,7 +181,9 @@ private slots:
     void opensAnIncidentThroughTheDialog()
     {
         QSignalSpy shown(m_window.get(), &MainWindow::incidentShown);
+        StallProbe probe(QStringLiteral("open an incident through the dialog"));
         // File > Open Incident by its shortcut.
+        probe.step(QStringLiteral("the dialog opens"));
         pressOpenIncident(*m_window);
         QPointer<OpenIncidentDialog> dialog = waitForOpenDialog(*m_window);
         QVERIFY(dialog);
@@ -177,10 +198,12 @@ private slots:
         dialog->traceSlot()->setFocus();
         QTest::keyClicks(dialog->traceSlot(), m_trace);
         QVERIFY2(dialog->openButton()->isEnabled(), qPrintable(dialog->problem()));
+        probe.step(QStringLiteral("opening the trace"));
         QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QVERIFY(m_window->incident()->hasTrace());
         QVERIFY(!m_window->incident()->hasPair());
+        reportStall(probe);
     }
 
     void aSecondOpenAddsToTheOpenIncident()
@@ -200,8 +223,11 @@ private slots:
         dialog->referenceSlot()->setFocus();
         QTest::keyClicks(dialog->referenceSlot(), m_reference);
         QCOMPARE(dialog->paths(), QStringList({m_trace, m_suspect, m_reference}));
+        StallProbe probe(QStringLiteral("add a snapshot pair to the open incident through the dialog"));
+        probe.step(QStringLiteral("opening the trace and the pair"));
         QTest::keyClick(dialog->referenceSlot(), Qt::Key_Return);  // Enter opens, as the default button
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 120000);
+        reportStall(probe);
         const auto after = m_window->incident();
         QVERIFY(after->hasTrace() && after->hasPair());
         QCOMPARE(after->paths, QStringList({m_trace, m_suspect, m_reference}));
@@ -221,8 +247,12 @@ private slots:
         QVERIFY(incident);
         QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
         QSignalSpy reopened(m_window.get(), &MainWindow::incidentShown);
+        StallProbe probe(QStringLiteral("open a campaign beside the incident"));
+        probe.step(QStringLiteral("dropping the campaign"));
         QVERIFY(dropFiles(m_window.get(), {m_campaign}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        QTest::qWait(200);  // the tab's first paint
+        reportStall(probe);
         QCOMPARE(shown.at(0).at(0).toString(), m_campaign);
         // The incident was not touched.
         QCOMPARE(m_window->incident(), incident);
@@ -288,6 +318,8 @@ private slots:
     {
         const auto incident = m_window->incident();
         QSignalSpy shown(m_window.get(), &MainWindow::linksShown);
+        StallProbe probe(QStringLiteral("open a sweep beside the incident"));
+        probe.step(QStringLiteral("dropping the sweep"));
         QVERIFY(dropFiles(m_window.get(), {m_sweep}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
         QVERIFY(!m_window->findChild<QDockWidget*>("linksDock")->isHidden());
@@ -296,14 +328,19 @@ private slots:
         // The story link's block is compared off the GUI thread; the incident stays.
         QTest::qWait(1500);
         QCOMPARE(m_window->incident(), incident);
+        reportStall(probe);
     }
 
     void aHealthReportAndABundleOpenBesideTheIncident()
     {
         const auto incident = m_window->incident();
         QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
+        StallProbe probe(QStringLiteral("open a health report and a bundle beside the incident"));
+        probe.step(QStringLiteral("dropping the health report and the bundle"));
         QVERIFY(dropFiles(m_window.get(), {m_health, m_bundle}));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 30000);
+        QTest::qWait(200);  // the tabs' first paint
+        reportStall(probe);
         QCOMPARE(m_window->incident(), incident);
 
         ResultView* health = m_window->resultTabs()->viewOf(m_health);
@@ -358,6 +395,53 @@ private slots:
         QCOMPARE(m_window->incident(), incident);
     }
 
+    // `compare --out` opened beside the incident is drawn: its tensors, most severe first, each
+    // tensor's tiles in a heatmap with the anomaly regions (W zooms to the worst), not only tabled.
+    void aComparisonOpensInTheHeatmapBesideTheIncident()
+    {
+        const auto incident = m_window->incident();
+        QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
+        StallProbe probe(QStringLiteral("open a comparison beside the incident"));
+        probe.step(QStringLiteral("dropping the comparison"));
+        QVERIFY(dropFiles(m_window.get(), {m_compare}));
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        QTest::qWait(200);  // the tab's first paint
+        reportStall(probe);
+        QCOMPARE(m_window->incident(), incident);
+        ResultView* view = m_window->resultTabs()->viewOf(m_compare);
+        QVERIFY(view);
+        QCOMPARE(view->kind(), ResultKind::Compare);
+        QTRY_VERIFY(view->comparison());
+        ComparisonHeatmap* drawn = view->comparison();
+        QCOMPARE(view->sections()->currentWidget(), drawn);
+        auto back = readCompareResults(m_compare.toStdString());
+        QVERIFY(back);
+        QCOMPARE(size_t(drawn->tensors()->count()), back->tensors.size());
+        // The most severe tensor first, drawn from the file's tiles.
+        const Divergence& worst = back->tensors.front();
+        QVERIFY(drawn->tensors()->itemText(0).startsWith(QString::fromStdString(worst.name)));
+        QVERIFY(worst.mismatches > 0);
+        HeatmapView* heatmap = drawn->heatmap();
+        QTRY_VERIFY(!heatmap->shownGrid().empty());
+        QVERIFY(heatmap->shownGrid().hottestCell().has_value());
+        QVERIFY(!heatmap->regions().regions.empty());
+        QVERIFY2(heatmap->infoText().contains("mismatches"), qPrintable(heatmap->infoText()));
+        QVERIFY2(heatmap->infoText().contains("the tiles, not the values"), qPrintable(heatmap->infoText()));
+        // W on the map zooms to the worst region; the hover names its tile's counts.
+        heatmap->plot()->setFocus();
+        QTest::keyClick(heatmap->plot(), Qt::Key_W);
+        QCOMPARE(heatmap->currentRegion(), 0);
+        const Region& box = heatmap->regions().regions.front().box;
+        const QString hover = heatmap->describeElement(box.rowBegin, box.colBegin);
+        QVERIFY2(hover.contains("mismatches"), qPrintable(hover));
+        // Another tensor chosen in the list is drawn.
+        if (drawn->tensors()->count() > 1) {
+            QSignalSpy redrawn(heatmap, &HeatmapView::gridChanged);
+            drawn->tensors()->setCurrentIndex(1);
+            QVERIFY(redrawn.count() > 0);
+        }
+    }
+
     // With FAULTLINE_DOC_SCREENSHOTS=DIR: the dialog, and the campaign opened beside the incident.
     void screenshots()
     {
@@ -376,6 +460,16 @@ private slots:
         QTest::qWait(300);
         QVERIFY(dialog->grab().save(dir + "/screenshot-open-incident.png"));
         dialog->reject();
+        // The comparison drawn beside the incident, zoomed to its worst region.
+        ResultView* compare = m_window->resultTabs()->viewOf(m_compare);
+        QVERIFY(compare && compare->comparison());
+        m_window->resultTabs()->setCurrentWidget(compare);
+        compare->comparison()->showTensor(0);
+        compare->sections()->setCurrentWidget(compare->comparison());
+        auto* dock = m_window->findChild<QDockWidget*>("resultsDock");
+        m_window->resizeDocks({dock}, {m_window->height() * 3 / 5}, Qt::Vertical);
+        QTest::qWait(500);
+        QVERIFY(m_window->grab().save(dir + "/screenshot-results-compare.png"));
     }
 };
 
