@@ -43,6 +43,7 @@ int run(int argc, char** argv)
     runners["plan"] = addPlanCommand(app);
     runners["ledger"] = addLedgerCommand(app);
     runners["shrink"] = addShrinkCommand(app);
+    runners["explore"] = addExploreCommand(app);
     app.require_subcommand(0, 1);
 
     try {
