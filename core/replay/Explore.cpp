@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -130,7 +131,7 @@ std::string magnitudeText(double v)
 ExploreFinding findingFor(const ExploreReport& r, const std::string& target, const std::string& vary,
                           const std::string& axis)
 {
-    ExploreFinding f{target, vary, axis, {}, {}, 0, 0, {}};
+    ExploreFinding f{target, vary, axis, {}, {}, {}, 0, 0, {}};
     for (const ExploreCell& c : r.cells) {
         const ExploreCondition& k = r.conditions[c.condition];
         if (c.target != target || k.vary != vary || k.axis != axis || !c.rate.replayable || c.rate.runs == 0)
@@ -183,6 +184,40 @@ ExploreFinding findingFor(const ExploreReport& r, const std::string& target, con
     return f;
 }
 
+// The SMs the failed runs of every condition differed in, on one target.
+ExploreFinding placementFinding(const ExploreReport& r, const std::string& target)
+{
+    ExploreFinding f{target, "placement", "sm", {}, {}, {}, 0, 0, {}};
+    std::map<int32_t, uint64_t> bySm;
+    uint64_t failed = 0, withSms = 0;
+    for (const ExploreCell& c : r.cells) {
+        if (c.target != target) continue;
+        failed += c.rate.failures;
+        withSms += c.rate.failedRunsWithSms;
+        for (const auto& [sm, runs] : c.rate.failedRunsBySm) bySm[sm] += runs;
+        if (r.conditions[c.condition].vary == "placement")
+            (c.rate.failures ? f.fired : f.never).push_back(c.condition);
+    }
+    for (const auto& [sm, runs] : bySm) f.sms.push_back(sm);
+    if (failed == 0) {
+        f.text = "never fired";
+    } else if (withSms == 0) {
+        f.text = "the failed runs did not say which SMs computed what (the target records no SMs)";
+    } else if (f.sms.size() == 1) {
+        f.text = "fired only in tiles of SM " + std::to_string(f.sms.front()) + " (every one of the " +
+                 std::to_string(withSms) + " failed runs that recorded SMs); never in another SM's tiles";
+        f.low = f.high = f.sms.front();
+    } else {
+        std::vector<std::string> names;
+        for (int32_t sm : f.sms)
+            names.push_back(std::to_string(sm) + " (" + std::to_string(bySm[sm]) + " runs)");
+        f.text = "fired in tiles of " + std::to_string(f.sms.size()) + " SMs: " + joinText(names);
+        f.low = f.sms.front();
+        f.high = f.sms.back();
+    }
+    return f;
+}
+
 }  // namespace
 
 bool ExploreReport::anyFailure() const
@@ -230,10 +265,14 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
         for (Variant& v : blockVariants(*found, *inputs)) variants.push_back(std::move(v));
     if (wants("dtype"))
         for (Variant& v : dtypeVariants(*found, *inputs)) variants.push_back(std::move(v));
-    if (wants("placement"))
+    if (wants("placement")) {
+        Variant v{conditionOf("placement", "sm", "recorded inputs (SM attribution)"), *found, *inputs};
+        v.condition.recorded = true;
+        variants.push_back(std::move(v));
         r.warnings.push_back(
-            "placement (which SMs compute which tiles) is not explored: it needs a target that "
-            "records its SMs and can be told where to place a tile");
+            "placement names the SMs whose tiles held the failed runs' differing elements; it "
+            "does not move tiles to other SMs (smaller grids)");
+    }
 
     std::optional<ScratchDirectory> ownScratch;
     RateProbeSetup setup = o.setup;
@@ -264,7 +303,8 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
         std::filesystem::remove(path, ec);
         if (r.cancelled) break;
     }
-    for (const std::string& target : r.targets)
+    for (const std::string& target : r.targets) {
+        if (wants("placement")) r.findings.push_back(placementFinding(r, target));
         for (const char* vary : {"scale", "block", "dtype"}) {
             std::vector<std::string> axes;
             for (const ExploreCondition& c : r.conditions)
@@ -272,6 +312,7 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
                     axes.push_back(c.axis);
             for (const std::string& axis : axes) r.findings.push_back(findingFor(r, target, vary, axis));
         }
+    }
     return r;
 }
 

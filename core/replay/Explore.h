@@ -8,8 +8,10 @@
 //   block      sub-blocks of each dimension (rows, cols, k, batch: InputCuts.h): its first half,
 //              quarter, ... down to one index, and each of its four quarters
 //   dtype      the floating-point inputs converted to fp32, bf16 and fp16 (gemm's out_dtype too)
-//   placement  which SMs compute which tiles: needs a target that records its SMs for a tile it
-//              can be told to place; not explored yet (a warning says so)
+//   placement  the recorded inputs once more, and on targets that record which SM computed each
+//              output tile, the SMs whose tiles held the differing elements of every failed run
+//              of every condition (vs_golden.sms): the SM a defect is bound to. Tiles are not
+//              moved to other SMs (smaller grids): a warning says so
 // Each condition is a one-op trace (OneOpTrace.h) measured through a campaign (RateProbe.h) for a
 // fixed number of runs.
 #include <cstdint>
@@ -36,7 +38,7 @@ struct ExploreOptions {
 };
 
 struct ExploreCondition {
-    std::string vary;    // scale | block | dtype
+    std::string vary;    // scale | block | dtype | placement
     std::string axis;    // scale: "scale"; block: the dimension (rows, cols, k, ...); dtype: "dtype"
     std::string label;   // "x2^-4", "k first 128", "rows quarter 2 of 4", "bf16"
     double maxAbs = 0;   // the largest finite |x| of the inputs
@@ -56,6 +58,7 @@ struct ExploreCell {
 struct ExploreFinding {
     std::string target, vary, axis;
     std::vector<size_t> fired, never;  // condition indices
+    std::vector<int32_t> sms;          // placement: the SMs failed runs differed in, ascending
     // scale: the band of largest |x| it fired in [low, high] (and the nearest quiet ones);
     // block: the sizes of the dimension it fired at [low, high]
     double low = 0, high = 0;

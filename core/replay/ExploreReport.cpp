@@ -37,6 +37,7 @@ nlohmann::json exploreJson(const ExploreReport& r)
              {"axis", f.axis},
              {"fired", f.fired},
              {"never", f.never},
+             {"sms", f.sms},
              {"range", f.fired.empty() ? nlohmann::json() : nlohmann::json::array({f.low, f.high})},
              {"text", f.text}});
     return {{"trace", r.trace},
@@ -67,7 +68,7 @@ std::string exploreText(const ExploreReport& r)
             const std::string rate = !c.rate.replayable ? std::string("not replayable")
                                      : c.rate.failures  ? rateText(c.rate.interval)
                                                         : cleanRateText(c.rate.runs, r.confidence);
-            std::snprintf(line, sizeof line, "  %-6s %-40s max|x| %-10.3g %s\n", k.vary.c_str(),
+            std::snprintf(line, sizeof line, "  %-9s %-40s max|x| %-10.3g %s\n", k.vary.c_str(),
                           k.label.c_str(), k.maxAbs, rate.c_str());
             out << line;
         }

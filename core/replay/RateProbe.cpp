@@ -39,8 +39,15 @@ Result<RateMeasure> measureOpRate(const std::string& tracePath, size_t opIndex, 
             m.runs = s.runs;
             m.failures = s.failures;
         }
-    for (const RunRecord& r : report->runs)
+    for (const RunRecord& r : report->runs) {
         if (!r.setupError && r.ms >= 0) ms.push_back(r.ms);
+        if (!r.failed() || !r.vsGolden.is_object() || !r.vsGolden.contains("sms") ||
+            !r.vsGolden["sms"].is_array())
+            continue;
+        ++m.failedRunsWithSms;
+        for (const auto& sm : r.vsGolden["sms"])
+            if (sm.is_number_integer()) ++m.failedRunsBySm[sm.get<int32_t>()];
+    }
     if (m.runs == 0 && report->targets.size() == 1 && report->targets[0].notReplayable > 0) {
         m.replayable = false;
         m.notReplayable = "the golden model cannot replay the op";

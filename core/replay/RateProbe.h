@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "../Result.h"
@@ -32,6 +33,10 @@ struct RateMeasure {
     RateInterval interval;  // Wilson, at the probe's confidence
     double msPerRun = 0;    // median time of a run (the worker round trip), 0 when none ran
     bool decided = false;   // the rule was reached (false: the budget ran out or it was cancelled)
+    // Targets that record their SMs: per SM, the failed runs with differing elements in its tiles
+    // (vs_golden.sms of the runs the report lists), and how many failed runs said where.
+    std::map<int32_t, uint64_t> failedRunsBySm;
+    uint64_t failedRunsWithSms = 0;
     // The golden model refuses the op's inputs (a cut the op cannot take): no run counted.
     bool replayable = true;
     std::string notReplayable;

@@ -1,6 +1,6 @@
 // `faultline explore`: simulated defects whose trigger conditions the command is not told (only
 // the target's spec knows them) are explored around the recorded inputs: it names the magnitude
-// band, the k range and the dtype under which each fired, and where it never did.
+// band, the k range, the dtype and the SM under which each fired, and where it never did.
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -110,6 +110,23 @@ private slots:
         QVERIFY2(r.out.contains("dtype: fired on bfloat16; never on float32, float16"), r.out.constData());
         QVERIFY2(r.out.contains("dtype: never fired"), r.out.constData());  // the golden cpu
         QVERIFY(QFile::exists(out));
+    }
+
+    void namesTheSm()
+    {
+        // Fires only in the tiles of virtual SM 3 of 8 (op 1's output is 64x64, 8x8 tiles of 8).
+        const QJsonObject o =
+            explore("1", "sim:flip:rate=1,only_sm=3,sms=8,tile=8,run_rate=0.5", "placement,block");
+        QVERIFY(!o.isEmpty());
+        const QJsonObject sm = finding(o, "sm");
+        QCOMPARE(sm.value("sms").toArray(), QJsonArray{3});
+        QVERIFY2(sm.value("text").toString().startsWith("fired only in tiles of SM 3"),
+                 qPrintable(sm.value("text").toString()));
+        QVERIFY(!sm.value("fired").toArray().isEmpty());
+        // A defect bound to no SM is named in the tiles of many.
+        const QJsonObject all = explore("1", "sim:flip:rate=1,sms=8,tile=8,run_rate=0.5", "placement");
+        QVERIFY(!all.isEmpty());
+        QCOMPARE(finding(all, "sm").value("sms").toArray().size(), 8);
     }
 
     void healthyAndErrors()
