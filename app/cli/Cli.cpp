@@ -42,6 +42,8 @@ int run(int argc, char** argv)
     runners["ops"] = addOpsCommand(app);
     runners["plan"] = addPlanCommand(app);
     runners["ledger"] = addLedgerCommand(app);
+    runners["shrink"] = addShrinkCommand(app);
+    runners["explore"] = addExploreCommand(app);
     app.require_subcommand(0, 1);
 
     try {

@@ -28,5 +28,7 @@ CommandRunner addBenchmarkCommand(CLI::App& app);
 CommandRunner addOpsCommand(CLI::App& app);
 CommandRunner addPlanCommand(CLI::App& app);
 CommandRunner addLedgerCommand(CLI::App& app);
+CommandRunner addShrinkCommand(CLI::App& app);
+CommandRunner addExploreCommand(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -1,4 +1,5 @@
-// faultline evidence --out DIR [--campaign RESULTS.h5] [--trace TRACE] [--logs FILE...]
+// faultline evidence --out DIR [--campaign RESULTS.h5] [--trace TRACE] [--min-reproducer MIN.h5]
+//                    [--logs FILE...]
 //                    [--nvidia-smi FILE.xml...] [--attach FILE...] [--case-id ID] [--sign KEY]
 //                    [--suspect BUS|UUID|SERIAL] [--inventory DEVICES.json] [--ledger [URL]]
 // Builds the RMA evidence bundle DIR and DIR.tar (core/evidence/EvidenceBundle.h).
@@ -63,6 +64,9 @@ CommandRunner addEvidenceCommand(CLI::App& app)
         ->required();
     cmd->add_option("--campaign", o->campaign, "replay campaign results (faultline replay --out RESULTS.h5)");
     cmd->add_option("--trace", o->trace, "the campaign's trace (default: the one the campaign names)");
+    cmd->add_option("--min-reproducer", o->minReproducer,
+                    "a minimal reproducer of the suspect's divergent op (faultline shrink --out MIN.h5): the "
+                    "bundle's reproducer replays it");
     cmd->add_option("--logs", o->logs,
                     "kernel logs: dmesg, journalctl -k (text or -o json), nvidia-bug-report.log[.gz]");
     cmd->add_option("--nvidia-smi", o->nvidiaSmi,

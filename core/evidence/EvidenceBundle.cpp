@@ -317,6 +317,10 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     if (Status st = checkOutputs(o, root.string(), tarPath); !st) return st.error();
     if (!isBundlePath(root.filename().string()))
         return fileError(root.string(), "the bundle folder's name must be made of [A-Za-z0-9._+-]");
+    if (!o.minReproducer.empty() && o.campaign.empty())
+        return Error{
+            "evidence: --min-reproducer needs --campaign: it reproduces an op the campaign found failing",
+            ErrorCode::Usage};
     if (o.campaign.empty() && o.logs.empty() && o.nvidiaSmi.empty())
         return Error{"evidence: nothing to export: give --campaign, --logs or --nvidia-smi",
                      ErrorCode::Usage};
@@ -328,6 +332,8 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         if (Status st = checkInput(f, "--attach"); !st) return st.error();
     if (!o.campaign.empty())
         if (Status st = checkInput(o.campaign, "--campaign"); !st) return st.error();
+    if (!o.minReproducer.empty())
+        if (Status st = checkInput(o.minReproducer, "--min-reproducer"); !st) return st.error();
     nlohmann::json inventory;
     if (!o.inventory.empty()) {
         if (Status st = checkInput(o.inventory, "--inventory"); !st) return st.error();
@@ -451,9 +457,16 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             return st.error();
         c.files.push_back({"replay/campaign.json", "campaign_report", ""});
         // Only the suspect's own divergent ops are reproduced (other targets are context).
-        if (!suspectDivergentOps(*campaign, ties).empty() && trace) {
+        const bool reproducible = !suspectDivergentOps(*campaign, ties).empty() && trace;
+        if (!reproducible && !o.minReproducer.empty())
+            return fileError(o.minReproducer,
+                             trace ? "has nothing to reproduce: the suspect GPU failed no op in the campaign"
+                                   : "cannot be used without the campaign's trace (give --trace)",
+                             ErrorCode::Usage);
+        if (reproducible) {
             fs::create_directories(root / "reproducer", ec);
-            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), ties);
+            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), ties,
+                                            o.minReproducer);
             if (!r) return r.error();
             c.reproducer = *r;
             if (!r->replayable)
@@ -464,15 +477,27 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             c.files.push_back({"reproducer/trace.h5", "reproducer_trace", ""});
             c.files.push_back({"reproducer/reproduce.sh", "reproducer_script", ""});
             // The symptom: the first divergent op against the golden model on its own inputs.
-            auto small = readTrace(r->trace);
-            if (small && !suspect.traceLabel.empty()) {
-                auto b = bisectTrace(*small, suspect.traceLabel);
-                if (b && b->firstDivergentOp)
-                    for (const BisectOp& op : b->ops)
-                        if (op.index == *b->firstDivergentOp && op.divergence)
-                            c.symptom = EvidenceFigureInput{op.index, op.op, op.name, suspect.traceLabel,
-                                                            *op.divergence};
+            // A shrunk reproducer holds no recorded outputs: the symptom comes from the incident's
+            // own op, written aside for the bisection and removed.
+            const fs::path symptomTrace =
+                r->shrunkFrom.empty() ? fs::path(r->trace) : root / "reproducer" / ".symptom-ops.h5";
+            if (!r->shrunkFrom.empty())
+                if (Status st =
+                        writeTraceSubset(*trace, {r->ops.begin(), r->ops.end()}, symptomTrace.string());
+                    !st)
+                    return st.error();
+            {
+                auto small = readTrace(symptomTrace.string());
+                if (small && !suspect.traceLabel.empty()) {
+                    auto b = bisectTrace(*small, suspect.traceLabel);
+                    if (b && b->firstDivergentOp)
+                        for (const BisectOp& op : b->ops)
+                            if (op.index == *b->firstDivergentOp && op.divergence)
+                                c.symptom = EvidenceFigureInput{op.index, op.op, op.name, suspect.traceLabel,
+                                                                *op.divergence};
+                }
             }
+            if (!r->shrunkFrom.empty()) fs::remove(symptomTrace, ec);
         }
     }
     if (c.symptom && o.renderFigures) {

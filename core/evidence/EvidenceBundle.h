@@ -10,7 +10,8 @@
 //   health/events.jsonl  every decoded Xid/SXid event, one JSON object per line
 //   replay/results.h5    the campaign's results file (+ its journal), byte-identical
 //   replay/campaign.json the campaign's report
-//   reproducer/          trace.h5 (only the divergent ops and their inputs), reproduce.sh
+//   reproducer/          trace.h5 (only the divergent ops and their inputs, or --min-reproducer's
+//                        one op cut down by `faultline shrink`), reproduce.sh
 //   case.json            the case, schema v1
 //   report.md            the human report (+ report.pdf and figures/ where the GUI is built)
 //   signing-key.pub, MANIFEST.sha256, MANIFEST.sha256.minisig
@@ -34,6 +35,9 @@ struct EvidenceOptions {
     std::string outDir;
     std::string campaign;  // RESULTS.h5
     std::string trace;     // "" = the trace the campaign names
+    // A minimal reproducer of the suspect's divergent op (`faultline shrink --out MIN.h5`): the
+    // bundle's reproducer/trace.h5 and what reproduce.sh replays (MinimalReproducer.h); "" none.
+    std::string minReproducer;
     std::vector<std::string> logs, nvidiaSmi, attachments;
     std::string caseId;                      // "" = derived from the suspect and the time
     std::string signKey;                     // minisign secret key; "" = unsigned (a warning)

@@ -319,6 +319,7 @@ json evidenceCaseJson(const EvidenceCase& c)
                       {"replayable", r.replayable},
                       {"not_replayable", textOrNull(r.notReplayable)},
                       {"fleet_gpu", textOrNull(r.fleetGpu)},
+                      {"shrunk_from", textOrNull(r.shrunkFrom)},
                       {"suspect_targets", r.suspectTargets},
                       {"reps",
                        {{"reps", r.reps.reps},

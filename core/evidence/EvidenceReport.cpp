@@ -224,10 +224,18 @@ std::string evidenceReportMarkdown(const json& c)
                "saying so): "
             << field(repro, "not_replayable") << ".\n\n";
     } else if (repro.is_object()) {
-        out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
-            << ", the suspect's divergent ops, and their inputs. Run `sh reproducer/reproduce.sh` (needs "
-               "faultline), which runs\n\n    "
-            << field(repro, "command") << "\n\n";
+        if (repro.value("shrunk_from", json()).is_string())
+            out << "Minimal reproducer: `reproducer/trace.h5` (" << field(repro, "shrunk_from")
+                << ", made by `faultline shrink`) holds op " << text(repro["ops"])
+                << ", one of the suspect's divergent ops, with its inputs cut down to the fewest elements "
+                   "that still fail at the rate the incident's inputs did. Run `sh reproducer/reproduce.sh` "
+                   "(needs faultline), which runs\n\n    "
+                << field(repro, "command") << "\n\n";
+        else
+            out << "Minimal reproducer: `reproducer/trace.h5` holds only op(s) " << text(repro["ops"])
+                << ", the suspect's divergent ops, and their inputs. Run `sh reproducer/reproduce.sh` (needs "
+                   "faultline), which runs\n\n    "
+                << field(repro, "command") << "\n\n";
         if (const json reps = repro.value("reps", json()); reps.is_object())
             out << "Repetitions sized to the suspect's measured rate on these ops ("
                 << field(reps, "failures") << " of " << field(reps, "runs")

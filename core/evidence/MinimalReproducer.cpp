@@ -35,48 +35,6 @@ Result<LoadedTensor> loadTensor(const TensorFile& file, const std::string& name)
     return t;
 }
 
-Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const std::string& path)
-{
-    auto w = TraceWriter::create(path);
-    if (!w) return w.error();
-    for (const auto& [name, value] : trace.attributes)
-        if (Status st = w->setAttribute(name, value); !st) return st;
-    if (Status st = w->setAttribute("faultline_evidence",
-                                    std::string("minimal reproducer: ops ") +
-                                        opListArgument(std::vector<size_t>(ops.begin(), ops.end())));
-        !st)
-        return st;
-    for (const TraceDevice& d : trace.devices)
-        if (Status st = w->addDevice(d); !st) return st;
-    std::set<std::string> written;
-    for (const TraceOp& op : trace.ops) {
-        if (!ops.count(op.index)) continue;
-        for (const std::string& id : op.inputs) {
-            if (!written.insert(id).second) continue;
-            auto t = loadTensor(*trace.file, "tensors/" + id);
-            if (!t) return t.error();
-            TensorWriteOptions o;
-            o.kind = t->info.kind;
-            if (Status st = w->addTensor(id, {t->info.dtype, t->info.shape, t->bytes.data()}, o); !st)
-                return st;
-        }
-        std::vector<LoadedTensor> kept;
-        for (const auto& [label, names] : op.outputs)
-            for (const std::string& n : names) {
-                auto t = loadTensor(*trace.file, n);
-                if (!t) return t.error();
-                kept.push_back(std::move(*t));
-            }
-        std::map<std::string, std::vector<TensorData>> outputs;
-        size_t k = 0;
-        for (const auto& [label, names] : op.outputs)
-            for (size_t i = 0; i < names.size(); ++i, ++k)
-                outputs[label].push_back({kept[k].info.dtype, kept[k].info.shape, kept[k].bytes.data()});
-        if (Status st = w->addOp(op, outputs); !st) return st;
-    }
-    return w->close();
-}
-
 // What reproduce.sh replays: targets with the verdicts the campaign found (the suspect's must
 // fail again), the ops, the reference, the repetitions; or why nothing can be replayed.
 struct ReplayPlan {
@@ -133,7 +91,8 @@ ReproducerReps sizedReps(const CampaignEvidence& c, const std::vector<const Camp
 }
 
 // A merged fleet campaign: the suspect alone, on the target it ran as on its own node.
-ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s)
+ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s,
+                     const std::set<size_t>* only)
 {
     ReplayPlan p;
     const CampaignTargetEvidence* mine = nullptr;
@@ -153,7 +112,7 @@ ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergen
     // Its own ops: those it failed on its node (what its node's verdict rests on); for a GPU only
     // the peer vote found, those it differed from its peers on (kept for a replay by hand).
     for (size_t i : mine->failingOps.empty() ? g.outlierOps : mine->failingOps)
-        if (divergent.count(i)) p.ops.insert(i);
+        if (divergent.count(i) && (!only || only->count(i))) p.ops.insert(i);
     p.reps = sizedReps(c, {mine}, p.ops);
     if (!g.nodeVerdict || *g.nodeVerdict == Verdict::Healthy || *g.nodeVerdict == Verdict::NoVerdict) {
         p.notReplayable = "the suspect GPU " + mine->target + " was " +
@@ -176,20 +135,30 @@ ReplayPlan fleetPlan(const CampaignEvidence& c, const std::set<size_t>& divergen
 
 // A single-node campaign: the suspect's targets on the ops they failed, with the golden model and
 // the reference as controls.
-ReplayPlan replayPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s)
+// `only`: the ops of a shrunk reproducer (null: every divergent op of the suspect's).
+ReplayPlan replayPlan(const CampaignEvidence& c, const std::set<size_t>& divergent, const SuspectTargets& s,
+                      const std::set<size_t>* only)
 {
-    if (c.fleet) return fleetPlan(c, divergent, s);
+    if (c.fleet) return fleetPlan(c, divergent, s, only);
     ReplayPlan p;
-    const std::vector<const CampaignTargetEvidence*> mine = suspectTargets(c, s);
-    for (const CampaignTargetEvidence* t : mine)
+    std::vector<const CampaignTargetEvidence*> mine;
+    for (const CampaignTargetEvidence* t : suspectTargets(c, s)) {
+        bool failedHere = false;
         for (size_t i : t->failingOps)
-            if (divergent.count(i)) p.ops.insert(i);
+            if (divergent.count(i) && (!only || only->count(i))) {
+                p.ops.insert(i);
+                failedHere = true;
+            }
+        // Sized as before on every target of the suspect's; a shrunk op on those that failed it.
+        if (failedHere || !only) mine.push_back(t);
+    }
     p.reps = sizedReps(c, mine, p.ops);
     std::string bad;
     for (const CampaignTargetEvidence& t : c.targets) {
         const bool suspect = s.isSuspect(t.target);
         if (!suspect && t.target != "cpu" && t.target != c.reference) continue;
-        if (suspect && t.failingOps.empty()) continue;
+        if (suspect && (t.failingOps.empty() || std::find(mine.begin(), mine.end(), &t) == mine.end()))
+            continue;
         if (!isReplayTarget(t.target)) bad += (bad.empty() ? "'" : ", '") + t.target + "'";
         p.verdicts.emplace_back(t.target, t.verdict);
         if (suspect) p.mustFail.push_back(t.target);
@@ -240,6 +209,10 @@ std::string replayScript(const ReproducerFiles& r, const std::string& args)
          shellCommentText(r.command) +
          "\n#\n# Repetitions sized to the suspect's measured rate on these ops: " + rate +
          "\n# (reps = ceil(ln(1 - 0.99) / (ops * ln(1 - rate))), 2 to 1000).\n#\n";
+    if (!r.shrunkFrom.empty())
+        s += "# trace.h5 is " + shellCommentText(r.shrunkFrom) +
+             ", made by `faultline shrink`: the op alone, its inputs cut down to the\n# fewest elements that "
+             "still fail at the rate the incident's inputs did.\n#\n";
     if (!r.fleetGpu.empty())
         s += "# (" + shellCommentText(r.fleetGpu) +
              " of the fleet campaign, alone, on the target it ran as on its node; on another machine\n"
@@ -312,6 +285,48 @@ std::string notReplayableScript(const ReproducerFiles& r)
 
 }  // namespace
 
+Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const std::string& path)
+{
+    auto w = TraceWriter::create(path);
+    if (!w) return w.error();
+    for (const auto& [name, value] : trace.attributes)
+        if (Status st = w->setAttribute(name, value); !st) return st;
+    if (Status st = w->setAttribute("faultline_evidence",
+                                    std::string("minimal reproducer: ops ") +
+                                        opListArgument(std::vector<size_t>(ops.begin(), ops.end())));
+        !st)
+        return st;
+    for (const TraceDevice& d : trace.devices)
+        if (Status st = w->addDevice(d); !st) return st;
+    std::set<std::string> written;
+    for (const TraceOp& op : trace.ops) {
+        if (!ops.count(op.index)) continue;
+        for (const std::string& id : op.inputs) {
+            if (!written.insert(id).second) continue;
+            auto t = loadTensor(*trace.file, "tensors/" + id);
+            if (!t) return t.error();
+            TensorWriteOptions o;
+            o.kind = t->info.kind;
+            if (Status st = w->addTensor(id, {t->info.dtype, t->info.shape, t->bytes.data()}, o); !st)
+                return st;
+        }
+        std::vector<LoadedTensor> kept;
+        for (const auto& [label, names] : op.outputs)
+            for (const std::string& n : names) {
+                auto t = loadTensor(*trace.file, n);
+                if (!t) return t.error();
+                kept.push_back(std::move(*t));
+            }
+        std::map<std::string, std::vector<TensorData>> outputs;
+        size_t k = 0;
+        for (const auto& [label, names] : op.outputs)
+            for (size_t i = 0; i < names.size(); ++i, ++k)
+                outputs[label].push_back({kept[k].info.dtype, kept[k].info.shape, kept[k].bytes.data()});
+        if (Status st = w->addOp(op, outputs); !st) return st;
+    }
+    return w->close();
+}
+
 std::vector<size_t> suspectDivergentOps(const CampaignEvidence& campaign, const SuspectTargets& suspect)
 {
     std::set<size_t> divergent, mine;
@@ -329,11 +344,29 @@ std::vector<size_t> suspectDivergentOps(const CampaignEvidence& campaign, const 
 
 Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
-                                               const SuspectTargets& suspect)
+                                               const SuspectTargets& suspect, const std::string& shrunkTrace)
 {
     const std::vector<size_t> mine = suspectDivergentOps(campaign, suspect);
     if (mine.empty())
         return Error{"the suspect GPU failed no op in the campaign: nothing to reproduce", ErrorCode::Failed};
+    std::set<size_t> shrunkOps;  // the op of a shrunk reproducer
+    if (!shrunkTrace.empty()) {
+        auto shrunk = readTrace(shrunkTrace);
+        if (!shrunk) return shrunk.error();
+        if (shrunk->ops.size() != 1)
+            return fileError(shrunkTrace,
+                             "holds " + std::to_string(shrunk->ops.size()) +
+                                 " ops; a minimal reproducer (faultline shrink --out) holds one",
+                             ErrorCode::Usage);
+        const size_t op = shrunk->ops.front().index;
+        if (std::find(mine.begin(), mine.end(), op) == mine.end())
+            return fileError(shrunkTrace,
+                             "reproduces op " + std::to_string(op) +
+                                 ", which the suspect GPU did not fail in the campaign (it failed op(s) " +
+                                 opListArgument(mine) + ")",
+                             ErrorCode::Usage);
+        shrunkOps.insert(op);
+    }
     auto trace = readTrace(sourceTrace);
     if (!trace) return trace.error();
     std::set<size_t> divergent;
@@ -344,8 +377,9 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
         if (!found)
             return fileError(sourceTrace, "has no op " + std::to_string(i) + " (not the campaign's trace?)");
     }
-    ReplayPlan plan = replayPlan(campaign, divergent, suspect);
-    if (plan.ops.empty()) plan.ops.insert(mine.begin(), mine.end());
+    ReplayPlan plan = replayPlan(campaign, divergent, suspect, shrunkTrace.empty() ? nullptr : &shrunkOps);
+    if (plan.ops.empty())
+        plan.ops = shrunkTrace.empty() ? std::set<size_t>(mine.begin(), mine.end()) : shrunkOps;
     ReproducerFiles r;
     r.ops.assign(plan.ops.begin(), plan.ops.end());
     r.trace = (std::filesystem::path(dir) / "trace.h5").string();
@@ -355,7 +389,16 @@ Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
     r.mustFail = plan.mustFail;
     for (const TargetTie& t : suspect.ties)
         if (suspect.isSuspect(t.target)) r.suspectTargets.push_back(t.target);
-    if (Status st = writeTraceSubset(*trace, plan.ops, r.trace); !st) return st.error();
+    if (shrunkTrace.empty()) {
+        if (Status st = writeTraceSubset(*trace, plan.ops, r.trace); !st) return st.error();
+    } else {
+        // Byte-identical: what `faultline shrink` wrote and checked is what the vendor replays.
+        std::error_code ec;
+        std::filesystem::copy_file(shrunkTrace, r.trace, ec);
+        if (ec)
+            return fileError(shrunkTrace, "cannot be copied into the bundle: " + ec.message(), ErrorCode::Io);
+        r.shrunkFrom = std::filesystem::path(shrunkTrace).filename().string();
+    }
 
     std::string script;
     if (!plan.notReplayable.empty()) {

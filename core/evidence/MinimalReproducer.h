@@ -21,6 +21,12 @@
 // there, expecting it to fail again. When the suspect's targets cannot be replayed (a fleet
 // suspect only the fleet's peer vote found different, a reference that is no target), trace.h5 is
 // still written and reproduce.sh says why and exits 2: no command that cannot work is written.
+//
+// With a minimal reproducer of `faultline shrink` (`evidence --min-reproducer MIN.h5`: one op,
+// the suspect's own divergent op, its inputs cut down), trace.h5 is that file, byte-identical,
+// and reproduce.sh replays its op alone, on the targets that failed it, with the same controls
+// and repetitions sized to the suspect's rate on that op.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,16 +49,25 @@ struct ReproducerFiles {
     bool replayable = true;
     std::string notReplayable;  // why not (then `command` is empty and reproduce.sh exits 2)
     std::string fleetGpu;       // a fleet campaign: the suspect's label there ("host/cuda:3")
+    // trace.h5 is this `faultline shrink` output (the file name given), "" when it holds the
+    // campaign trace's divergent ops.
+    std::string shrunkFrom;
 };
 
 // The ops the suspect's targets failed (a fleet GPU only the peer vote found: its outlier ops);
 // empty when the suspect failed nothing, and then there is nothing to reproduce.
 std::vector<size_t> suspectDivergentOps(const CampaignEvidence& campaign, const SuspectTargets& suspect);
 
-// Writes DIR/trace.h5 and DIR/reproduce.sh (DIR exists) from the campaign's source trace. An
-// error when the suspect failed no op (suspectDivergentOps is empty).
+// Writes DIR/trace.h5 and DIR/reproduce.sh (DIR exists) from the campaign's source trace, or
+// from `shrunkTrace` (a `faultline shrink` output; "" none). Errors: the suspect failed no op
+// (suspectDivergentOps is empty); a shrunk trace that does not hold exactly one op, or whose op
+// the suspect did not fail (Usage, naming the file).
 Result<ReproducerFiles> writeMinimalReproducer(const CampaignEvidence& campaign,
                                                const std::string& sourceTrace, const std::string& dir,
-                                               const SuspectTargets& suspect);
+                                               const SuspectTargets& suspect,
+                                               const std::string& shrunkTrace = {});
+
+// The ops `ops` of `trace` with their inputs, devices and recorded outputs, as trace v1 at `path`.
+Status writeTraceSubset(const Trace& trace, const std::set<size_t>& ops, const std::string& path);
 
 }  // namespace faultline

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "Statistics.h"
 #include "StoppingRule.h"
 
 namespace faultline {
@@ -42,11 +43,8 @@ Result<CampaignPlan> planCampaign(const std::vector<RunRecord>& runs, const std:
             if (const auto it = timed.find({ops[i], target}); it != timed.end() && !it->second.empty()) {
                 // The median: the first run of an op on a target also builds the references and
                 // copies its output, which the thousands of runs after it do not.
-                std::vector<double>& ms = it->second;
-                std::sort(ms.begin(), ms.end());
-                row.timedRuns = ms.size();
-                row.msPerRun =
-                    ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+                row.timedRuns = it->second.size();
+                row.msPerRun = medianOf(it->second);
                 row.seconds = double(needed) * row.msPerRun / 1000.0;
             } else {
                 plan.complete = false;

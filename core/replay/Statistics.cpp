@@ -18,6 +18,26 @@ std::string rateText(const RateInterval& r)
     return percentText(r.rate) + " [" + percentText(r.low) + ", " + percentText(r.high) + "]";
 }
 
+double medianOf(std::vector<double>& values)
+{
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double zForConfidence(double confidence)
+{
+    // erfc(z / sqrt 2) = 1 - confidence, by bisection: erfc falls monotonically.
+    const double tail = 1 - std::clamp(confidence, 1e-12, 1 - 1e-12);
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; ++i) {
+        const double mid = (lo + hi) / 2;
+        (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+    }
+    return (lo + hi) / 2;
+}
+
 double cleanRateBound(uint64_t runs, double confidence)
 {
     if (runs == 0) return 1.0;

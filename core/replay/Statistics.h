@@ -2,6 +2,7 @@
 // Reproduction statistics: rates with Wilson score intervals.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace faultline {
 
@@ -12,6 +13,12 @@ struct RateInterval {
 // Wilson score interval for `failures` out of `runs` at ~95% (z = 1.959964). runs == 0 gives
 // rate 0 and the uninformative interval [0, 1].
 RateInterval wilsonInterval(uint64_t failures, uint64_t runs, double z = 1.959963984540054);
+// The two-sided normal quantile of a confidence: 1.959964 for 0.95, 2.575829 for 0.99 (the z of
+// wilsonInterval at that confidence). `confidence` in (0, 1).
+double zForConfidence(double confidence);
+
+// The median of `values` (sorted in place); 0 when empty.
+double medianOf(std::vector<double>& values);
 
 // What a clean result rules out: with no failure in `runs` runs, the exact one-sided upper
 // confidence bound of the failure rate, 1 - (1 - confidence)^(1/runs) (Clopper-Pearson; about

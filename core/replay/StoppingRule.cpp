@@ -10,6 +10,9 @@ namespace faultline {
 
 Status checkStoppingRule(const StoppingRule& rule)
 {
+    if (rule.until && rule.untilRate == 0)
+        return rule.budget.count() < 0 ? Status(Error{"--budget must not be negative", ErrorCode::Usage})
+                                       : Status();
     if (!(rule.untilRate >= 1e-7 && rule.untilRate <= 0.5))
         return Error{
             "--until-rate " + rateNumberText(rule.untilRate) + ": must be a rate between 1e-7 and 0.5",
@@ -34,6 +37,7 @@ uint64_t runsToRuleOut(double rate, double confidence)
 bool stopReached(uint64_t runs, uint64_t failures, const StoppingRule& rule)
 {
     if (!rule.adaptive()) return false;
+    if (rule.until) return rule.until(runs, failures);
     return failures > 0 || cleanRateBound(runs, rule.confidence) < rule.untilRate;
 }
 

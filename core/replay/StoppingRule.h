@@ -5,6 +5,7 @@
 // or when the time budget is spent. A fixed campaign (--reps) has no rule.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -19,8 +20,12 @@ struct StoppingRule {
     // The campaign's wall-clock budget; 0: none. Each target shares what is left equally among
     // the ops it has not finished: an op that stops early leaves its time to the next.
     std::chrono::milliseconds budget{0};
+    // In-process callers that measure a rate until their own rule decides it (shrink, explore:
+    // RateProbe.h): stop once it returns true for the runs and failures so far, instead of the
+    // rate rule. Never in a journal or results file.
+    std::function<bool(uint64_t runs, uint64_t failures)> until;
 
-    bool adaptive() const { return untilRate > 0; }
+    bool adaptive() const { return untilRate > 0 || bool(until); }
 };
 
 // RATE in [1e-7, 0.5], confidence in [0.5, 0.999999], budget not negative; errors say which

@@ -30,6 +30,24 @@ nlohmann::json divergenceSummary(const Divergence& d)
             {"signature", std::string(signatureKindName(d.signature.kind))}};
 }
 
+// The SMs whose tiles hold the elements of `candidate` that differ from `golden` under the golden
+// contract (GoldenExact.h), ascending; empty when nothing differs or the map does not fit.
+std::vector<int32_t> differingSms(const HostTensor& candidate, const HostTensor& golden, const TileSmMap& map)
+{
+    std::set<int32_t> sms;
+    const uint64_t n = golden.elementCount();
+    if (!map.valid() || candidate.dtype != golden.dtype || candidate.elementCount() != n ||
+        map.rows * map.cols != n)
+        return {};
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t a = elementBits(candidate, i), b = elementBits(golden, i);
+        if (a != b && !(isNanBits(golden.dtype, a) && isNanBits(golden.dtype, b)))
+            sms.insert(map.smOf(i / map.cols, i % map.cols));
+    }
+    sms.erase(-1);
+    return {sms.begin(), sms.end()};
+}
+
 // The worker's "tile_sm" tensor and "sm_tile" metadata (WorkerProtocol.h) for output 0; an
 // empty map when the target records none or it does not fit the output.
 TileSmMap readTileSmMap(const TensorFile& file, const HostTensor& output0)
@@ -363,6 +381,12 @@ void TargetRunner::judge(const TraceOp& op, RunRecord& r, const std::string& out
         r.vsGolden["judged"] = "bitwise";
         r.vsGolden["differing"] = differing;
         r.outcome = differing > 0 ? RunOutcome::Mismatch : RunOutcome::Ok;
+        // Where the target records its SMs: which SMs' tiles the differing elements are in.
+        if (differing > 0) {
+            const TileSmMap map = r.smMap.valid() ? r.smMap : readTileSmMap(**file, outputs[0]);
+            if (const std::vector<int32_t> sms = differingSms(outputs[0], ref->golden, map); !sms.empty())
+                r.vsGolden["sms"] = sms;
+        }
     } else {
         r.vsGolden = divergenceSummary(*vsGolden);
         r.vsGolden["judged"] = "bound";
