@@ -1,11 +1,12 @@
 #pragma once
 // The database under the ledger, behind one small interface so that every engine runs the same
-// SQL: SQLite (embedded, the default) today, PostgreSQL (a fleet's shared server, through libpq)
-// later. The SQL the ledger writes keeps to what both understand: positional parameters spelled
-// $1, $2, ... (PostgreSQL's spelling; the SQLite engine maps them to ?1, ?2, ...), INSERT ... ON
-// CONFLICT DO NOTHING / DO UPDATE, RETURNING, BIGINT, DOUBLE PRECISION and TEXT columns. Where the
-// dialects differ (an auto-numbered key), the schema names a token the engine fills in
-// (LedgerSchema.h).
+// SQL: SQLite (embedded, the default; SqliteEngine.h) and PostgreSQL (a fleet's shared server,
+// through libpq; PostgresEngine.h). The SQL the ledger writes keeps to what both understand:
+// positional parameters spelled $1, $2, ... (PostgreSQL's spelling; the SQLite engine maps them to
+// ?1, ?2, ...), INSERT ... ON CONFLICT DO NOTHING / DO UPDATE, RETURNING, BIGINT, DOUBLE PRECISION
+// and TEXT columns. Where the dialects differ (an auto-numbered key), the schema names a token the
+// engine fills in (LedgerSchema.h).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,6 +17,9 @@
 #include "../Result.h"
 
 namespace faultline {
+
+// How long a writer waits for another's write lock before failing (every engine).
+inline constexpr std::chrono::milliseconds kLedgerBusyTimeout{120'000};
 
 // One value of a parameter or a column: NULL, an integer, a real number or text.
 using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;

@@ -1,13 +1,16 @@
-// The ledger's store (core/ledger) on SQLite: the same facts added twice add nothing (health
-// documents, kernel logs, campaigns), the schema's migrations bring an older ledger up to date and
-// refuse a newer one, and a ledger's location is parsed as --ledger documents it.
+// The ledger's store (core/ledger), on SQLite and on a PostgreSQL server the test starts
+// (support/LedgerEngines.h): the same facts added twice add nothing (health documents, kernel logs,
+// campaigns), the schema's migrations bring an older ledger up to date and refuse a newer one, and a
+// ledger's location is parsed as --ledger documents it.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/ledger/LedgerFiles.h"
 #include "core/ledger/LedgerLocation.h"
 #include "core/ledger/LedgerSchema.h"
+#include "core/ledger/PostgresEngine.h"
 #include "core/ledger/SqliteEngine.h"
+#include "support/LedgerEngines.h"
 #include "support/TestSupport.h"
 #include "test_ledger_support.h"
 
@@ -22,12 +25,19 @@ int64_t count(Ledger& ledger, const std::string& table)
     return sqlInt(rows->front().front());
 }
 
+bool onSqlite()
+{
+    return test::ledgerEngine() == test::LedgerEngineKind::Sqlite;
+}
+
 }  // namespace
 
 class TestLedgerStore : public QObject {
     Q_OBJECT
 
 private slots:
+    void init() { FL_LEDGER_ENGINE_INIT(); }
+
     void parametersAreMappedOutsideQuotes()
     {
         QCOMPARE(sqliteParameters("SELECT $1, '$2', \"$3\", $10"),
@@ -37,7 +47,7 @@ private slots:
     void healthDocumentTwiceAddsNothing()
     {
         QTemporaryDir dir;
-        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
         const auto doc = test::healthDocument("1650122005678", "GPU-AAAA", "Tue Dec  1 10:00:00 2026", true,
                                               79, "2026-12-01T09:00:00Z");
@@ -79,7 +89,7 @@ private slots:
         QFETCH(int, events);
         QFETCH(int, boots);
         QTemporaryDir dir;
-        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY(ledger.ok());
         const std::string path = test::sourcePath("tests/fixtures/health/" + fixture).toStdString();
         auto first = addLedgerFile(*ledger, path, "node1");
@@ -99,7 +109,7 @@ private slots:
     void nvidiaSmiTwiceAddsNothing()
     {
         QTemporaryDir dir;
-        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY(ledger.ok());
         const std::string path = test::sourcePath("tests/fixtures/health/nvidia-smi-v13.xml").toStdString();
         auto first = addLedgerFile(*ledger, path, "node1");
@@ -116,7 +126,7 @@ private slots:
     void campaignTwiceAddsNothing()
     {
         QTemporaryDir dir;
-        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY(ledger.ok());
         const auto report = test::campaignReport("node1", "S1", "GPU-1", "persistent", 9);
         auto first =
@@ -143,7 +153,7 @@ private slots:
     void unknownVerdictIsRefusedWithNothingWritten()
     {
         QTemporaryDir dir;
-        auto ledger = Ledger::open((dir.path() + "/l.sqlite").toStdString());
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY(ledger.ok());
         auto report = test::campaignReport("node1", "S1", "GPU-1", "sort-of-broken", 9);
         auto added = ledger->addCampaign({report, "bad.json", std::nullopt}, {"node1", "bad.json"});
@@ -156,9 +166,10 @@ private slots:
     void migratesAnOlderLedger()
     {
         QTemporaryDir dir;
-        const std::string path = (dir.path() + "/old.sqlite").toStdString();
+        const std::string path = test::ledgerSpec(dir.path(), "old");
         {
-            auto engine = openSqliteEngine(path);
+            auto engine = openLedgerEngine(*parseLedgerLocation(path));
+            QVERIFY2(engine.ok(), engine.ok() ? "" : engine.message().c_str());
             QVERIFY(engine.ok());
             QVERIFY(migrateLedger(**engine, 1).ok());
             auto v = ledgerVersionOf(**engine);
@@ -182,7 +193,9 @@ private slots:
         QCOMPARE(count(*ledger, "xid_events"), int64_t(1));
         auto index =
             runSql(ledger->engine(),
-                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'xid_events_serial'");
+                   onSqlite() ? "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = "
+                                "'xid_events_serial'"
+                              : "SELECT count(*) FROM pg_indexes WHERE indexname = 'xid_events_serial'");
         QVERIFY(index.ok());
         QCOMPARE(sqlInt((*index)[0][0]), int64_t(1));
         // Opening again applies nothing.
@@ -195,7 +208,7 @@ private slots:
     void refusesANewerLedger()
     {
         QTemporaryDir dir;
-        const std::string path = (dir.path() + "/new.sqlite").toStdString();
+        const std::string path = test::ledgerSpec(dir.path(), "new");
         {
             auto ledger = Ledger::open(path);
             QVERIFY(ledger.ok());
@@ -209,6 +222,7 @@ private slots:
 
     void refusesAFileThatIsNotALedger()
     {
+        if (!onSqlite()) QSKIP("SQLite only: a PostgreSQL ledger is a database, not a file");
         QTemporaryDir dir;
         const QString path = dir.path() + "/notes.txt";
         QFile f(path);
@@ -239,14 +253,33 @@ private slots:
         QCOMPARE(url->path, std::string("/var/lib/l.sqlite"));
         QVERIFY(!parseLedgerLocation("sqlite://relative.sqlite", env(std::nullopt, "/h")).ok());
         QVERIFY(!parseLedgerLocation("mysql://db/x", env(std::nullopt, "/h")).ok());
-        auto pg = parseLedgerLocation("postgresql://fleet-db/ledger", env(std::nullopt, "/h"));
-        QVERIFY(pg.ok());
-        QVERIFY(pg->kind == LedgerLocation::Kind::Postgresql);
-        auto engine = openLedgerEngine(*pg);
+        for (const char* scheme : {"postgresql", "postgres"}) {
+            auto pg =
+                parseLedgerLocation(std::string(scheme) + "://fleet-db/ledger", env(std::nullopt, "/h"));
+            QVERIFY(pg.ok());
+            QVERIFY(pg->kind == LedgerLocation::Kind::Postgresql);
+            QCOMPARE(pg->url, std::string(scheme) + "://fleet-db/ledger");
+        }
+    }
+
+    void postgresErrorsNameTheUrlWithoutItsPassword()
+    {
+        QCOMPARE(redactedLedgerUrl("postgresql://fleet:s3cret@db:5433/ledger?sslmode=require&password=x2"),
+                 std::string("postgresql://fleet:***@db:5433/ledger?sslmode=require&password=***"));
+        QCOMPARE(redactedLedgerUrl("postgres:///ledger?host=/run/pg"),
+                 std::string("postgres:///ledger?host=/run/pg"));
+        QCOMPARE(redactedLedgerUrl("postgresql://u@h/d?password=p"),
+                 std::string("postgresql://u@h/d?password=***"));
+        // A server that is not there: the error names the URL, never the password.
+        auto engine = openLedgerEngine(
+            *parseLedgerLocation("postgresql://fleet:s3cret@/ledger?host=/nonexistent-faultline-dir"));
         QVERIFY(!engine.ok());
-        QVERIFY(engine.message().find("PostgreSQL") != std::string::npos);
+        QVERIFY2(engine.message().find("postgresql://fleet:***@/ledger?host=/nonexistent-faultline-dir") !=
+                     std::string::npos,
+                 engine.message().c_str());
+        QVERIFY(engine.message().find("s3cret") == std::string::npos);
     }
 };
 
-QTEST_GUILESS_MAIN(TestLedgerStore)
+FL_LEDGER_TEST_MAIN(TestLedgerStore)
 #include "test_ledger_store.moc"
