@@ -1,11 +1,13 @@
 // A GPU's timeline and queries over the ledger (core/ledger/LedgerTimeline.h, LedgerQuery.h):
 // found by serial or UUID (any case), its rows in time order across health, events and campaigns
-// (with per-op rates), the rules applied to them, and queries by verdict, Xid, flag, host and time.
+// (with per-op rates), the rules applied to them, and queries by verdict, Xid, flag, host and time;
+// on SQLite and on a PostgreSQL server the test starts (support/LedgerEngines.h).
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/ledger/LedgerQuery.h"
 #include "core/ledger/LedgerTimeline.h"
+#include "support/LedgerEngines.h"
 #include "test_ledger_support.h"
 
 using namespace faultline;
@@ -19,8 +21,10 @@ class TestLedgerTimeline : public QObject {
 private slots:
     void initTestCase()
     {
-        auto ledger = Ledger::open((m_dir.path() + "/l.sqlite").toStdString());
-        QVERIFY(ledger.ok());
+        FL_LEDGER_ENGINE_INIT();
+        m_ledger.reset();
+        auto ledger = Ledger::open(test::ledgerSpec(m_dir.path(), "l"));
+        QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
         m_ledger.emplace(std::move(*ledger));
         // GPU S1: a health snapshot and an Xid 79 on node1, two failing campaigns 10 days apart,
         // then moved to node2 where a clean campaign ran.
@@ -139,5 +143,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestLedgerTimeline)
+FL_LEDGER_TEST_MAIN(TestLedgerTimeline)
 #include "test_ledger_timeline.moc"
