@@ -41,6 +41,10 @@ public:
     // row it yields (none for a statement without RETURNING or SELECT); the statement is then
     // ready to run again. Errors name the database.
     virtual Result<std::vector<SqlRow>> run(const std::vector<SqlValue>& params) = 0;
+    // run() for each parameter list of `batch` in order: the rows of each. Stops at the first
+    // error. An engine may send the batch in one round trip (PostgreSQL's pipeline mode).
+    virtual Result<std::vector<std::vector<SqlRow>>> runBatch(
+        const std::vector<std::vector<SqlValue>>& batch);
 };
 
 class LedgerEngine {

@@ -2,10 +2,12 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace faultline {
 namespace {
@@ -79,34 +81,107 @@ public:
 
     Result<std::vector<SqlRow>> run(const std::vector<SqlValue>& params) override
     {
-        std::vector<std::string> texts(params.size());
-        std::vector<const char*> values(params.size(), nullptr);
-        for (size_t i = 0; i < params.size(); ++i) {
-            if (sqlIsNull(params[i])) continue;
-            texts[i] = parameterText(params[i]);
-            if (texts[i].find('\0') != std::string::npos)
-                return Error{m_location + ": a text value holds a NUL byte, which PostgreSQL cannot store",
-                             ErrorCode::Format};
-            values[i] = texts[i].c_str();
+        Parameters p;
+        if (Status s = p.set(params, m_location); !s) return s.error();
+        ResultPtr res(
+            PQexecPrepared(m_conn, m_name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0));
+        return rowsOf(res.get());
+    }
+
+    // The batch in pipeline mode: every statement sent, then one sync, then the results read, in
+    // slices small enough that neither side's socket buffer fills while the other writes.
+    Result<std::vector<std::vector<SqlRow>>> runBatch(
+        const std::vector<std::vector<SqlValue>>& batch) override
+    {
+        constexpr size_t kSlice = 256;
+        std::vector<std::vector<SqlRow>> out;
+        out.reserve(batch.size());
+        for (size_t start = 0; start < batch.size(); start += kSlice) {
+            const size_t end = std::min(batch.size(), start + kSlice);
+            if (end - start == 1) {
+                auto rows = run(batch[start]);
+                if (!rows) return rows.error();
+                out.push_back(std::move(*rows));
+                continue;
+            }
+            if (PQenterPipelineMode(m_conn) != 1)
+                return Error{m_location + ": cannot enter pipeline mode: " + trimmed(PQerrorMessage(m_conn)),
+                             ErrorCode::Io};
+            std::optional<Error> failure;
+            size_t sent = 0;
+            for (size_t i = start; i < end && !failure; ++i) {
+                Parameters p;
+                if (Status s = p.set(batch[i], m_location); !s) {
+                    failure = s.error();
+                } else if (PQsendQueryPrepared(m_conn, m_name.c_str(), p.count(), p.values.data(), nullptr,
+                                               nullptr, 0) != 1) {
+                    failure = Error{m_location + ": sending a statement: " + trimmed(PQerrorMessage(m_conn)),
+                                    ErrorCode::Io};
+                } else {
+                    ++sent;
+                }
+            }
+            PQpipelineSync(m_conn);
+            for (size_t i = 0; i < sent; ++i) {
+                ResultPtr res(PQgetResult(m_conn));
+                auto rows = rowsOf(res.get());
+                while (PGresult* more = PQgetResult(m_conn)) PQclear(more);  // to the query's end
+                if (!rows && !failure) failure = rows.error();
+                if (rows && !failure) out.push_back(std::move(*rows));
+            }
+            // The sync's own result, then out of pipeline mode.
+            for (;;) {
+                ResultPtr res(PQgetResult(m_conn));
+                if (PQstatus(m_conn) != CONNECTION_OK) break;  // lost: nothing more will come
+                if (res && PQresultStatus(res.get()) == PGRES_PIPELINE_SYNC) break;
+            }
+            PQexitPipelineMode(m_conn);
+            if (failure) return *failure;
         }
-        ResultPtr res(PQexecPrepared(m_conn, m_name.c_str(), static_cast<int>(params.size()), values.data(),
-                                     nullptr, nullptr, 0));
-        const ExecStatusType status = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
-        if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
-            return Error{m_location + ": running a statement: " + trimmed(PQerrorMessage(m_conn)),
-                         ErrorCode::Io};
+        return out;
+    }
+
+private:
+    // A statement's parameters as the text the server parses (NULL for NULL).
+    struct Parameters {
+        std::vector<std::string> texts;
+        std::vector<const char*> values;
+        int count() const { return static_cast<int>(values.size()); }
+        Status set(const std::vector<SqlValue>& params, const std::string& location)
+        {
+            texts.assign(params.size(), {});
+            values.assign(params.size(), nullptr);
+            for (size_t i = 0; i < params.size(); ++i) {
+                if (sqlIsNull(params[i])) continue;
+                texts[i] = parameterText(params[i]);
+                if (texts[i].find('\0') != std::string::npos)
+                    return Error{location + ": a text value holds a NUL byte, which PostgreSQL cannot store",
+                                 ErrorCode::Format};
+                values[i] = texts[i].c_str();
+            }
+            return {};
+        }
+    };
+
+    Result<std::vector<SqlRow>> rowsOf(const PGresult* res) const
+    {
+        const ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+        if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+            const std::string why = res && *PQresultErrorMessage(res) ? trimmed(PQresultErrorMessage(res))
+                                                                      : trimmed(PQerrorMessage(m_conn));
+            return Error{m_location + ": running a statement: " + why, ErrorCode::Io};
+        }
         std::vector<SqlRow> rows;
-        const int n = PQntuples(res.get()), columns = PQnfields(res.get());
+        const int n = PQntuples(res), columns = PQnfields(res);
         rows.reserve(static_cast<size_t>(n));
         for (int r = 0; r < n; ++r) {
             SqlRow row(static_cast<size_t>(columns));
-            for (int c = 0; c < columns; ++c) row[c] = columnValue(res.get(), r, c);
+            for (int c = 0; c < columns; ++c) row[c] = columnValue(res, r, c);
             rows.push_back(std::move(row));
         }
         return rows;
     }
 
-private:
     PGconn* m_conn;
     std::string m_name;
     std::string m_location;

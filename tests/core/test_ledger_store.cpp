@@ -106,6 +106,50 @@ private slots:
         QCOMPARE(second->added.repeated, first->added.total());
     }
 
+    void eventBatchesAddEachFactOnce()
+    {
+        // 600 events in one add (PostgreSQL sends them in pipelined slices of 256): 100 of them
+        // repeat earlier ones of the same batch, and a second add of the first 300 adds nothing.
+        QTemporaryDir dir;
+        auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
+        QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
+        std::vector<LedgerEventRow> events;
+        for (int i = 0; i < 600; ++i) {
+            LedgerEventRow e;
+            e.serial = "S" + std::to_string(i % 7);
+            e.host = "node1";
+            e.busId = "0000:3b:00.0";
+            e.code = 48;
+            e.timeText = "2026-12-01T10:00:00Z";
+            e.at = e.timeText;
+            e.uptimeSeconds = i < 500 ? i : i - 500;  // the last 100 repeat the first 100
+            e.message = "event " + std::to_string(i < 500 ? i : i - 500);
+            events.push_back(e);
+        }
+        auto added = ledger->addEvents(events);
+        QVERIFY2(added.ok(), added.ok() ? "" : added.message().c_str());
+        QCOMPARE(added->events, uint64_t(500));
+        QCOMPARE(added->repeated, uint64_t(100));
+        auto again = ledger->addEvents({events.begin(), events.begin() + 300});
+        QVERIFY(again.ok());
+        QCOMPARE(again->events, uint64_t(0));
+        QCOMPARE(again->repeated, uint64_t(300));
+        QCOMPARE(count(*ledger, "xid_events"), int64_t(500));
+        if (onSqlite()) return;
+        // A value PostgreSQL cannot store, in the middle of a slice: an error naming the ledger,
+        // and nothing of the add is kept.
+        std::vector<LedgerEventRow> bad(events.begin(), events.begin() + 40);
+        for (LedgerEventRow& e : bad) e.host = "node2";
+        bad[20].message = std::string("nul\0byte", 8);
+        auto refused = ledger->addEvents(bad);
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.message().find(ledger->location()) != std::string::npos, refused.message().c_str());
+        QCOMPARE(count(*ledger, "xid_events"), int64_t(500));
+        // The connection is usable after it.
+        for (LedgerEventRow& e : bad) e.message = "fine";
+        QVERIFY(ledger->addEvents(bad).ok());
+    }
+
     void nvidiaSmiTwiceAddsNothing()
     {
         QTemporaryDir dir;
