@@ -360,7 +360,7 @@ Result<LedgerAdded> Ledger::addHealth(const nlohmann::json& doc, const LedgerSou
             const std::string key = dedupKey({host, sid.busId, sid.serial, ledgerUuid(sid.uuid), snapSource,
                                               jsonText(snap, "timestamp"), c.dump()});
             auto rows = m_statements->snapshot->run(
-                {sid.serial, ledgerUuid(sid.uuid), host, sid.busId, orNull(at), std::string(),
+                {sid.serial, ledgerUuid(sid.uuid), host, sid.busId, orNull(at), jsonText(snap, "boot_id"),
                  snapshotFlags(c), orNull(jsonInteger(c, "ecc_corrected_aggregate")),
                  orNull(jsonInteger(c, "ecc_uncorrected_aggregate")),
                  orNull(jsonInteger(remap, "correctable")), orNull(jsonInteger(remap, "uncorrectable")),

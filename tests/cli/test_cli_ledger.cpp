@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "ReplayTrace.h"
+#include "core/health/BootId.h"
 #include "core/ledger/Ledger.h"
 #include "core/ledger/LedgerLocation.h"
 #include "support/LedgerEngines.h"
@@ -386,6 +387,8 @@ private slots:
         // Without --ledger nothing is written.
         ProcessResult plain = run({"health", "--logs", log, "--json"});
         QCOMPARE(plain.exitCode, 1);
+        // The report names the boot it was taken in (this machine's, as journald writes it).
+        QCOMPARE(jsonOf(plain)["boot_id"].toString().toStdString(), faultline::readBootId());
         QVERIFY(!QFile::exists(defaultLedger));
         // --ledger alone: the default ledger.
         ProcessResult recorded = run({"health", "--logs", log, "--ledger"});

@@ -49,8 +49,9 @@ private slots:
         QTemporaryDir dir;
         auto ledger = Ledger::open(test::ledgerSpec(dir.path(), "l"));
         QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
-        const auto doc = test::healthDocument("1650122005678", "GPU-AAAA", "Tue Dec  1 10:00:00 2026", true,
-                                              79, "2026-12-01T09:00:00Z");
+        auto doc = test::healthDocument("1650122005678", "GPU-AAAA", "Tue Dec  1 10:00:00 2026", true, 79,
+                                        "2026-12-01T09:00:00Z");
+        doc["gpus"][0]["snapshots"][0]["boot_id"] = "6c1b1d2e3f404142434445464748494a";
         auto first = ledger->addHealth(doc, {"node1", "health.json"});
         QVERIFY(first.ok());
         QCOMPARE(first->snapshots, uint64_t(1));
@@ -63,11 +64,13 @@ private slots:
         QCOMPARE(count(*ledger, "health_snapshots"), int64_t(1));
         QCOMPARE(count(*ledger, "xid_events"), int64_t(1));
         // The flag was derived from the counters; the UUID is stored in lower case.
-        auto rows = runSql(ledger->engine(), "SELECT flags, uuid, at FROM health_snapshots");
+        auto rows = runSql(ledger->engine(), "SELECT flags, uuid, at, boot_id FROM health_snapshots");
         QVERIFY(rows.ok());
         QCOMPARE(sqlText((*rows)[0][0]), std::string("row_remap_pending"));
         QCOMPARE(sqlText((*rows)[0][1]), std::string("gpu-aaaa"));
         QCOMPARE(sqlText((*rows)[0][2]), std::string("2026-12-01T10:00:00"));
+        QCOMPARE(sqlText((*rows)[0][3]),
+                 std::string("6c1b1d2e3f404142434445464748494a"));  // the boot it was taken in
         // The same document seen on another host is another fact.
         auto other = ledger->addHealth(doc, {"node2", "health.json"});
         QVERIFY(other.ok());
