@@ -238,6 +238,17 @@ Result<Ledger> Ledger::openExisting(const std::string& spec)
                      ErrorCode::Usage};
     auto engine = openLedgerEngine(*location);
     if (!engine) return engine.error();
+    if (location->kind == LedgerLocation::Kind::Postgresql) {
+        // A database without the ledger's tables: nothing has been recorded there, and reading
+        // creates nothing.
+        auto found = runSql(**engine, "SELECT to_regclass('schema_version') IS NOT NULL");
+        if (!found) return found.error();
+        if (found->empty() || sqlInt(found->front().front()) == 0)
+            return Error{(*engine)->location() +
+                             ": no ledger here yet: nothing has been recorded (faultline ledger add FILE..., "
+                             "or --ledger on health, replay, merge and evidence)",
+                         ErrorCode::Usage};
+    }
     return over(std::move(*engine));
 }
 

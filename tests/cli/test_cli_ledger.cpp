@@ -290,6 +290,18 @@ private slots:
             QVERIFY2(r.err.contains((none + ": no ledger here yet").toUtf8()), r.err.constData());
             QVERIFY(!QFile::exists(none));
         }
+        if (!onSqlite()) {
+            // A database without the ledger's tables, likewise.
+            const QString empty = ledgerPath("never-written");
+            for (const char* command : {"show", "query"}) {
+                QStringList args{"ledger", command};
+                if (QByteArray(command) == "show") args << "GPU-0";
+                r = run(args + QStringList{"--ledger", empty});
+                QCOMPARE(r.exitCode, 2);
+                QVERIFY2(r.err.contains(": no ledger here yet"), r.err.constData());
+            }
+            QCOMPARE(scalar(empty, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), int64_t(0));
+        }
     }
 
     void showAndQuery()
