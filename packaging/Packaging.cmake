@@ -14,8 +14,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # package recommends rather than requires them (CPU and simulated targets need neither).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/faultline")
-# Qt's offscreen/xcb platform plugins live in a separate package. The ledger's SQLite
-# (core/ledger) is named too, though dpkg-shlibdeps finds it: the ledger is the user's record.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins, libsqlite3-0")
+# Qt's offscreen/xcb platform plugins live in a separate package. The ledger's SQLite and libpq
+# (core/ledger) are named too, though dpkg-shlibdeps finds them: the ledger is the user's record.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins, libsqlite3-0, libpq5")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -16,6 +16,7 @@
 #include "LedgerRecording.h"
 #include "core/Text.h"
 #include "core/devices/DeviceReport.h"
+#include "core/health/BootId.h"
 #include "core/health/HealthReport.h"
 #include "core/ledger/LedgerFiles.h"
 #include "core/replay/WorkerProcess.h"
@@ -56,6 +57,8 @@ int runHealth(const HealthOptions& o)
         return kExitError;
     }
     HealthInputs inputs{o.logs, o.nvidiaSmi, {}};
+    // The report is taken here, in this boot; so are the live snapshots.
+    const std::string bootId = readBootId();
     if (o.devices) {
         auto live = liveSnapshots();
         if (!live) {
@@ -63,6 +66,7 @@ int runHealth(const HealthOptions& o)
             return kExitError;
         }
         inputs.liveSnapshots = std::move(*live);
+        for (GpuHealthSnapshot& s : inputs.liveSnapshots) s.bootId = bootId;
     }
     // Inputs are checked to be regular files (a FIFO would block) where they are opened.
     auto report = collectHealth(inputs);
@@ -70,6 +74,7 @@ int runHealth(const HealthOptions& o)
         std::cerr << "error: " << printableText(report.message()) << "\n";
         return kExitError;
     }
+    report->bootId = bootId;
     // Written as they are built: a report of many events is never held twice.
     if (o.json)
         writeHealthReportJson(std::cout, *report);

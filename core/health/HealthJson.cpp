@@ -48,6 +48,7 @@ json snapshotJson(const GpuHealthSnapshot& s)
     return json{{"source", utf8(s.source)},
                 {"timestamp", text(s.timestamp)},
                 {"recovery_action", text(s.recoveryAction)},
+                {"boot_id", text(s.bootId)},
                 {"identity", gpuIdentityJson(s.identity)},
                 {"counters", gpuCountersJson(s.counters)}};
 }
@@ -197,6 +198,7 @@ json reportJson(const HealthReport& report, bool withEvents)
         for (const XidEvent& e : report.unattributedEvents) unattributed.push_back(xidEventJson(e));
     return json{{"format", "faultline-health"},
                 {"version", 1},
+                {"boot_id", text(report.bootId)},
                 {"sources", texts(report.sources)},
                 {"warnings", texts(report.warnings)},
                 {"something_found", report.somethingFound()},

@@ -118,6 +118,7 @@ struct GpuHealthSnapshot {
     GpuIdentity identity;
     GpuCounters counters;
     std::string recoveryAction;  // <gpu_recovery_action>: "None", "Reset", "Drain", ... ("" absent)
+    std::string bootId;          // the boot it was taken in (BootId.h; a live snapshot's), "" unknown
 };
 
 // Ordered by severity: a GPU's recommendation is the most severe of its reasons.
@@ -149,6 +150,9 @@ struct HealthReport {
     std::vector<GpuHealthRecord> gpus;         // ordered by bus id
     std::vector<XidEvent> unattributedEvents;  // no bus id (SXids, unparsable PCI fields)
     std::vector<std::string> sources;          // files read, in order
+    // The boot of the machine the report was taken on (`faultline health` sets it, BootId.h), ""
+    // unknown (a report of files from elsewhere, as `ledger add` builds).
+    std::string bootId;
     // Boots the logs show (KernelLogParser.h), log by log; not in the JSON document (the ledger
     // records them as reboots seen in the logs).
     std::vector<KernelLogBoot> boots;

@@ -104,6 +104,31 @@ LedgerEventRow eventRow(const nlohmann::json& e, const GpuIdentity& gpu, const s
     return r;
 }
 
+// An event's insert parameters (kInsertEvent), its dedup key among them.
+std::vector<SqlValue> eventParams(const LedgerEventRow& e, const std::string& recordedAt)
+{
+    const std::string uptime = uptimeText(e.uptimeSeconds);
+    const std::string code = std::to_string(e.code);
+    const std::string key =
+        dedupKey({e.host, e.kind, code, e.busId, e.bootId, e.timeText, uptime, e.message});
+    return {e.serial,
+            ledgerUuid(e.uuid),
+            e.host,
+            e.busId,
+            e.kind,
+            e.code,
+            orNull(e.at),
+            e.timeText,
+            orNull(e.uptimeSeconds),
+            e.bootId,
+            e.name,
+            e.message,
+            e.action,
+            e.source,
+            recordedAt,
+            key};
+}
+
 const char* kInsertEvent =
     "INSERT INTO xid_events (serial, uuid, host, bus_id, kind, code, at, time_text, uptime_s, boot_id, name, "
     "message, action, source, recorded_at, dedup_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
@@ -213,6 +238,17 @@ Result<Ledger> Ledger::openExisting(const std::string& spec)
                      ErrorCode::Usage};
     auto engine = openLedgerEngine(*location);
     if (!engine) return engine.error();
+    if (location->kind == LedgerLocation::Kind::Postgresql) {
+        // A database without the ledger's tables: nothing has been recorded there, and reading
+        // creates nothing.
+        auto found = runSql(**engine, "SELECT to_regclass('schema_version') IS NOT NULL");
+        if (!found) return found.error();
+        if (found->empty() || sqlInt(found->front().front()) == 0)
+            return Error{(*engine)->location() +
+                             ": no ledger here yet: nothing has been recorded (faultline ledger add FILE..., "
+                             "or --ledger on health, replay, merge and evidence)",
+                         ErrorCode::Usage};
+    }
     return over(std::move(*engine));
 }
 
@@ -243,13 +279,7 @@ Status Ledger::commitAdd(LedgerTransaction& tx)
 
 Result<bool> Ledger::insertEvent(const LedgerEventRow& e, const std::string& recordedAt)
 {
-    const std::string uptime = uptimeText(e.uptimeSeconds);
-    const std::string code = std::to_string(e.code);
-    const std::string key =
-        dedupKey({e.host, e.kind, code, e.busId, e.bootId, e.timeText, uptime, e.message});
-    auto rows = m_statements->event->run({e.serial, ledgerUuid(e.uuid), e.host, e.busId, e.kind, e.code,
-                                          orNull(e.at), e.timeText, orNull(e.uptimeSeconds), e.bootId, e.name,
-                                          e.message, e.action, e.source, recordedAt, key});
+    auto rows = m_statements->event->run(eventParams(e, recordedAt));
     if (!rows) return rows.error();
     return !rows->empty();
 }
@@ -274,11 +304,13 @@ Result<LedgerAdded> Ledger::addEvents(const std::vector<LedgerEventRow>& events)
     if (Status s = tx.begin(); !s) return s.error();
     LedgerAdded added;
     const std::string now = isoUtcNow();
-    for (const LedgerEventRow& e : events) {
-        auto inserted = insertEvent(e, now);
-        if (!inserted) return inserted.error();
-        (*inserted ? added.events : added.repeated) += 1;
-    }
+    // In one batch (one round trip on PostgreSQL): each row's insert says whether it was new.
+    std::vector<std::vector<SqlValue>> batch;
+    batch.reserve(events.size());
+    for (const LedgerEventRow& e : events) batch.push_back(eventParams(e, now));
+    auto results = m_statements->event->runBatch(batch);
+    if (!results) return results.error();
+    for (const std::vector<SqlRow>& rows : *results) (rows.empty() ? added.repeated : added.events) += 1;
     if (Status s = commitAdd(tx); !s) return s.error();
     return added;
 }
@@ -339,7 +371,7 @@ Result<LedgerAdded> Ledger::addHealth(const nlohmann::json& doc, const LedgerSou
             const std::string key = dedupKey({host, sid.busId, sid.serial, ledgerUuid(sid.uuid), snapSource,
                                               jsonText(snap, "timestamp"), c.dump()});
             auto rows = m_statements->snapshot->run(
-                {sid.serial, ledgerUuid(sid.uuid), host, sid.busId, orNull(at), std::string(),
+                {sid.serial, ledgerUuid(sid.uuid), host, sid.busId, orNull(at), jsonText(snap, "boot_id"),
                  snapshotFlags(c), orNull(jsonInteger(c, "ecc_corrected_aggregate")),
                  orNull(jsonInteger(c, "ecc_uncorrected_aggregate")),
                  orNull(jsonInteger(remap, "correctable")), orNull(jsonInteger(remap, "uncorrectable")),

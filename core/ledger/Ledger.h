@@ -68,8 +68,9 @@ public:
     // Opens the ledger at `spec` (--ledger: a path, sqlite:///abs/path, postgresql://...; "" the
     // default location) and brings its schema up to date.
     static Result<Ledger> open(const std::string& spec);
-    // The same for reading (`ledger show`, `ledger query`): an SQLite ledger that does not exist yet
-    // is a Usage error naming it, and nothing is created.
+    // The same for reading (`ledger show`, `ledger query`): an SQLite ledger that does not exist yet,
+    // or a PostgreSQL database without the ledger's tables, is a Usage error naming it, and nothing
+    // is created.
     static Result<Ledger> openExisting(const std::string& spec);
     // Over an engine already open (tests, benchmarks); migrates it.
     static Result<Ledger> over(std::unique_ptr<LedgerEngine> engine);

@@ -49,6 +49,19 @@ bool sqlIsNull(const SqlValue& v)
     return std::holds_alternative<std::monostate>(v);
 }
 
+Result<std::vector<std::vector<SqlRow>>> LedgerStatement::runBatch(
+    const std::vector<std::vector<SqlValue>>& batch)
+{
+    std::vector<std::vector<SqlRow>> out;
+    out.reserve(batch.size());
+    for (const std::vector<SqlValue>& params : batch) {
+        auto rows = run(params);
+        if (!rows) return rows.error();
+        out.push_back(std::move(*rows));
+    }
+    return out;
+}
+
 Result<std::vector<SqlRow>> runSql(LedgerEngine& engine, const std::string& sql,
                                    const std::vector<SqlValue>& params)
 {

@@ -1,11 +1,12 @@
 #pragma once
 // The database under the ledger, behind one small interface so that every engine runs the same
-// SQL: SQLite (embedded, the default) today, PostgreSQL (a fleet's shared server, through libpq)
-// later. The SQL the ledger writes keeps to what both understand: positional parameters spelled
-// $1, $2, ... (PostgreSQL's spelling; the SQLite engine maps them to ?1, ?2, ...), INSERT ... ON
-// CONFLICT DO NOTHING / DO UPDATE, RETURNING, BIGINT, DOUBLE PRECISION and TEXT columns. Where the
-// dialects differ (an auto-numbered key), the schema names a token the engine fills in
-// (LedgerSchema.h).
+// SQL: SQLite (embedded, the default; SqliteEngine.h) and PostgreSQL (a fleet's shared server,
+// through libpq; PostgresEngine.h). The SQL the ledger writes keeps to what both understand:
+// positional parameters spelled $1, $2, ... (PostgreSQL's spelling; the SQLite engine maps them to
+// ?1, ?2, ...), INSERT ... ON CONFLICT DO NOTHING / DO UPDATE, RETURNING, BIGINT, DOUBLE PRECISION
+// and TEXT columns. Where the dialects differ (an auto-numbered key), the schema names a token the
+// engine fills in (LedgerSchema.h).
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,6 +17,9 @@
 #include "../Result.h"
 
 namespace faultline {
+
+// How long a writer waits for another's write lock before failing (every engine).
+inline constexpr std::chrono::milliseconds kLedgerBusyTimeout{120'000};
 
 // One value of a parameter or a column: NULL, an integer, a real number or text.
 using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
@@ -37,6 +41,10 @@ public:
     // row it yields (none for a statement without RETURNING or SELECT); the statement is then
     // ready to run again. Errors name the database.
     virtual Result<std::vector<SqlRow>> run(const std::vector<SqlValue>& params) = 0;
+    // run() for each parameter list of `batch` in order: the rows of each. Stops at the first
+    // error. An engine may send the batch in one round trip (PostgreSQL's pipeline mode).
+    virtual Result<std::vector<std::vector<SqlRow>>> runBatch(
+        const std::vector<std::vector<SqlValue>>& batch);
 };
 
 class LedgerEngine {

@@ -1,5 +1,6 @@
 #include "LedgerLocation.h"
 
+#include "PostgresEngine.h"
 #include "SqliteEngine.h"
 
 namespace faultline {
@@ -53,11 +54,7 @@ Result<LedgerLocation> parseLedgerLocation(const std::string& spec, const EnvLoo
 
 Result<std::unique_ptr<LedgerEngine>> openLedgerEngine(const LedgerLocation& location)
 {
-    if (location.kind == LedgerLocation::Kind::Postgresql)
-        return Error{
-            "--ledger postgresql://...: this Faultline was built without PostgreSQL support; use an "
-            "SQLite ledger (a path or sqlite:///abs/path)",
-            ErrorCode::Usage};
+    if (location.kind == LedgerLocation::Kind::Postgresql) return openPostgresEngine(location.url);
     return openSqliteEngine(location.path);
 }
 

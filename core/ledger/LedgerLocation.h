@@ -26,8 +26,8 @@ Result<std::string> defaultLedgerPath(const EnvLookup& env = processEnvironment(
 Result<LedgerLocation> parseLedgerLocation(const std::string& spec,
                                            const EnvLookup& env = processEnvironment());
 
-// Connects to the location's engine. PostgreSQL is refused with a clear error in a build
-// without it.
+// Connects to the location's engine (SqliteEngine.h, PostgresEngine.h). Errors name the file or
+// the URL (without its password).
 Result<std::unique_ptr<LedgerEngine>> openLedgerEngine(const LedgerLocation& location);
 
 }  // namespace faultline

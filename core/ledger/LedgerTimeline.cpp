@@ -131,7 +131,7 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
         runSql(engine,
                "SELECT COALESCE(at, recorded_at), host, bus_id, flags, ecc_corrected, ecc_uncorrected, "
                "remapped_correctable, remapped_uncorrectable, retired_single_bit, retired_double_bit, "
-               "recovery_action, recommendation, source FROM health_snapshots WHERE " +
+               "recovery_action, recommendation, source, boot_id FROM health_snapshots WHERE " +
                    w.sql,
                w.params);
     if (!health) return health.error();
@@ -154,7 +154,8 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
                               {"retired_pages_double_bit", optionalInt(r[9])},
                               {"recovery_action", sqlText(r[10])},
                               {"recommendation", rec},
-                              {"source", sqlText(r[12])}}});
+                              {"source", sqlText(r[12])},
+                              {"boot_id", sqlText(r[13])}}});
         if (rec == "reset" || rec == "drain" || rec == "rma_candidate")
             rules.failures.push_back({sqlText(r[0]), sqlText(r[1]), "health: " + rec});
     }

@@ -4,16 +4,12 @@
 // writer waits up to the busy timeout for the write lock instead of failing. Commits are
 // synchronous (synchronous=FULL): a committed transaction survives a crash of the machine, and a
 // killed writer leaves only its uncommitted transaction, which the next open rolls back.
-#include <chrono>
 #include <memory>
 #include <string>
 
 #include "LedgerEngine.h"
 
 namespace faultline {
-
-// How long a writer waits for another's write lock before failing.
-inline constexpr std::chrono::milliseconds kLedgerBusyTimeout{120'000};
 
 // Opens (creating it and its parent directories when missing) the SQLite ledger at `path`.
 // Errors name the file.

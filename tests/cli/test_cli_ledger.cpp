@@ -2,7 +2,8 @@
 // processes adding different and overlapping files at once lose and duplicate nothing; a writer
 // killed (SIGKILL) inside its transaction leaves the ledger consistent and its file addable again;
 // hostile and unknown files are exit 2 naming the file; `show` and `query` print their documents;
-// `--ledger` on health and replay records what they produce, and nothing is written without it.
+// `--ledger` on health and replay records what they produce, and nothing is written without it. On
+// SQLite and on a PostgreSQL server the test starts (support/LedgerEngines.h).
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -18,9 +19,13 @@
 #include <QThread>
 #include <QtTest>
 
+#include <memory>
+
 #include "ReplayTrace.h"
+#include "core/health/BootId.h"
 #include "core/ledger/Ledger.h"
-#include "core/ledger/SqliteEngine.h"
+#include "core/ledger/LedgerLocation.h"
+#include "support/LedgerEngines.h"
 #include "support/TestSupport.h"
 
 using faultline::test::ProcessResult;
@@ -61,20 +66,38 @@ QByteArray dmesgLog(int first, int n)
     return log;
 }
 
+bool onSqlite()
+{
+    return faultline::test::ledgerEngine() == faultline::test::LedgerEngineKind::Sqlite;
+}
+
+// The engine of a ledger (a path or a URL), opened without migrating it.
+std::unique_ptr<faultline::LedgerEngine> engineOf(const QString& ledger)
+{
+    auto location = faultline::parseLedgerLocation(ledger.toStdString());
+    if (!location) qFatal("%s", location.message().c_str());
+    auto engine = faultline::openLedgerEngine(*location);
+    if (!engine) qFatal("%s", engine.message().c_str());
+    return std::move(*engine);
+}
+
 int64_t scalar(const QString& ledger, const std::string& sql)
 {
-    auto engine = faultline::openSqliteEngine(ledger.toStdString());
-    if (!engine) qFatal("%s", engine.message().c_str());
-    auto rows = faultline::runSql(**engine, sql);
+    auto engine = engineOf(ledger);
+    auto rows = faultline::runSql(*engine, sql);
     if (!rows) qFatal("%s", rows.message().c_str());
     return faultline::sqlInt(rows->front().front());
 }
 
+// "ok" when the ledger is consistent: SQLite's integrity check; on PostgreSQL (whose server keeps
+// its own consistency) no write lock is left behind.
 std::string integrity(const QString& ledger)
 {
-    auto engine = faultline::openSqliteEngine(ledger.toStdString());
-    if (!engine) return engine.message();
-    auto rows = faultline::runSql(**engine, "PRAGMA integrity_check");
+    auto engine = engineOf(ledger);
+    auto rows = faultline::runSql(*engine, onSqlite() ? "PRAGMA integrity_check"
+                                                      : "SELECT CASE WHEN count(*) = 0 THEN 'ok' ELSE "
+                                                        "'a write lock is held' END FROM pg_locks WHERE "
+                                                        "locktype = 'advisory'");
     if (!rows || rows->empty()) return "no answer";
     return faultline::sqlText(rows->front().front());
 }
@@ -89,11 +112,18 @@ QJsonObject jsonOf(const ProcessResult& r)
 class TestCliLedger : public QObject {
     Q_OBJECT
 
-    QTemporaryDir m_dir;
+    std::unique_ptr<QTemporaryDir> m_dir;  // a new one for each engine's run
 
-    QString ledgerPath(const QString& name) const { return m_dir.path() + "/" + name + ".sqlite"; }
+    // A new ledger for the engine of this run: a file, or a database on the test's server.
+    QString ledgerPath(const QString& name) const
+    {
+        return QString::fromStdString(faultline::test::ledgerSpec(m_dir->path(), name));
+    }
 
 private slots:
+    void initTestCase() { m_dir = std::make_unique<QTemporaryDir>(); }
+    void init() { FL_LEDGER_ENGINE_INIT(); }
+
     void sameLogsTwiceAddNothing()
     {
         const QString ledger = ledgerPath("twice");
@@ -127,7 +157,7 @@ private slots:
         for (int i = 0; i < 3; ++i) {
             const QByteArray log = dmesgLog(i * 40, 60);
             for (int copy = 0; copy < 2; ++copy) {
-                const QString path = m_dir.path() + QStringLiteral("/node-%1-%2.log").arg(i).arg(copy);
+                const QString path = m_dir->path() + QStringLiteral("/node-%1-%2.log").arg(i).arg(copy);
                 writeFile(path, log);
                 logs << path;
             }
@@ -153,7 +183,7 @@ private slots:
     void writerKilledMidTransactionLeavesItConsistent()
     {
         const QString ledger = ledgerPath("killed");
-        const QString before = m_dir.path() + "/before.log", during = m_dir.path() + "/during.log";
+        const QString before = m_dir->path() + "/before.log", during = m_dir->path() + "/during.log";
         writeFile(before, dmesgLog(0, 10));
         writeFile(during, dmesgLog(1000, 25));
         QCOMPARE(run({"ledger", "add", "--ledger", ledger, before}).exitCode, 0);
@@ -169,13 +199,12 @@ private slots:
         bool locked = false;
         for (int i = 0; i < 100 && !locked; ++i) {
             QThread::msleep(100);
-            auto engine = faultline::openSqliteEngine(ledger.toStdString());
-            QVERIFY(engine.ok());
-            QVERIFY((*engine)->exec("PRAGMA busy_timeout = 0").ok());
-            if (!(*engine)->begin().ok())
+            auto engine = engineOf(ledger);
+            QVERIFY(engine->exec(onSqlite() ? "PRAGMA busy_timeout = 0" : "SET lock_timeout = 100").ok());
+            if (!engine->begin().ok())
                 locked = true;
             else
-                QVERIFY((*engine)->rollback().ok());
+                QVERIFY(engine->rollback().ok());
         }
         QVERIFY2(locked, "the writer never held the write lock");
         QCOMPARE(::kill(static_cast<pid_t>(writer.processId()), SIGKILL), 0);
@@ -214,7 +243,7 @@ private slots:
         QFETCH(QByteArray, content);
         QFETCH(QString, name);
         const QString ledger = ledgerPath("bad-" + name);
-        const QString path = m_dir.path() + "/" + name;
+        const QString path = m_dir->path() + "/" + name;
         writeFile(path, content);
         ProcessResult r = run({"ledger", "add", "--ledger", ledger, path});
         QCOMPARE(r.exitCode, 2);
@@ -228,27 +257,31 @@ private slots:
     void specialPathsAreExit2()
     {
         const QString ledger = ledgerPath("special");
-        const QString fifo = m_dir.path() + "/fifo";
+        const QString fifo = m_dir->path() + "/fifo";
         QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
-        for (const QString& path : {fifo, m_dir.path() + "/missing.log", m_dir.path()}) {
+        for (const QString& path : {fifo, m_dir->path() + "/missing.log", m_dir->path()}) {
             ProcessResult r = run({"ledger", "add", "--ledger", ledger, path});
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(path.toUtf8()), r.err.constData());
         }
-        // A ledger that is not one, and an engine this build lacks.
-        const QString notLedger = m_dir.path() + "/not-a-ledger.sqlite";
+        // A ledger that is not one, and a PostgreSQL server that is not there (named without its
+        // password).
+        const QString notLedger = m_dir->path() + "/not-a-ledger.sqlite";
         writeFile(notLedger, QByteArray(8192, 'z'));
         ProcessResult r = run({"ledger", "query", "--ledger", notLedger});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains(notLedger.toUtf8()));
-        r = run({"ledger", "query", "--ledger", "postgresql://db.example/ledger"});
+        r = run({"ledger", "query", "--ledger",
+                 "postgresql://fleet:s3cret@/ledger?host=/nonexistent-faultline-dir"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY(r.err.contains("PostgreSQL"));
+        QVERIFY2(r.err.contains("postgresql://fleet:***@/ledger?host=/nonexistent-faultline-dir"),
+                 r.err.constData());
+        QVERIFY(!r.err.contains("s3cret"));
         r = run({"ledger", "query", "--ledger", ledger, "--verdict", "fine"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--verdict fine"));
         // Reading a ledger that does not exist says so and creates nothing.
-        const QString none = m_dir.path() + "/never-written.sqlite";
+        const QString none = m_dir->path() + "/never-written.sqlite";
         for (const char* command : {"show", "query"}) {
             QStringList args{"ledger", command};
             if (QByteArray(command) == "show") args << "GPU-0";
@@ -257,12 +290,24 @@ private slots:
             QVERIFY2(r.err.contains((none + ": no ledger here yet").toUtf8()), r.err.constData());
             QVERIFY(!QFile::exists(none));
         }
+        if (!onSqlite()) {
+            // A database without the ledger's tables, likewise.
+            const QString empty = ledgerPath("never-written");
+            for (const char* command : {"show", "query"}) {
+                QStringList args{"ledger", command};
+                if (QByteArray(command) == "show") args << "GPU-0";
+                r = run(args + QStringList{"--ledger", empty});
+                QCOMPARE(r.exitCode, 2);
+                QVERIFY2(r.err.contains(": no ledger here yet"), r.err.constData());
+            }
+            QCOMPARE(scalar(empty, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), int64_t(0));
+        }
     }
 
     void showAndQuery()
     {
         const QString ledger = ledgerPath("show");
-        const QString log = m_dir.path() + "/show.log";
+        const QString log = m_dir->path() + "/show.log";
         writeFile(log, dmesgLog(0, 3));
         QCOMPARE(run({"ledger", "add", "--ledger", ledger, log}).exitCode, 0);
         ProcessResult show = run({"ledger", "show", "1650122005678", "--ledger", ledger, "--json"});
@@ -293,11 +338,11 @@ private slots:
         // Two simulated nodes' campaigns (results files), merged with --ledger, then an evidence
         // bundle of the merged campaign recorded by evidence --ledger and added again by hand.
         const QString ledger = ledgerPath("fleet");
-        const QString trace = m_dir.path() + "/fleet-trace.h5";
+        const QString trace = m_dir->path() + "/fleet-trace.h5";
         QVERIFY(faultline::test::makeReplayTrace(trace).isEmpty());
         QStringList results;
         for (const char* host : {"node-a", "node-b"}) {
-            const QString out = m_dir.path() + QStringLiteral("/fleet-%1.h5").arg(host);
+            const QString out = m_dir->path() + QStringLiteral("/fleet-%1.h5").arg(host);
             qputenv("FAULTLINE_WORKER", FAULTLINE_WORKER_EXE);
             qputenv("FAULTLINE_HOST", host);
             const QString targets =
@@ -324,14 +369,14 @@ private slots:
                         "'device-specific'"),
                  int64_t(1));
 
-        const QString fleet = m_dir.path() + "/fleet.h5";
+        const QString fleet = m_dir->path() + "/fleet.h5";
         ProcessResult merge =
             run(QStringList{"merge"} + results + QStringList{"--out", fleet, "--ledger=" + ledger});
         QVERIFY2(merge.exitCode == 0 || merge.exitCode == 1, merge.err.constData());
         QCOMPARE(scalar(ledger, "SELECT count(*) FROM fleet_merges"), int64_t(1));
         QCOMPARE(scalar(ledger, "SELECT count(*) FROM campaigns WHERE fleet = 1"), int64_t(1));
 
-        const QString bundle = m_dir.path() + "/fleet-case";
+        const QString bundle = m_dir->path() + "/fleet-case";
         ProcessResult evidence = run({"evidence", "--out", bundle, "--campaign", fleet, "--trace", trace,
                                       "--suspect", "0000:2a:00.0", "--ledger", ledger});
         QVERIFY2(evidence.exitCode == 0, evidence.err.constData());
@@ -354,6 +399,8 @@ private slots:
         // Without --ledger nothing is written.
         ProcessResult plain = run({"health", "--logs", log, "--json"});
         QCOMPARE(plain.exitCode, 1);
+        // The report names the boot it was taken in (this machine's, as journald writes it).
+        QCOMPARE(jsonOf(plain)["boot_id"].toString().toStdString(), faultline::readBootId());
         QVERIFY(!QFile::exists(defaultLedger));
         // --ledger alone: the default ledger.
         ProcessResult recorded = run({"health", "--logs", log, "--ledger"});
@@ -361,11 +408,11 @@ private slots:
         QVERIFY2(QFile::exists(defaultLedger), recorded.err.constData());
         QVERIFY(scalar(defaultLedger, "SELECT count(*) FROM xid_events") > 0);
 
-        const QString trace = m_dir.path() + "/trace.h5";
+        const QString trace = m_dir->path() + "/trace.h5";
         QVERIFY(faultline::test::makeReplayTrace(trace).isEmpty());
         const QString explicitLedger = ledgerPath("replay");
         ProcessResult replay = run({"replay", trace, "--targets", "cpu", "--reps", "2", "--quiet", "--ledger",
-                                    "sqlite://" + explicitLedger});
+                                    onSqlite() ? "sqlite://" + explicitLedger : explicitLedger});
         QVERIFY2(replay.exitCode == 0, replay.err.constData());
         QCOMPARE(scalar(explicitLedger, "SELECT count(*) FROM campaigns"), int64_t(1));
         QCOMPARE(scalar(explicitLedger, "SELECT count(*) FROM campaign_targets WHERE verdict = 'healthy'"),
@@ -375,5 +422,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestCliLedger)
+FL_LEDGER_TEST_MAIN(TestCliLedger)
 #include "test_cli_ledger.moc"

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/devices/DeviceReport.h"
+#include "core/health/BootId.h"
 #include "core/health/KernelLogParser.h"
 #include "test_health_fields.h"
 
@@ -283,6 +284,39 @@ private slots:
         QVERIFY(b);
         QVERIFY(b->flags.rowRemapFailure);
         QCOMPARE(b->recommendation, HealthAction::RmaCandidate);
+    }
+
+    void bootIdOfTheReportAndItsLiveSnapshots()
+    {
+        QTemporaryDir dir;
+        auto plant = [&](const QString& name, const QByteArray& text) {
+            QFile f(dir.filePath(name));
+            if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(f.fileName()));
+            f.write(text);
+            return f.fileName().toStdString();
+        };
+        // Linux writes it with dashes; journald's _BOOT_ID (and so the ledger) without.
+        QCOMPARE(readBootId(plant("id", "6C1B1D2E-3F40-4142-4344-45464748494a\n")),
+                 std::string("6c1b1d2e3f404142434445464748494a"));
+        QCOMPARE(readBootId(plant("short", "6c1b1d2e\n")), std::string());
+        QCOMPARE(readBootId(plant("prose", "not a boot id at all, not even close\n")), std::string());
+        QCOMPARE(readBootId(dir.filePath("missing").toStdString()), std::string());
+        // This machine's, where Linux has one.
+        if (QFile::exists(kBootIdPath)) QCOMPARE(int(readBootId().size()), 32);
+
+        GpuHealthSnapshot live;
+        live.source = "nvml";
+        live.identity.busId = "0000:3b:00.0";
+        live.bootId = "6c1b1d2e3f404142434445464748494a";
+        auto r = collectHealth(HealthInputs{{}, {}, {live}});
+        QVERIFY(r.ok());
+        r->bootId = live.bootId;
+        const nlohmann::json j = healthReportJson(*r);
+        QCOMPARE(j.at("boot_id").get<std::string>(), live.bootId);
+        QCOMPARE(j.at("gpus")[0].at("snapshots")[0].at("boot_id").get<std::string>(), live.bootId);
+        // Unknown: null.
+        r->bootId.clear();
+        QVERIFY(healthReportJson(*r).at("boot_id").is_null());
     }
 
     void errorsNameFileAndLine_data()

@@ -1,11 +1,13 @@
 // A GPU's timeline and queries over the ledger (core/ledger/LedgerTimeline.h, LedgerQuery.h):
 // found by serial or UUID (any case), its rows in time order across health, events and campaigns
-// (with per-op rates), the rules applied to them, and queries by verdict, Xid, flag, host and time.
+// (with per-op rates), the rules applied to them, and queries by verdict, Xid, flag, host and time;
+// on SQLite and on a PostgreSQL server the test starts (support/LedgerEngines.h).
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/ledger/LedgerQuery.h"
 #include "core/ledger/LedgerTimeline.h"
+#include "support/LedgerEngines.h"
 #include "test_ledger_support.h"
 
 using namespace faultline;
@@ -19,16 +21,18 @@ class TestLedgerTimeline : public QObject {
 private slots:
     void initTestCase()
     {
-        auto ledger = Ledger::open((m_dir.path() + "/l.sqlite").toStdString());
-        QVERIFY(ledger.ok());
+        FL_LEDGER_ENGINE_INIT();
+        m_ledger.reset();
+        auto ledger = Ledger::open(test::ledgerSpec(m_dir.path(), "l"));
+        QVERIFY2(ledger.ok(), ledger.ok() ? "" : ledger.message().c_str());
         m_ledger.emplace(std::move(*ledger));
         // GPU S1: a health snapshot and an Xid 79 on node1, two failing campaigns 10 days apart,
         // then moved to node2 where a clean campaign ran.
-        QVERIFY(m_ledger
-                    ->addHealth(test::healthDocument("S1", "GPU-AB", "Sun Mar  1 08:00:00 2026", true, 79,
-                                                     "2026-03-01T07:00:00Z"),
-                                {"node1", "h.json"})
-                    .ok());
+        // (a live snapshot, with the boot it was taken in)
+        auto health = test::healthDocument("S1", "GPU-AB", "Sun Mar  1 08:00:00 2026", true, 79,
+                                           "2026-03-01T07:00:00Z");
+        health["gpus"][0]["snapshots"][0]["boot_id"] = "b0000000000000000000000000000001";
+        QVERIFY(m_ledger->addHealth(health, {"node1", "h.json"}).ok());
         QVERIFY(m_ledger
                     ->addCampaign({test::campaignReport("node1", "S1", "GPU-AB", "transient", 3), "a.h5",
                                    std::string("2026-03-02T00:00:00Z")},
@@ -83,9 +87,13 @@ private slots:
         const nlohmann::json j = ledgerTimelineJson(*t);
         QCOMPARE(j["format"].get<std::string>(), std::string("faultline-ledger-timeline"));
         bool sawOps = false;
-        for (const auto& e : j["timeline"])
+        std::string bootId;
+        for (const auto& e : j["timeline"]) {
             if (e["kind"] == "campaign") sawOps = sawOps || e["ops"].size() == 1;
+            if (e["kind"] == "health") bootId = e.value("boot_id", "");
+        }
         QVERIFY(sawOps);
+        QCOMPARE(bootId, std::string("b0000000000000000000000000000001"));
     }
 
     void unknownGpuIsAnError()
@@ -139,5 +147,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestLedgerTimeline)
+FL_LEDGER_TEST_MAIN(TestLedgerTimeline)
 #include "test_ledger_timeline.moc"

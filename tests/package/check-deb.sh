@@ -20,7 +20,7 @@ for f in ./usr/lib/python3/dist-packages/faultline_capture/__init__.py \
 done
 if grep -q "__pycache__" <<<"$contents"; then echo "$deb ships __pycache__"; exit 1; fi
 depends=$(dpkg-deb -f "$deb" Depends)
-for d in libhdf5 libqt6widgets6 libqcustomplot qt6-qpa-plugins; do
+for d in libhdf5 libqt6widgets6 libqcustomplot qt6-qpa-plugins libsqlite3-0 libpq5; do
   grep -q "$d" <<<"$depends" || { echo "Depends lacks $d: $depends"; exit 1; }
 done
 
