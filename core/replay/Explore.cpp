@@ -274,16 +274,9 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
             "does not move tiles to other SMs (smaller grids)");
     }
 
-    std::optional<ScratchDirectory> ownScratch;
     RateProbeSetup setup = o.setup;
-    if (setup.scratchDir.empty()) {
-        auto made = ScratchDirectory::create(ScratchDirectory::systemTemp(), "faultline-explore-");
-        if (!made)
-            return Error{"cannot create a scratch directory for the conditions: " + made.error().message,
-                         ErrorCode::Io};
-        ownScratch = std::move(*made);
-        setup.scratchDir = ownScratch->path();
-    }
+    auto ownScratch = ensureScratchDirectory(setup, "faultline-explore-", "the conditions");
+    if (!ownScratch) return ownScratch.error();
     const uint64_t runs = o.runs;
     const RateRule rule = [runs](uint64_t n, uint64_t) { return n >= runs; };
     for (Variant& v : variants) {

@@ -6,6 +6,19 @@
 
 namespace faultline {
 
+Result<std::optional<ScratchDirectory>> ensureScratchDirectory(RateProbeSetup& setup,
+                                                               const std::string& prefix,
+                                                               const std::string& what)
+{
+    if (!setup.scratchDir.empty()) return std::optional<ScratchDirectory>();
+    auto made = ScratchDirectory::create(ScratchDirectory::systemTemp(), prefix);
+    if (!made)
+        return Error{"cannot create a scratch directory for " + what + ": " + made.error().message,
+                     ErrorCode::Io};
+    setup.scratchDir = made->path();
+    return std::optional<ScratchDirectory>(std::move(made).value());
+}
+
 Result<RateMeasure> measureOpRate(const std::string& tracePath, size_t opIndex, const TargetSpec& target,
                                   const RateRule& rule, double confidence, std::chrono::milliseconds budget,
                                   const RateProbeSetup& setup)

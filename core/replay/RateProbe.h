@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "../Result.h"
+#include "../io/ScratchDirectory.h"
 #include "Statistics.h"
 #include "TargetSpec.h"
 
@@ -24,6 +26,14 @@ struct RateProbeSetup {
     bool allowExternal = false;
     const std::atomic<bool>* cancel = nullptr;
 };
+
+// Where setup.scratchDir is empty, creates a scratch directory ("<prefix>XXXX" in the system's
+// temporary directory), points setup.scratchDir at it and returns it (the caller keeps it alive:
+// it is removed when destroyed); nullopt when the setup names one. Errors (Io) say what the
+// directory is for (`what`).
+Result<std::optional<ScratchDirectory>> ensureScratchDirectory(RateProbeSetup& setup,
+                                                               const std::string& prefix,
+                                                               const std::string& what);
 
 // Stop once this returns true for the runs and failures so far.
 using RateRule = std::function<bool(uint64_t runs, uint64_t failures)>;

@@ -235,16 +235,9 @@ Result<ShrinkReport> shrinkOp(const ShrinkOptions& o)
     report.confidence = o.confidence;
     report.warnings = trace->warnings;
 
-    std::optional<ScratchDirectory> ownScratch;
     RateProbeSetup setup = o.setup;
-    if (setup.scratchDir.empty()) {
-        auto made = ScratchDirectory::create(ScratchDirectory::systemTemp(), "faultline-shrink-");
-        if (!made)
-            return Error{"cannot create a scratch directory for the candidates: " + made.error().message,
-                         ErrorCode::Io};
-        ownScratch = std::move(*made);
-        setup.scratchDir = ownScratch->path();
-    }
+    auto ownScratch = ensureScratchDirectory(setup, "faultline-shrink-", "the candidates");
+    if (!ownScratch) return ownScratch.error();
     const auto start = Clock::now();
     const Clock::time_point deadline = o.budget.count() > 0 ? start + o.budget : Clock::time_point::max();
 
