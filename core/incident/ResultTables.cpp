@@ -156,8 +156,8 @@ void summarizeCampaign(const ResultDocument& doc, ResultSummary& s)
     for (const json& w : arrayAt(r, "warnings")) s.lines.push_back("Warning: " + textOf(w));
     s.tables.push_back(verdictTable(r));
 
-    ResultTable ops = makeTable(
-        "Ops", {"Op", "Kind", "Name", "Target", "Failures/runs", "Rate (95% CI)", "Max ULP", "Signature"});
+    ResultTable ops = makeTable("Ops", {"Op", "Kind", "Name", "Target", "Failures/runs", "Rate (95% CI)",
+                                        "Max ULP", "Signature", "Stopped by"});
     size_t leftOut = 0;
     for (const json& op : arrayAt(r, "ops")) {
         const json& targets = at(op, "targets");
@@ -165,7 +165,8 @@ void summarizeCampaign(const ResultDocument& doc, ResultSummary& s)
         for (auto it = targets.begin(); it != targets.end(); ++it)
             addRow(ops,
                    {text(op, "index"), text(op, "op"), text(op, "name"), printableText(it.key()),
-                    failuresCell(*it), rateCell(*it), text(*it, "max_ulp"), text(*it, "signature")},
+                    failuresCell(*it), rateCell(*it), text(*it, "max_ulp"), text(*it, "signature"),
+                    text(*it, "stopped_by")},  // adaptive campaigns (replay --until-rate); "" otherwise
                    leftOut);
     }
     noteLeftOut(ops, leftOut, "rows");

@@ -149,6 +149,38 @@ private slots:
         QCOMPARE(mismatches, size_t(7));
     }
 
+    void anAdaptiveCampaignSaysWhatStoppedEachCell()
+    {
+        // replay --until-rate: each op and target says what ended its runs, and a clean cell
+        // what it rules out.
+        CampaignReport planted = plantedCampaign();
+        for (OpTargetStats& s : planted.stats)
+            s.stoppedBy = s.failures > 0 ? StoppedBy::Failure : StoppedBy::Rate;
+        const std::string file = path("adaptive.h5");
+        QVERIFY(writeCampaignResults(file, planted).ok());
+        auto doc = readResultDocument(file, ResultKind::Campaign);
+        QVERIFY2(doc, doc ? "" : doc.message().c_str());
+        const ResultSummary s = summarizeResult(*doc);
+        const ResultTable* ops = tableOf(s, "Ops");
+        QVERIFY(ops);
+        const size_t target = columnOf(*ops, "Target"), stopped = columnOf(*ops, "Stopped by"),
+                     rate = columnOf(*ops, "Rate (95% CI)");
+        QCOMPARE(ops->rows.size(), size_t(4));
+        for (const auto& row : ops->rows) {
+            QCOMPARE(row[stopped], std::string(row[target] == "sim:flip" ? "failure" : "rate"));
+            if (row[target] == "cpu")
+                QCOMPARE(row[rate], "< " + rateBoundText(cleanRateBound(10)) + " (95%)");
+        }
+        // A campaign of fixed repetitions leaves the column empty.
+        const std::string fixed = path("fixed.h5");
+        QVERIFY(writeCampaignResults(fixed, plantedCampaign()).ok());
+        auto fixedDoc = readResultDocument(fixed, ResultKind::Campaign);
+        QVERIFY(fixedDoc);
+        const ResultSummary f = summarizeResult(*fixedDoc);
+        for (const auto& row : tableOf(f, "Ops")->rows)
+            QVERIFY(row[columnOf(*tableOf(f, "Ops"), "Stopped by")].empty());
+    }
+
     void aMergedFleetIsAFleet()
     {
         nlohmann::json report = campaignJson(plantedCampaign());
