@@ -90,13 +90,6 @@ void judgeByGolden(const Trace& trace, const TraceOp& op, const std::string& sus
     b.divergence = std::move(d).value();
 }
 
-const TraceDevice* deviceOf(const Trace& trace, const std::string& label)
-{
-    for (const TraceDevice& d : trace.devices)
-        if (d.label == label) return &d;
-    return nullptr;
-}
-
 std::string extraOf(const TraceDevice* d, const char* key)
 {
     if (!d) return {};
@@ -111,7 +104,7 @@ std::string extraOf(const TraceDevice* d, const char* key)
 std::string peerCannotJudge(const Trace& trace, const TraceOp& op, const std::string& peer,
                             const std::string& suspect, size_t suspectOutputs)
 {
-    const TraceDevice* peerDevice = deviceOf(trace, peer);
+    const TraceDevice* peerDevice = findTraceDevice(trace, peer);
     const std::string peerType = extraOf(peerDevice, "device_type");
     const auto recordedType = op.params.find("device_type");
     if (!peerType.empty() && recordedType != op.params.end()) {
@@ -119,7 +112,7 @@ std::string peerCannotJudge(const Trace& trace, const TraceOp& op, const std::st
         if (type && *type != peerType)
             return "peer " + peer + " ran on " + peerType + ", the op was recorded on " + *type;
     }
-    const TraceDevice* suspectDevice = deviceOf(trace, suspect);
+    const TraceDevice* suspectDevice = findTraceDevice(trace, suspect);
     if (peerType == "cuda" && peerDevice && suspectDevice && !peerDevice->name.empty() &&
         !suspectDevice->name.empty() && peerDevice->name != suspectDevice->name)
         return "peer " + peer + " is a " + peerDevice->name + ", the suspect a " + suspectDevice->name;

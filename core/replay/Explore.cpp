@@ -241,9 +241,7 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
     open.allowExternal = o.setup.allowExternal;
     auto trace = readTrace(o.tracePath, open);
     if (!trace) return trace.error();
-    const TraceOp* found = nullptr;
-    for (const TraceOp& op : trace->ops)
-        if (op.index == o.opIndex) found = &op;
+    const TraceOp* found = findTraceOpByIndex(*trace, o.opIndex);
     if (!found) return fileError(o.tracePath, "has no op " + std::to_string(o.opIndex), ErrorCode::Usage);
     auto inputs = loadOpInputs(*trace, *found);
     if (!inputs) return inputs.error();

@@ -19,13 +19,6 @@ std::string replicaKey(const TraceOp& op)
     return key;
 }
 
-const TraceDevice* deviceOf(const Trace& trace, const std::string& label)
-{
-    for (const TraceDevice& d : trace.devices)
-        if (d.label == label) return &d;
-    return nullptr;
-}
-
 // How many devices recorded the op (rerun devices not counted): a rank's op in a merged trace has
 // one; an op that holds several recordings is a multi-device recording whose devices may run
 // other kernels, never a replica.
@@ -33,7 +26,7 @@ size_t recordingDevices(const Trace& trace, const TraceOp& op)
 {
     size_t n = 0;
     for (const auto& entry : op.outputs) {
-        const TraceDevice* d = deviceOf(trace, entry.first);
+        const TraceDevice* d = findTraceDevice(trace, entry.first);
         n += !d || d->source() != "rerun";
     }
     return n;
@@ -71,7 +64,7 @@ std::vector<ReplicaOutputs> ReplicaIndex::replicasOf(const TraceOp& op, const st
     std::vector<ReplicaOutputs> out;
     const auto mine = op.outputs.find(suspect);
     if (mine == op.outputs.end() || golden::isCollectiveOp(op.op)) return out;
-    const TraceDevice* suspectDevice = deviceOf(m_trace, suspect);
+    const TraceDevice* suspectDevice = findTraceDevice(m_trace, suspect);
     std::set<std::string> seen = {suspect};
     const auto [begin, end] = m_byKey.equal_range(replicaKey(op));
     for (auto it = begin; it != end; ++it) {
@@ -82,7 +75,7 @@ std::vector<ReplicaOutputs> ReplicaIndex::replicasOf(const TraceOp& op, const st
         if (&other == &op || recordingDevices(m_trace, other) != 1) continue;
         for (const auto& [label, names] : other.outputs) {
             if (seen.count(label) || names.size() < mine->second.size()) continue;
-            const TraceDevice* device = deviceOf(m_trace, label);
+            const TraceDevice* device = findTraceDevice(m_trace, label);
             if (!device || device->source() == "rerun") continue;
             // Another GPU model may legitimately run other kernels.
             const auto type = device->extra.find("device_type");

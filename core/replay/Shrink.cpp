@@ -210,9 +210,7 @@ Result<ShrinkReport> shrinkOp(const ShrinkOptions& o)
     open.allowExternal = o.setup.allowExternal;
     auto trace = readTrace(o.tracePath, open);
     if (!trace) return trace.error();
-    const TraceOp* found = nullptr;
-    for (const TraceOp& op : trace->ops)
-        if (op.index == o.opIndex) found = &op;
+    const TraceOp* found = findTraceOpByIndex(*trace, o.opIndex);
     if (!found)
         return fileError(
             o.tracePath,

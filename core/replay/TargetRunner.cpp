@@ -325,9 +325,8 @@ namespace {
 
 bool isReproducibleRerun(const Trace& trace, const TraceOp& op, const std::string& label)
 {
-    const auto device = std::find_if(trace.devices.begin(), trace.devices.end(),
-                                     [&](const TraceDevice& d) { return d.label == label; });
-    if (device == trace.devices.end() || device->source() != "rerun") return false;
+    const TraceDevice* device = findTraceDevice(trace, label);
+    if (!device || device->source() != "rerun") return false;
     const OutputReproducibility r = outputReproducibility(op, label);
     return r.reproducible.value_or(false) && r.repeats.value_or(0) >= 2;
 }

@@ -68,6 +68,10 @@ struct Trace {
     std::shared_ptr<TensorFile> file;    // reads tensor data; names: "tensors/<id>", output paths
 };
 
+// The device labelled `label`, or the op whose index is `index`; nullptr when there is none.
+const TraceDevice* findTraceDevice(const Trace& trace, const std::string& label);
+const TraceOp* findTraceOpByIndex(const Trace& trace, size_t index);
+
 // The ops and their required inputs/parameters that this version understands. Unknown ops are
 // warnings, not errors.
 bool isKnownTraceOp(const std::string& op);

@@ -87,6 +87,20 @@ std::string_view opNumericsName(OpNumerics n)
     return "intermediates";
 }
 
+const TraceDevice* findTraceDevice(const Trace& trace, const std::string& label)
+{
+    for (const TraceDevice& d : trace.devices)
+        if (d.label == label) return &d;
+    return nullptr;
+}
+
+const TraceOp* findTraceOpByIndex(const Trace& trace, size_t index)
+{
+    for (const TraceOp& op : trace.ops)
+        if (op.index == index) return &op;
+    return nullptr;
+}
+
 bool isKnownTraceOp(const std::string& op)
 {
     return findTraceOp(op) != nullptr;
