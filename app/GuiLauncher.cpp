@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "cli/Cli.h"
-#include "views/MainWindow.h"
+#include "views/shell/MainWindow.h"
 
 namespace faultline::cli {
 

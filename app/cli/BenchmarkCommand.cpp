@@ -14,7 +14,7 @@
 #include "core/benchmark/Scorecard.h"
 
 #ifdef FAULTLINE_HAVE_GUI
-#include "views/BenchmarkPlot.h"
+#include "views/plots/BenchmarkPlot.h"
 #endif
 
 namespace faultline::cli {

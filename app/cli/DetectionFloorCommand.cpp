@@ -7,7 +7,7 @@
 #include "core/replay/DetectionFloor.h"
 
 #ifdef FAULTLINE_HAVE_GUI
-#include "views/DetectionFloorPlot.h"
+#include "views/plots/DetectionFloorPlot.h"
 #endif
 
 namespace faultline::cli {

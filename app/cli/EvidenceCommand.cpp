@@ -19,7 +19,7 @@
 #include "core/ledger/LedgerFiles.h"
 
 #ifdef FAULTLINE_HAVE_GUI
-#include "views/EvidenceRendering.h"
+#include "views/evidence/EvidenceRendering.h"
 #endif
 
 namespace faultline::cli {

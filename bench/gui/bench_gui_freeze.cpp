@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "ThreadCpu.h"
-#include "views/DevicesPanel.h"
-#include "views/IncidentPage.h"
-#include "views/MainWindow.h"
-#include "views/ReplayPanel.h"
-#include "views/TensorTreePanel.h"
+#include "views/incident/IncidentPage.h"
+#include "views/incident/TensorTreePanel.h"
+#include "views/replay/DevicesPanel.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline::views;
 

@@ -32,8 +32,8 @@
 
 #include "ThreadCpu.h"
 #include "core/compare/TensorComparer.h"
-#include "views/HeatmapView.h"
-#include "views/Incident.h"
+#include "views/heatmap/HeatmapView.h"
+#include "views/incident/Incident.h"
 
 using namespace faultline;
 using namespace faultline::views;

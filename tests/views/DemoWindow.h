@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "core/demo/DemoIncident.h"
-#include "views/MainWindow.h"
+#include "views/shell/MainWindow.h"
 
 inline QString openDemoWindow(const QTemporaryDir& dir, const char* programName,
                               faultline::DemoIncident& demo,

@@ -20,12 +20,12 @@
 #include "core/demo/DemoIncident.h"
 #include "core/replay/Campaign.h"
 #include "core/replay/TargetSpec.h"
-#include "views/HeatmapView.h"
-#include "views/IncidentPage.h"
-#include "views/MainWindow.h"
-#include "views/ReplayPanel.h"
-#include "views/ReplayResultsModel.h"
-#include "views/TensorTreePanel.h"
+#include "views/heatmap/HeatmapView.h"
+#include "views/incident/IncidentPage.h"
+#include "views/incident/TensorTreePanel.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/replay/ReplayResultsModel.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

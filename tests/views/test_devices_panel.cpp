@@ -13,10 +13,10 @@
 #include <QtTest>
 
 #include "support/TestSupport.h"
-#include "views/DevicesPanel.h"
-#include "views/MainWindow.h"
-#include "views/PlotStyle.h"
-#include "views/ReplayPanel.h"
+#include "views/plots/PlotStyle.h"
+#include "views/replay/DevicesPanel.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

@@ -25,11 +25,11 @@
 #include "core/replay/CampaignResultsFile.h"
 #include "support/StallProbe.h"
 #include "support/TestSupport.h"
-#include "views/DevicesPanel.h"
-#include "views/EvidenceExportDialog.h"
-#include "views/FileListEditor.h"
-#include "views/HealthPanel.h"
-#include "views/MainWindow.h"
+#include "views/evidence/EvidenceExportDialog.h"
+#include "views/evidence/FileListEditor.h"
+#include "views/fleet/HealthPanel.h"
+#include "views/replay/DevicesPanel.h"
+#include "views/shell/MainWindow.h"
 
 using faultline::test::StallProbe;
 using faultline::views::EvidenceExportDialog;

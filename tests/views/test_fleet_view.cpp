@@ -13,9 +13,9 @@
 
 #include "core/fleet/FleetMerge.h"
 #include "core/replay/Statistics.h"
-#include "views/FleetTableModel.h"
-#include "views/FleetView.h"
-#include "views/MainWindow.h"
+#include "views/fleet/FleetTableModel.h"
+#include "views/fleet/FleetView.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

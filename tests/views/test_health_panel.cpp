@@ -6,8 +6,8 @@
 #include <QtTest>
 
 #include "support/TestSupport.h"
-#include "views/DevicesPanel.h"
-#include "views/HealthPanel.h"
+#include "views/fleet/HealthPanel.h"
+#include "views/replay/DevicesPanel.h"
 
 using namespace faultline;
 using namespace faultline::views;

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "core/compare/TensorComparer.h"
-#include "views/DivergenceTreeModel.h"
-#include "views/HeatmapBinning.h"
+#include "views/heatmap/HeatmapBinning.h"
+#include "views/incident/DivergenceTreeModel.h"
 
 using namespace faultline;
 using namespace faultline::views;

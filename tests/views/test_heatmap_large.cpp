@@ -23,11 +23,11 @@
 
 #include "core/io/SnapshotWriter.h"
 #include "support/StallProbe.h"
-#include "views/HeatmapNavigator.h"
-#include "views/HeatmapView.h"
-#include "views/IncidentPage.h"
-#include "views/MainWindow.h"
-#include "views/PlotStyle.h"
+#include "views/heatmap/HeatmapNavigator.h"
+#include "views/heatmap/HeatmapView.h"
+#include "views/incident/IncidentPage.h"
+#include "views/plots/PlotStyle.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

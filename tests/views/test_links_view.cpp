@@ -14,11 +14,11 @@
 
 #include "core/collectives/LinkMatrix.h"
 #include "core/io/SnapshotWriter.h"
-#include "views/BitHistogramView.h"
-#include "views/HeatmapView.h"
-#include "views/IncidentPage.h"
-#include "views/LinksView.h"
-#include "views/MainWindow.h"
+#include "views/fleet/LinksView.h"
+#include "views/heatmap/HeatmapView.h"
+#include "views/incident/IncidentPage.h"
+#include "views/plots/BitHistogramView.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

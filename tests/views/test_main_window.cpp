@@ -19,15 +19,15 @@
 
 #include "core/io/SafetensorsWriter.h"
 #include "support/TestSupport.h"
-#include "views/DivergenceTreeModel.h"
-#include "views/HeatmapView.h"
-#include "views/IncidentBanner.h"
-#include "views/IncidentLoader.h"
-#include "views/IncidentPage.h"
-#include "views/MainWindow.h"
-#include "views/RecentFiles.h"
-#include "views/ReplayPanel.h"
-#include "views/TensorTreePanel.h"
+#include "views/heatmap/HeatmapView.h"
+#include "views/incident/DivergenceTreeModel.h"
+#include "views/incident/IncidentBanner.h"
+#include "views/incident/IncidentLoader.h"
+#include "views/incident/IncidentPage.h"
+#include "views/incident/TensorTreePanel.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/shell/MainWindow.h"
+#include "views/shell/RecentFiles.h"
 
 using namespace faultline;
 using namespace faultline::views;

@@ -14,10 +14,10 @@
 #include "DemoWindow.h"
 #include "core/demo/DemoIncident.h"
 #include "core/replay/TargetSpec.h"
-#include "views/MainWindow.h"
-#include "views/PlotStyle.h"
-#include "views/ReplayPanel.h"
-#include "views/ReplayResultsModel.h"
+#include "views/plots/PlotStyle.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/replay/ReplayResultsModel.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

@@ -6,8 +6,8 @@
 #include <QtTest>
 #include <set>
 
-#include "views/PlotStyle.h"
-#include "views/SmAttribution.h"
+#include "views/heatmap/SmAttribution.h"
+#include "views/plots/PlotStyle.h"
 
 using namespace faultline;
 using namespace faultline::views;

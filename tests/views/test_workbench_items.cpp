@@ -18,10 +18,10 @@
 
 #include "DemoWindow.h"
 #include "core/replay/TargetSpec.h"
-#include "views/HelpDialog.h"
-#include "views/MainWindow.h"
-#include "views/ReplayPanel.h"
-#include "views/ReplayResultsModel.h"
+#include "views/replay/ReplayPanel.h"
+#include "views/replay/ReplayResultsModel.h"
+#include "views/shell/HelpDialog.h"
+#include "views/shell/MainWindow.h"
 
 using namespace faultline;
 using namespace faultline::views;

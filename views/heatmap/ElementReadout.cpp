@@ -1,0 +1,54 @@
+#include "views/heatmap/ElementReadout.h"
+
+#include <QObject>
+#include <cmath>
+
+#include "core/compare/CompareJson.h"
+#include "core/compare/UlpDistance.h"
+
+namespace faultline::views {
+namespace {
+
+QString num(double v)
+{
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 9);
+}
+
+}  // namespace
+
+QStringList elementReadout(const ElementValues& v, uint64_t row, uint64_t col)
+{
+    QStringList lines;
+    if (!v.holds(row, col) || v.suspect.size() != v.held()) return lines;
+    const size_t i = v.indexOf(row, col);
+    const unsigned bits = bitLayout(v.dtype).totalBits;
+    const uint64_t sb = v.suspectBits(i), rb = v.referenceBits(i);
+    const double s = v.suspect[i], r = v.reference[i];
+    lines << QStringLiteral("%1: %2 (%3)")
+                 .arg(v.suspectLabel, num(s), QString::fromStdString(bitsToHex(sb, bits)));
+    lines << QStringLiteral("%1: %2 (%3)")
+                 .arg(v.referenceLabel, num(r), QString::fromStdString(bitsToHex(rb, bits)));
+    if (sb == rb) {
+        lines << QObject::tr("bit-identical · 0 ulp");
+        return lines;
+    }
+    const std::optional<uint64_t> ulp = ulpDistance(v.dtype, sb, rb);
+    if (ulp) {
+        const double absErr = std::fabs(s - r);
+        const QString rel = r != 0 ? num(absErr / std::fabs(r)) : QStringLiteral("inf");
+        lines << QObject::tr("|error| %1 · rel error %2 · %3 ulp").arg(num(absErr), rel).arg(*ulp);
+    } else {
+        lines << QObject::tr("|error| — · rel error — · no ulp distance (NaN/Inf involved)");
+    }
+    QStringList flipped;
+    for (unsigned b = bits; b-- > 0;)
+        if ((sb ^ rb) >> b & 1)
+            flipped << QStringLiteral("%1 (%2)").arg(b).arg(
+                QString::fromUtf8(bitFieldName(v.dtype, b).data()));
+    lines << QObject::tr("differing bits: %1").arg(flipped.join(QStringLiteral(", ")));
+    return lines;
+}
+
+}  // namespace faultline::views
