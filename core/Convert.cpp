@@ -75,22 +75,114 @@ inline I roundSaturate(F x)
     return I(r);
 }
 
+// One codec per dtype: its storage type and its conversions to and from float and double. The
+// conversions into integers round to nearest even and saturate (NaN -> 0).
 template <class S>
-void integerToDouble(const Byte* src, double* dst, size_t n)
+struct IntegerCodec {
+    using Storage = S;
+    static double toDouble(S v) { return double(v); }
+    static float toFloat(S v) { return float(v); }
+    static S fromDouble(double v) { return roundSaturate<S>(v); }
+    static S fromFloat(float v) { return roundSaturate<S>(v); }
+};
+
+struct Float64Codec {
+    using Storage = double;
+    static double toDouble(double v) { return v; }
+    static float toFloat(double v) { return float(v); }
+    static double fromDouble(double v) { return v; }
+    static double fromFloat(float v) { return double(v); }
+};
+
+struct Float32Codec {
+    using Storage = float;
+    static double toDouble(float v) { return double(v); }
+    static float toFloat(float v) { return v; }
+    static float fromDouble(double v) { return float(v); }
+    static float fromFloat(float v) { return v; }
+};
+
+// A float format narrower than float32, stored as S: to float exactly, from float and double
+// rounded once (FloatFormats.h).
+template <class S, float (*ToFloat)(S), S (*FromFloat)(float), S (*FromDouble)(double)>
+struct NarrowFloatCodec {
+    using Storage = S;
+    static double toDouble(S v) { return double(ToFloat(v)); }
+    static float toFloat(S v) { return ToFloat(v); }
+    static S fromDouble(double v) { return FromDouble(v); }
+    static S fromFloat(float v) { return FromFloat(v); }
+};
+
+struct BoolCodec {
+    using Storage = uint8_t;
+    static double toDouble(uint8_t v) { return v != 0 ? 1.0 : 0.0; }
+    static float toFloat(uint8_t v) { return v != 0 ? 1.0f : 0.0f; }
+    static uint8_t fromDouble(double v) { return uint8_t(v != 0.0); }
+    static uint8_t fromFloat(float v) { return uint8_t(v != 0.0f); }
+};
+
+// Calls f with the codec of `t`; false for a value that is no dtype.
+template <class F>
+bool withCodec(DType t, F&& f)
 {
-    mapElements<S, double>(src, reinterpret_cast<Byte*>(dst), n, [](S v) { return double(v); });
+    switch (t) {
+        case DType::Float64:
+            f(Float64Codec{});
+            return true;
+        case DType::Float32:
+            f(Float32Codec{});
+            return true;
+        case DType::Float16:
+            f(NarrowFloatCodec<uint16_t, halfToFloat, floatToHalf, doubleToHalf>{});
+            return true;
+        case DType::BFloat16:
+            f(NarrowFloatCodec<uint16_t, bf16ToFloat, floatToBf16, doubleToBf16>{});
+            return true;
+        case DType::Float8E4M3FN:
+            f(NarrowFloatCodec<uint8_t, fp8e4m3fnToFloat, floatToFp8e4m3fn, doubleToFp8e4m3fn>{});
+            return true;
+        case DType::Float8E5M2:
+            f(NarrowFloatCodec<uint8_t, fp8e5m2ToFloat, floatToFp8e5m2, doubleToFp8e5m2>{});
+            return true;
+        case DType::Int8:
+            f(IntegerCodec<int8_t>{});
+            return true;
+        case DType::Int16:
+            f(IntegerCodec<int16_t>{});
+            return true;
+        case DType::Int32:
+            f(IntegerCodec<int32_t>{});
+            return true;
+        case DType::Int64:
+            f(IntegerCodec<int64_t>{});
+            return true;
+        case DType::UInt8:
+            f(IntegerCodec<uint8_t>{});
+            return true;
+        case DType::UInt16:
+            f(IntegerCodec<uint16_t>{});
+            return true;
+        case DType::UInt32:
+            f(IntegerCodec<uint32_t>{});
+            return true;
+        case DType::UInt64:
+            f(IntegerCodec<uint64_t>{});
+            return true;
+        case DType::Bool:
+            f(BoolCodec{});
+            return true;
+    }
+    return false;
 }
 
-template <class S>
-void integerToFloat(const Byte* src, float* dst, size_t n)
+// n elements of S converted by f into D; a copy when nothing changes.
+template <class S, class D, class F>
+void convertElements(const void* src, void* dst, size_t n, F f)
 {
-    mapElements<S, float>(src, reinterpret_cast<Byte*>(dst), n, [](S v) { return float(v); });
-}
-
-template <class I, class F>
-void toInteger(const F* src, Byte* dst, size_t n)
-{
-    mapElements<F, I>(reinterpret_cast<const Byte*>(src), dst, n, [](F v) { return roundSaturate<I>(v); });
+    if constexpr (std::is_same_v<S, D>)
+        std::memcpy(dst, src, n * sizeof(S));
+    else
+        mapElements<S, D>(static_cast<const Byte*>(src), static_cast<Byte*>(dst), n, f);
 }
 
 template <class T>
@@ -101,220 +193,39 @@ void fill(T* dst, size_t n, T v)
 
 }  // namespace
 
-void convertToDouble(DType t, const void* srcv, double* dst, size_t n)
+void convertToDouble(DType t, const void* src, double* dst, size_t n)
 {
-    const auto* src = static_cast<const Byte*>(srcv);
-    auto* out = reinterpret_cast<Byte*>(dst);
-    switch (t) {
-        case DType::Float64:
-            std::memcpy(dst, src, n * sizeof(double));
-            return;
-        case DType::Float32:
-            mapElements<float, double>(src, out, n, [](float v) { return double(v); });
-            return;
-        case DType::Float16:
-            mapElements<uint16_t, double>(src, out, n, [](uint16_t v) { return double(halfToFloat(v)); });
-            return;
-        case DType::BFloat16:
-            mapElements<uint16_t, double>(src, out, n, [](uint16_t v) { return double(bf16ToFloat(v)); });
-            return;
-        case DType::Float8E4M3FN:
-            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return double(fp8e4m3fnToFloat(v)); });
-            return;
-        case DType::Float8E5M2:
-            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return double(fp8e5m2ToFloat(v)); });
-            return;
-        case DType::Int8:
-            integerToDouble<int8_t>(src, dst, n);
-            return;
-        case DType::Int16:
-            integerToDouble<int16_t>(src, dst, n);
-            return;
-        case DType::Int32:
-            integerToDouble<int32_t>(src, dst, n);
-            return;
-        case DType::Int64:
-            integerToDouble<int64_t>(src, dst, n);
-            return;
-        case DType::UInt8:
-            integerToDouble<uint8_t>(src, dst, n);
-            return;
-        case DType::UInt16:
-            integerToDouble<uint16_t>(src, dst, n);
-            return;
-        case DType::UInt32:
-            integerToDouble<uint32_t>(src, dst, n);
-            return;
-        case DType::UInt64:
-            integerToDouble<uint64_t>(src, dst, n);
-            return;
-        case DType::Bool:
-            mapElements<uint8_t, double>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0 : 0.0; });
-            return;
-    }
-    fill(dst, n, std::numeric_limits<double>::quiet_NaN());  // invalid dtype value
+    const bool known = withCodec(t, [&](auto codec) {
+        using C = decltype(codec);
+        convertElements<typename C::Storage, double>(src, dst, n, [](auto v) { return C::toDouble(v); });
+    });
+    if (!known) fill(dst, n, std::numeric_limits<double>::quiet_NaN());
 }
 
-void convertToFloat(DType t, const void* srcv, float* dst, size_t n)
+void convertToFloat(DType t, const void* src, float* dst, size_t n)
 {
-    const auto* src = static_cast<const Byte*>(srcv);
-    auto* out = reinterpret_cast<Byte*>(dst);
-    switch (t) {
-        case DType::Float64:
-            mapElements<double, float>(src, out, n, [](double v) { return float(v); });
-            return;
-        case DType::Float32:
-            std::memcpy(dst, src, n * sizeof(float));
-            return;
-        case DType::Float16:
-            mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return halfToFloat(v); });
-            return;
-        case DType::BFloat16:
-            mapElements<uint16_t, float>(src, out, n, [](uint16_t v) { return bf16ToFloat(v); });
-            return;
-        case DType::Float8E4M3FN:
-            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e4m3fnToFloat(v); });
-            return;
-        case DType::Float8E5M2:
-            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return fp8e5m2ToFloat(v); });
-            return;
-        case DType::Int8:
-            integerToFloat<int8_t>(src, dst, n);
-            return;
-        case DType::Int16:
-            integerToFloat<int16_t>(src, dst, n);
-            return;
-        case DType::Int32:
-            integerToFloat<int32_t>(src, dst, n);
-            return;
-        case DType::Int64:
-            integerToFloat<int64_t>(src, dst, n);
-            return;
-        case DType::UInt8:
-            integerToFloat<uint8_t>(src, dst, n);
-            return;
-        case DType::UInt16:
-            integerToFloat<uint16_t>(src, dst, n);
-            return;
-        case DType::UInt32:
-            integerToFloat<uint32_t>(src, dst, n);
-            return;
-        case DType::UInt64:
-            integerToFloat<uint64_t>(src, dst, n);
-            return;
-        case DType::Bool:
-            mapElements<uint8_t, float>(src, out, n, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
-            return;
-    }
-    fill(dst, n, std::numeric_limits<float>::quiet_NaN());  // invalid dtype value
+    const bool known = withCodec(t, [&](auto codec) {
+        using C = decltype(codec);
+        convertElements<typename C::Storage, float>(src, dst, n, [](auto v) { return C::toFloat(v); });
+    });
+    if (!known) fill(dst, n, std::numeric_limits<float>::quiet_NaN());
 }
 
-void convertFromFloat(DType t, const float* src, void* dstv, size_t n)
+// For the two below, an invalid dtype value writes nothing: the element size is unknown.
+void convertFromFloat(DType t, const float* src, void* dst, size_t n)
 {
-    const auto* in = reinterpret_cast<const Byte*>(src);
-    auto* dst = static_cast<Byte*>(dstv);
-    switch (t) {
-        case DType::Float64:
-            mapElements<float, double>(in, dst, n, [](float v) { return double(v); });
-            return;
-        case DType::Float32:
-            std::memcpy(dst, src, n * sizeof(float));
-            return;
-        case DType::Float16:
-            mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToHalf(v); });
-            return;
-        case DType::BFloat16:
-            mapElements<float, uint16_t>(in, dst, n, [](float v) { return floatToBf16(v); });
-            return;
-        case DType::Float8E4M3FN:
-            mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e4m3fn(v); });
-            return;
-        case DType::Float8E5M2:
-            mapElements<float, uint8_t>(in, dst, n, [](float v) { return floatToFp8e5m2(v); });
-            return;
-        case DType::Int8:
-            toInteger<int8_t>(src, dst, n);
-            return;
-        case DType::Int16:
-            toInteger<int16_t>(src, dst, n);
-            return;
-        case DType::Int32:
-            toInteger<int32_t>(src, dst, n);
-            return;
-        case DType::Int64:
-            toInteger<int64_t>(src, dst, n);
-            return;
-        case DType::UInt8:
-            toInteger<uint8_t>(src, dst, n);
-            return;
-        case DType::UInt16:
-            toInteger<uint16_t>(src, dst, n);
-            return;
-        case DType::UInt32:
-            toInteger<uint32_t>(src, dst, n);
-            return;
-        case DType::UInt64:
-            toInteger<uint64_t>(src, dst, n);
-            return;
-        case DType::Bool:
-            mapElements<float, uint8_t>(in, dst, n, [](float v) { return uint8_t(v != 0.0f); });
-            return;
-    }
-    // Invalid dtype value: the element size is unknown, so nothing is written.
+    withCodec(t, [&](auto codec) {
+        using C = decltype(codec);
+        convertElements<float, typename C::Storage>(src, dst, n, [](float v) { return C::fromFloat(v); });
+    });
 }
 
-void convertFromDouble(DType t, const double* src, void* dstv, size_t n)
+void convertFromDouble(DType t, const double* src, void* dst, size_t n)
 {
-    const auto* in = reinterpret_cast<const Byte*>(src);
-    auto* dst = static_cast<Byte*>(dstv);
-    switch (t) {
-        case DType::Float64:
-            std::memcpy(dst, src, n * sizeof(double));
-            return;
-        case DType::Float32:
-            mapElements<double, float>(in, dst, n, [](double v) { return float(v); });
-            return;
-        case DType::Float16:
-            mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToHalf(v); });
-            return;
-        case DType::BFloat16:
-            mapElements<double, uint16_t>(in, dst, n, [](double v) { return doubleToBf16(v); });
-            return;
-        case DType::Float8E4M3FN:
-            mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e4m3fn(v); });
-            return;
-        case DType::Float8E5M2:
-            mapElements<double, uint8_t>(in, dst, n, [](double v) { return doubleToFp8e5m2(v); });
-            return;
-        case DType::Int8:
-            toInteger<int8_t>(src, dst, n);
-            return;
-        case DType::Int16:
-            toInteger<int16_t>(src, dst, n);
-            return;
-        case DType::Int32:
-            toInteger<int32_t>(src, dst, n);
-            return;
-        case DType::Int64:
-            toInteger<int64_t>(src, dst, n);
-            return;
-        case DType::UInt8:
-            toInteger<uint8_t>(src, dst, n);
-            return;
-        case DType::UInt16:
-            toInteger<uint16_t>(src, dst, n);
-            return;
-        case DType::UInt32:
-            toInteger<uint32_t>(src, dst, n);
-            return;
-        case DType::UInt64:
-            toInteger<uint64_t>(src, dst, n);
-            return;
-        case DType::Bool:
-            mapElements<double, uint8_t>(in, dst, n, [](double v) { return uint8_t(v != 0.0); });
-            return;
-    }
-    // Invalid dtype value: the element size is unknown, so nothing is written.
+    withCodec(t, [&](auto codec) {
+        using C = decltype(codec);
+        convertElements<double, typename C::Storage>(src, dst, n, [](double v) { return C::fromDouble(v); });
+    });
 }
 
 uint64_t loadBits(DType t, const void* srcv, size_t i)

@@ -18,6 +18,30 @@ inline std::string trimmed(std::string_view s)
     return std::string(s);
 }
 
+// `s` without leading and trailing blanks (spaces and tabs only; log fields keep other bytes).
+inline std::string_view trimBlanks(std::string_view s)
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+// Whether `s` is one or more ASCII digits.
+inline bool allDigits(std::string_view s)
+{
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+// `s` with ASCII letters in lower case.
+inline std::string lowerAscii(std::string s)
+{
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
 // The length of the valid UTF-8 sequence at `s[i]` that is not a control character (C0, DEL,
 // C1), or 0 when the byte there starts no such sequence.
 inline size_t printableCharAt(std::string_view s, size_t i)

@@ -305,9 +305,9 @@ Result<nlohmann::json> loadReportJson(const TensorFile& file, const std::string&
     auto bytes = loadTensor(file, "report_json");
     if (!bytes) return bytes.error();
     const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
-    auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
-    if (json.is_discarded()) return fileError(path, "report_json is not JSON");
-    return json;
+    auto doc = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
+    if (doc.is_discarded()) return fileError(path, "report_json is not JSON");
+    return doc;
 }
 
 }  // namespace
@@ -338,9 +338,9 @@ Result<LinkMatrix> readLinkMatrix(const std::string& path)
     auto opened = openTensorFile(path);
     if (!opened) return opened.error();
     if (formatOf(**opened) != "collective") return readSweepMatrix(**opened, path);
-    auto json = loadReportJson(**opened, path, "collective");
-    if (!json) return json.error();
-    return linkMatrixFromCollectiveJson(*json, path);
+    auto doc = loadReportJson(**opened, path, "collective");
+    if (!doc) return doc.error();
+    return linkMatrixFromCollectiveJson(*doc, path);
 }
 
 Result<LinkMatrix> readSweepLinkMatrix(const std::string& path)
@@ -354,9 +354,9 @@ namespace {
 
 Result<LinkMatrix> readSweepMatrix(const TensorFile& file, const std::string& path)
 {
-    auto json = loadReportJson(file, path, "sweep");
-    if (!json) return json.error();
-    auto matrix = linkMatrixFromSweepJson(*json, path);
+    auto doc = loadReportJson(file, path, "sweep");
+    if (!doc) return doc.error();
+    auto matrix = linkMatrixFromSweepJson(*doc, path);
     if (!matrix) return matrix.error();
     for (LinkCell& c : matrix->cells) {
         if (c.failures == 0) continue;

@@ -70,9 +70,9 @@ Status CompareResultsWriter::finish(const CompareReport& report)
     check(writer.setRootAttribute("reference", report.reference));
     check(writer.setRootAttribute("tolerance", report.tolerance.toString()));
     // Names and strings from the files may be any bytes: replaced, never thrown on.
-    const std::string json =
+    const std::string doc =
         compareReportToJson(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    check(writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data()));
+    check(writer.writeTensor("report_json", DType::UInt8, {doc.size()}, doc.data()));
     for (size_t rank = 0; rank < report.tensors.size() && st; ++rank) {
         auto g = m_groupByName.find(report.tensors[rank].name);
         if (g == m_groupByName.end())

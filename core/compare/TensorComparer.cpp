@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ChunkScanner.h"
+#include "TilePyramid.h"
 
 namespace faultline {
 
@@ -53,11 +54,6 @@ struct TensorComparer::Source {
 
 namespace {
 
-uint64_t ceilDiv(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0 ? 1 : 0);
-}
-
 // Smallest shift s with ceil(extent / 2^s) <= limit.
 unsigned bucketShift(uint64_t extent, uint64_t limit)
 {
@@ -78,23 +74,6 @@ std::optional<uint64_t> productOf(const std::vector<uint64_t>& shape)
 
 struct ChunkSums {
     double abs = 0, abs2 = 0, rel = 0, rel2 = 0;
-};
-
-// State shared by the workers of one comparison; everything but the atomics under `mutex`.
-struct RunState {
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::atomic<uint64_t> nextChunk{0};
-    std::atomic<bool> stop{false};
-    bool cancelled = false;
-    uint64_t chunksDone = 0;
-    unsigned workersRunning = 0;
-    std::optional<uint64_t> errorChunk;
-    Error error;
-    ChunkAccumulator total;
-    std::vector<ChunkSums> sums;
-    TilePyramid pyramid;
-    std::vector<uint64_t> rowCounts, colCounts;
 };
 
 BitFlips toBitFlips(const std::array<uint64_t, 64>& flips, const std::array<uint64_t, 64>& toOne,
@@ -157,28 +136,77 @@ Result<Divergence> TensorComparer::compare(DType dtype, const std::vector<uint64
     return d;
 }
 
-Result<Divergence> TensorComparer::run(const Source& suspect, const Source& reference, DType dtype,
-                                       const std::vector<uint64_t>& shape, const std::string& name) const
-{
-    const std::string label = name.empty() ? std::string("tensor") : name;
-    const std::optional<uint64_t> elements = productOf(shape);
-    if (!elements)
-        return Error{label + ": shape " + shapeToString(shape) + " has too many elements", ErrorCode::Format};
-    if (m_options.tolerance.kind == ToleranceKind::Bound && !m_bounds)
-        return Error{
-            label + ": tolerance 'bound' needs per-element bounds from the caller, and none were given",
-            ErrorCode::Usage};
+// One comparison: its geometry and the state its workers share (all but the atomics under `mutex`).
+struct TensorComparer::Scan {
+    ScanContext ctx;
+    std::string label;
+    uint64_t elements = 0;
+    uint64_t chunk = 0;   // elements per chunk
+    uint64_t chunks = 0;  // chunks in the tensor
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::atomic<uint64_t> nextChunk{0};
+    std::atomic<bool> stop{false};
+    bool cancelled = false;
+    uint64_t chunksDone = 0;
+    unsigned workersRunning = 0;
+    std::optional<uint64_t> errorChunk;
+    Error error;
+    ChunkAccumulator total;
+    std::vector<ChunkSums> sums;
+    TilePyramid pyramid;
+    std::vector<uint64_t> rowCounts, colCounts;
 
-    // ---- geometry ----
+    // Under `mutex`: the first error in chunk order wins, whatever the thread order.
+    void fail(uint64_t c, const Error& e)
+    {
+        std::lock_guard lock(mutex);
+        if (!errorChunk || c < *errorChunk) {
+            errorChunk = c;
+            error = e;
+        }
+        stop = true;
+    }
+
+    // Chunk `c`'s accumulator into the totals, tiles, line counts and per-chunk sums; returns the
+    // number of chunks done.
+    uint64_t merge(uint64_t c, const ChunkAccumulator& acc)
+    {
+        std::lock_guard lock(mutex);
+        total.mergeCounters(acc, ctx);
+        if (acc.tilesTouched)
+            pyramid.addFinestRows(acc.stripFirstTileRow, acc.stripTileRows, acc.tileMismatches.data(),
+                                  acc.tileBeyond.data(), acc.tileAnomalies.data(), acc.tileMaxAbs.data());
+        if (acc.linesTouched) {
+            if (rowCounts.empty()) {
+                rowCounts.assign(size_t(ctx.rowBuckets), 0);
+                colCounts.assign(size_t(ctx.colBuckets), 0);
+            }
+            for (uint64_t i = 0; i < acc.stripRowBuckets && acc.stripFirstRowBucket + i < ctx.rowBuckets; ++i)
+                rowCounts[size_t(acc.stripFirstRowBucket + i)] += acc.rowCounts[size_t(i)];
+            for (size_t i = 0; i < colCounts.size(); ++i) colCounts[i] += acc.colCounts[i];
+        }
+        sums[size_t(c)] = ChunkSums{acc.sumAbs, acc.sumAbs2, acc.sumRel, acc.sumRel2};
+        return ++chunksDone;
+    }
+};
+
+namespace {
+
+// The scan's geometry: rows and columns, the finest tiles (the pyramid is made here), the line
+// buckets of the spatial profile.
+ScanContext scanGeometry(const CompareOptions& options, DType dtype, const std::vector<uint64_t>& shape,
+                         uint64_t elements, TilePyramid& pyramid)
+{
     ScanContext ctx;
     ctx.dtype = dtype;
-    ctx.tolerance = m_options.tolerance;
+    ctx.tolerance = options.tolerance;
     ctx.cols = shape.empty() ? 1 : shape.back();
-    ctx.rows = ctx.cols == 0 ? 0 : *elements / ctx.cols;
-    ctx.topK = m_options.topK;
-    ctx.sampleSize = m_options.sampleSize;
-    ctx.vectorMath = m_options.vectorMath;
-    TilePyramid pyramid = TilePyramid::forMatrix(*elements == 0 ? 0 : ctx.rows, ctx.cols, m_options.tiles);
+    ctx.rows = ctx.cols == 0 ? 0 : elements / ctx.cols;
+    ctx.topK = options.topK;
+    ctx.sampleSize = options.sampleSize;
+    ctx.vectorMath = options.vectorMath;
+    pyramid = TilePyramid::forMatrix(elements == 0 ? 0 : ctx.rows, ctx.cols, options.tiles);
     if (!pyramid.levels().empty()) {
         const TileLevel& l0 = pyramid.levels().front();
         ctx.tileRows = l0.tileRows;
@@ -191,169 +219,17 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     ctx.colBucketShift = bucketShift(ctx.cols, SpatialProfile::kMaxLines);
     ctx.rowBuckets = ceilDiv(ctx.rows, uint64_t(1) << ctx.rowBucketShift);
     ctx.colBuckets = ceilDiv(ctx.cols, uint64_t(1) << ctx.colBucketShift);
+    return ctx;
+}
 
-    const uint64_t chunk = m_options.chunkElements;
-    const uint64_t chunks = ceilDiv(*elements, chunk);
-    unsigned threads =
-        m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
-    threads = unsigned(std::min<uint64_t>(threads, std::max<uint64_t>(chunks, 1)));
-
-    RunState st;
-    st.sums.resize(size_t(chunks));
-    st.pyramid = std::move(pyramid);
-    st.total.spreadThreshold = ChunkAccumulator::kNone;
-
-    auto cancelRequested = [&] { return m_cancel != nullptr && m_cancel->load(std::memory_order_relaxed); };
-    auto reportProgress = [&](uint64_t done) {
-        if (!m_progress) return;
-        if (!m_progress(chunks == 0 ? 1.0 : double(done) / double(chunks), label)) {
-            std::lock_guard lock(st.mutex);
-            st.cancelled = true;
-            st.stop = true;
-        }
-    };
-
-    auto work = [&](bool reportInline) {
-        ChunkAccumulator acc;
-        std::vector<uint64_t> bufS, bufR;
-        if (m_pool) {
-            bufS = m_pool->take();
-            bufR = m_pool->take();
-        }
-        std::vector<double> bounds;
-        while (!st.stop.load()) {
-            if (cancelRequested()) {
-                std::lock_guard lock(st.mutex);
-                st.cancelled = true;
-                st.stop = true;
-                break;
-            }
-            const uint64_t c = st.nextChunk.fetch_add(1);
-            if (c >= chunks) break;
-            const uint64_t first = c * chunk;
-            const uint64_t count = std::min(chunk, *elements - first);
-            uint64_t threshold;
-            {
-                std::lock_guard lock(st.mutex);
-                threshold = st.total.spreadThreshold;
-            }
-            acc.begin(first, count, ctx, threshold);
-            auto fail = [&](const Error& e) {
-                std::lock_guard lock(st.mutex);
-                if (!st.errorChunk || c < *st.errorChunk) {
-                    st.errorChunk = c;
-                    st.error = e;
-                }
-                st.stop = true;
-            };
-            Result<const void*> ps = suspect.data(first, count, bufS);
-            if (!ps) {
-                fail(ps.error());
-                break;
-            }
-            Result<const void*> pr = reference.data(first, count, bufR);
-            if (!pr) {
-                fail(pr.error());
-                break;
-            }
-            const double* boundsPtr = nullptr;
-            if (ctx.tolerance.kind == ToleranceKind::Bound) {
-                bounds.assign(size_t(count), 0.0);
-                Status s = m_bounds(first, count, bounds.data());
-                if (!s) {
-                    fail(Error{label + ": bound: " + s.message(), s.error().code});
-                    break;
-                }
-                boundsPtr = bounds.data();
-            }
-            scanChunk(ctx, *ps, *pr, boundsPtr, acc);
-            suspect.release(first, count);
-            reference.release(first, count);
-            uint64_t done;
-            {
-                std::lock_guard lock(st.mutex);
-                st.total.mergeCounters(acc, ctx);
-                if (acc.tilesTouched)
-                    st.pyramid.addFinestRows(acc.stripFirstTileRow, acc.stripTileRows,
-                                             acc.tileMismatches.data(), acc.tileBeyond.data(),
-                                             acc.tileAnomalies.data(), acc.tileMaxAbs.data());
-                if (acc.linesTouched) {
-                    if (st.rowCounts.empty()) {
-                        st.rowCounts.assign(size_t(ctx.rowBuckets), 0);
-                        st.colCounts.assign(size_t(ctx.colBuckets), 0);
-                    }
-                    for (uint64_t i = 0;
-                         i < acc.stripRowBuckets && acc.stripFirstRowBucket + i < ctx.rowBuckets; ++i)
-                        st.rowCounts[size_t(acc.stripFirstRowBucket + i)] += acc.rowCounts[size_t(i)];
-                    for (size_t i = 0; i < st.colCounts.size(); ++i) st.colCounts[i] += acc.colCounts[i];
-                }
-                st.sums[size_t(c)] = ChunkSums{acc.sumAbs, acc.sumAbs2, acc.sumRel, acc.sumRel2};
-                done = ++st.chunksDone;
-            }
-            st.changed.notify_all();
-            if (reportInline) reportProgress(done);
-        }
-        if (m_pool) {
-            m_pool->give(std::move(bufS));
-            m_pool->give(std::move(bufR));
-        }
-        {
-            std::lock_guard lock(st.mutex);
-            --st.workersRunning;
-        }
-        st.changed.notify_all();
-    };
-
-    if (threads <= 1) {
-        st.workersRunning = 1;
-        work(true);
-    } else {
-        st.workersRunning = threads;
-        std::vector<std::thread> pool;
-        pool.reserve(threads);
-        for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, false);
-        // Progress is reported once per finished chunk, as with one thread, however many chunks
-        // finished between two wake-ups (fast scans finish several), including those finished
-        // after the last worker left.
-        uint64_t reported = 0;
-        std::unique_lock lock(st.mutex);
-        for (;;) {
-            if (st.chunksDone != reported && !st.stop) {
-                const uint64_t target = st.chunksDone;
-                lock.unlock();
-                for (uint64_t v = reported + 1; v <= target && !st.stop.load(); ++v) reportProgress(v);
-                reported = target;
-                lock.lock();
-                continue;
-            }
-            if (st.workersRunning == 0) break;
-            st.changed.wait_for(lock, std::chrono::milliseconds(50));
-            if (!st.stop && cancelRequested()) {
-                st.cancelled = true;
-                st.stop = true;
-            }
-        }
-        lock.unlock();
-        for (std::thread& t : pool) t.join();
-    }
-
-    if (st.errorChunk) return st.error;
-    if (st.cancelled || st.chunksDone != chunks) return cancelledError(kCompareCancelled);
-
-    // ---- finalize ----
-    const ChunkAccumulator& t = st.total;
-    Divergence d;
-    d.name = name;
-    d.dtype = dtype;
-    d.shape = shape;
-    d.rows = ctx.rows;
-    d.cols = ctx.cols;
-    d.tolerance = m_options.tolerance.toString();
-    d.elements = *elements;
+// Counts, non-finite transitions, error statistics (sums in chunk order: the one summation order,
+// whatever the thread count) and bit statistics of a finished scan.
+void fillStatistics(Divergence& d, const ChunkAccumulator& t, const std::vector<ChunkSums>& sums)
+{
     d.mismatches = t.mismatches;
     d.beyondTolerance = t.beyond;
     d.anomalies = t.anomalies;
-    d.finitePairs = *elements - (t.suspectNonFinite - t.mismatchSuspectNonFinite) - t.nonFiniteMismatches;
+    d.finitePairs = d.elements - (t.suspectNonFinite - t.mismatchSuspectNonFinite) - t.nonFiniteMismatches;
     if (t.firstMismatch != ChunkAccumulator::kNone) d.firstMismatch = t.firstMismatch;
     if (t.firstBeyond != ChunkAccumulator::kNone) d.firstBeyond = t.firstBeyond;
     d.nanIntroduced = t.nanIntroduced;
@@ -364,9 +240,8 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     d.nanPayloadChanged = t.nanPayloadChanged;
     d.nonFiniteMismatches = t.nonFiniteMismatches;
 
-    // Sums in chunk order: the one summation order, whatever the thread count.
     ChunkSums total;
-    for (const ChunkSums& s : st.sums) {
+    for (const ChunkSums& s : sums) {
         total.abs += s.abs;
         total.abs2 += s.abs2;
         total.rel += s.rel;
@@ -390,7 +265,7 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     d.ulpHistogram = t.ulpHist;
     d.maxUlp = t.maxUlp;
 
-    const unsigned width = bitLayout(dtype).totalBits;
+    const unsigned width = bitLayout(d.dtype).totalBits;
     d.bits = toBitFlips(t.flips, t.toOne, width);
     d.beyondBits = toBitFlips(t.beyondFlips, t.beyondToOne, width);
     d.anomalyBits = toBitFlips(t.anomalyFlips, t.anomalyToOne, width);
@@ -402,16 +277,176 @@ Result<Divergence> TensorComparer::run(const Source& suspect, const Source& refe
     d.anomalyNonFinite = t.anomalyNonFinite;
     d.region = toRegion(t.mismatchBox);
     d.beyondRegion = toRegion(t.beyondBox);
+}
 
-    st.pyramid.buildCoarserLevels();
-    d.tiles = std::move(st.pyramid);
+}  // namespace
+
+bool TensorComparer::cancelRequested() const
+{
+    return m_cancel != nullptr && m_cancel->load(std::memory_order_relaxed);
+}
+
+void TensorComparer::reportProgress(Scan& scan, uint64_t done) const
+{
+    if (!m_progress) return;
+    if (!m_progress(scan.chunks == 0 ? 1.0 : double(done) / double(scan.chunks), scan.label)) {
+        std::lock_guard lock(scan.mutex);
+        scan.cancelled = true;
+        scan.stop = true;
+    }
+}
+
+void TensorComparer::scanChunks(const Source& suspect, const Source& reference, Scan& scan,
+                                bool reportInline) const
+{
+    ChunkAccumulator acc;
+    std::vector<uint64_t> bufS, bufR;
+    if (m_pool) {
+        bufS = m_pool->take();
+        bufR = m_pool->take();
+    }
+    std::vector<double> bounds;
+    while (!scan.stop.load()) {
+        if (cancelRequested()) {
+            std::lock_guard lock(scan.mutex);
+            scan.cancelled = true;
+            scan.stop = true;
+            break;
+        }
+        const uint64_t c = scan.nextChunk.fetch_add(1);
+        if (c >= scan.chunks) break;
+        const uint64_t first = c * scan.chunk;
+        const uint64_t count = std::min(scan.chunk, scan.elements - first);
+        uint64_t threshold;
+        {
+            std::lock_guard lock(scan.mutex);
+            threshold = scan.total.spreadThreshold;
+        }
+        acc.begin(first, count, scan.ctx, threshold);
+        Result<const void*> ps = suspect.data(first, count, bufS);
+        if (!ps) {
+            scan.fail(c, ps.error());
+            break;
+        }
+        Result<const void*> pr = reference.data(first, count, bufR);
+        if (!pr) {
+            scan.fail(c, pr.error());
+            break;
+        }
+        const double* boundsPtr = nullptr;
+        if (scan.ctx.tolerance.kind == ToleranceKind::Bound) {
+            bounds.assign(size_t(count), 0.0);
+            Status s = m_bounds(first, count, bounds.data());
+            if (!s) {
+                scan.fail(c, Error{scan.label + ": bound: " + s.message(), s.error().code});
+                break;
+            }
+            boundsPtr = bounds.data();
+        }
+        scanChunk(scan.ctx, *ps, *pr, boundsPtr, acc);
+        suspect.release(first, count);
+        reference.release(first, count);
+        const uint64_t done = scan.merge(c, acc);
+        scan.changed.notify_all();
+        if (reportInline) reportProgress(scan, done);
+    }
+    if (m_pool) {
+        m_pool->give(std::move(bufS));
+        m_pool->give(std::move(bufR));
+    }
+    {
+        std::lock_guard lock(scan.mutex);
+        --scan.workersRunning;
+    }
+    scan.changed.notify_all();
+}
+
+void TensorComparer::runWorkers(const Source& suspect, const Source& reference, Scan& scan,
+                                unsigned threads) const
+{
+    if (threads <= 1) {
+        scan.workersRunning = 1;
+        scanChunks(suspect, reference, scan, true);
+        return;
+    }
+    scan.workersRunning = threads;
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&] { scanChunks(suspect, reference, scan, false); });
+    // Progress is reported once per finished chunk, as with one thread, however many chunks
+    // finished between two wake-ups (fast scans finish several), including those finished after
+    // the last worker left.
+    uint64_t reported = 0;
+    std::unique_lock lock(scan.mutex);
+    for (;;) {
+        if (scan.chunksDone != reported && !scan.stop) {
+            const uint64_t target = scan.chunksDone;
+            lock.unlock();
+            for (uint64_t v = reported + 1; v <= target && !scan.stop.load(); ++v) reportProgress(scan, v);
+            reported = target;
+            lock.lock();
+            continue;
+        }
+        if (scan.workersRunning == 0) break;
+        scan.changed.wait_for(lock, std::chrono::milliseconds(50));
+        if (!scan.stop && cancelRequested()) {
+            scan.cancelled = true;
+            scan.stop = true;
+        }
+    }
+    lock.unlock();
+    for (std::thread& t : pool) t.join();
+}
+
+Result<Divergence> TensorComparer::run(const Source& suspect, const Source& reference, DType dtype,
+                                       const std::vector<uint64_t>& shape, const std::string& name) const
+{
+    const std::string label = name.empty() ? std::string("tensor") : name;
+    const std::optional<uint64_t> elements = productOf(shape);
+    if (!elements)
+        return Error{label + ": shape " + shapeToString(shape) + " has too many elements", ErrorCode::Format};
+    if (m_options.tolerance.kind == ToleranceKind::Bound && !m_bounds)
+        return Error{
+            label + ": tolerance 'bound' needs per-element bounds from the caller, and none were given",
+            ErrorCode::Usage};
+
+    Scan scan;
+    scan.label = label;
+    scan.elements = *elements;
+    scan.ctx = scanGeometry(m_options, dtype, shape, *elements, scan.pyramid);
+    scan.chunk = m_options.chunkElements;
+    scan.chunks = ceilDiv(*elements, scan.chunk);
+    scan.sums.resize(size_t(scan.chunks));
+    scan.total.spreadThreshold = ChunkAccumulator::kNone;
+    unsigned threads =
+        m_options.threads != 0 ? m_options.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = unsigned(std::min<uint64_t>(threads, std::max<uint64_t>(scan.chunks, 1)));
+    runWorkers(suspect, reference, scan, threads);
+
+    if (scan.errorChunk) return scan.error;
+    if (scan.cancelled || scan.chunksDone != scan.chunks) return cancelledError(kCompareCancelled);
+
+    const ChunkAccumulator& t = scan.total;
+    Divergence d;
+    d.name = name;
+    d.dtype = dtype;
+    d.shape = shape;
+    d.rows = scan.ctx.rows;
+    d.cols = scan.ctx.cols;
+    d.tolerance = m_options.tolerance.toString();
+    d.elements = *elements;
+    fillStatistics(d, t, scan.sums);
+
+    scan.pyramid.buildCoarserLevels();
+    d.tiles = std::move(scan.pyramid);
     d.top = t.top;
     std::sort(d.top.begin(), d.top.end(), ranksBefore);
 
-    d.spatial.rowBucket = uint64_t(1) << ctx.rowBucketShift;
-    d.spatial.colBucket = uint64_t(1) << ctx.colBucketShift;
-    d.spatial.rowCounts = std::move(st.rowCounts);
-    d.spatial.colCounts = std::move(st.colCounts);
+    d.spatial.rowBucket = uint64_t(1) << scan.ctx.rowBucketShift;
+    d.spatial.colBucket = uint64_t(1) << scan.ctx.colBucketShift;
+    d.spatial.rowCounts = std::move(scan.rowCounts);
+    d.spatial.colCounts = std::move(scan.colCounts);
     if (t.firstAnomaly != ChunkAccumulator::kNone) {
         d.spatial.firstAnomaly = t.firstAnomaly;
         d.spatial.lastAnomaly = t.lastAnomaly;

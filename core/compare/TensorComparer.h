@@ -66,8 +66,15 @@ public:
 
 private:
     struct Source;
+    struct Scan;  // one run's geometry, shared state and results (TensorComparer.cpp)
     Result<Divergence> run(const Source& suspect, const Source& reference, DType dtype,
                            const std::vector<uint64_t>& shape, const std::string& name) const;
+    // One worker: scans chunks taken in turn until none is left, an error or a cancel.
+    void scanChunks(const Source& suspect, const Source& reference, Scan& scan, bool reportInline) const;
+    // The workers on `threads` threads, progress reported from this one; returns when all left.
+    void runWorkers(const Source& suspect, const Source& reference, Scan& scan, unsigned threads) const;
+    void reportProgress(Scan& scan, uint64_t done) const;
+    bool cancelRequested() const;
 
     CompareOptions m_options;
     BoundProvider m_bounds;

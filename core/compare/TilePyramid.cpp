@@ -6,11 +6,6 @@ namespace faultline {
 
 namespace {
 
-uint64_t ceilDiv(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0 ? 1 : 0);
-}
-
 // Smallest power-of-two multiple of `base` that cuts `extent` into at most `maxTiles` tiles.
 uint64_t tileSide(uint64_t extent, uint64_t base, uint64_t maxTiles)
 {

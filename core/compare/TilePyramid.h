@@ -13,6 +13,12 @@
 
 namespace faultline {
 
+// ceil(a / b) for b > 0.
+inline uint64_t ceilDiv(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0 ? 1 : 0);
+}
+
 struct TileOptions {
     uint32_t baseTileRows = 16;
     uint32_t baseTileCols = 16;

@@ -1,4 +1,5 @@
 #include "EvidenceBundle.h"
+#include "../JsonFields.h"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -32,21 +33,9 @@ namespace faultline {
 namespace fs = std::filesystem;
 namespace {
 
-std::string lower(std::string s)
-{
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string str(const nlohmann::json& j, const char* key)
-{
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 bool isBugReport(const std::string& path)
 {
-    return lower(fs::path(path).filename().string()).find("nvidia-bug-report") != std::string::npos;
+    return lowerAscii(fs::path(path).filename().string()).find("nvidia-bug-report") != std::string::npos;
 }
 
 // The bundle's copies of the inputs: byte-identical, under unique safe names.
@@ -98,12 +87,6 @@ Status checkInput(const std::string& path, const char* what)
 }
 
 // Whether anything is at `path`, a link (even a dangling one) included.
-bool occupied(const std::string& path)
-{
-    std::error_code ec;
-    return fs::exists(fs::symlink_status(path, ec));
-}
-
 // Every input file with the option that gave it, to refuse an output that is one of them.
 std::vector<std::pair<std::string, std::string>> inputFiles(const EvidenceOptions& o)
 {
@@ -130,7 +113,7 @@ Status checkOutputs(const EvidenceOptions& o, const std::string& dir, const std:
                 return fileError(out, "is the input given as " + what + " (refusing to write over an input)",
                                  ErrorCode::Usage);
     for (const std::string& out : {dir, tar})
-        if (occupied(out))
+        if (pathOccupied(out))
             return fileError(out, "already exists (refusing to overwrite it)", ErrorCode::Usage);
     return {};
 }
@@ -155,15 +138,16 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
     auto matches = [](const nlohmann::json& g, const std::string& key) {
         if (key.empty()) return false;
         const std::string bus = normalizeBusId(key);
-        return (!bus.empty() && str(g, "bus_id") == bus) || lower(str(g, "uuid")) == lower(key) ||
-               str(g, "serial") == key;
+        return (!bus.empty() && jsonString(g, "bus_id") == bus) ||
+               lowerAscii(jsonString(g, "uuid")) == lowerAscii(key) || jsonString(g, "serial") == key;
     };
     auto adopt = [&](const nlohmann::json& g) {
         s.health = g;
-        if (s.busId.empty()) s.busId = str(g, "bus_id");
-        if (s.uuid.empty()) s.uuid = str(g, "uuid");
-        if (s.serial.empty()) s.serial = str(g, "serial");
-        if (!str(g, "product").empty()) s.product = str(g, "product");  // the board, not the trace's label
+        if (s.busId.empty()) s.busId = jsonString(g, "bus_id");
+        if (s.uuid.empty()) s.uuid = jsonString(g, "uuid");
+        if (s.serial.empty()) s.serial = jsonString(g, "serial");
+        if (!jsonString(g, "product").empty())
+            s.product = jsonString(g, "product");  // the board, not the trace's label
     };
     if (!o.suspect.empty()) {
         s.source = "--suspect " + o.suspect;
@@ -173,7 +157,7 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
             const std::string bus = normalizeBusId(o.suspect);
             if (!bus.empty())
                 s.busId = bus;
-            else if (lower(o.suspect).rfind("gpu-", 0) == 0)
+            else if (lowerAscii(o.suspect).rfind("gpu-", 0) == 0)
                 s.uuid = o.suspect;
             else
                 s.serial = o.suspect;
@@ -205,7 +189,7 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
         int bestRank = 0;
         bool tie = false;
         for (const nlohmann::json& g : gpus) {
-            auto it = rank.find(str(g, "recommendation"));
+            auto it = rank.find(jsonString(g, "recommendation"));
             const int r = it == rank.end() ? 0 : it->second;
             if (r > bestRank)
                 best = &g, bestRank = r, tie = false;
@@ -213,8 +197,8 @@ SuspectGpu findSuspect(const EvidenceOptions& o, const nlohmann::json& health, c
                 tie = true;
         }
         if (best && !tie) {
-            s.source =
-                "the health report (the only GPU recommended for " + str(*best, "recommendation") + ")";
+            s.source = "the health report (the only GPU recommended for " +
+                       jsonString(*best, "recommendation") + ")";
             adopt(*best);
         } else if (gpus.size() == 1) {
             s.source = "the health report (its only GPU)";
@@ -239,7 +223,9 @@ void completeSuspect(SuspectGpu& s, const nlohmann::json& health, const Trace* t
         inv = campaign->document["node"].value("inventory", nlohmann::json());
     if (inv.is_object() && inv.contains("gpus") && inv["gpus"].is_array())
         for (const nlohmann::json& g : inv["gpus"])
-            if (g.is_object()) known.push_back({str(g, "uuid"), str(g, "serial"), str(g, "pci_bus_id")});
+            if (g.is_object())
+                known.push_back(
+                    {jsonString(g, "uuid"), jsonString(g, "serial"), jsonString(g, "pci_bus_id")});
     for (const BoardIdentity& k : known) {
         if (!BoardIdentity{s.uuid, s.serial, s.busId}.sameGpu(k)) continue;
         if (s.uuid.empty()) s.uuid = k.uuid;
@@ -263,9 +249,9 @@ void completeSuspect(SuspectGpu& s, const nlohmann::json& health, const Trace* t
     if (s.health.is_null() && health.is_object())
         for (const nlohmann::json& g : health.value("gpus", nlohmann::json::array()))
             if (BoardIdentity{s.uuid, s.serial, s.busId}.sameGpu(
-                    {str(g, "uuid"), str(g, "serial"), str(g, "bus_id")})) {
+                    {jsonString(g, "uuid"), jsonString(g, "serial"), jsonString(g, "bus_id")})) {
                 s.health = g;
-                if (s.product.empty()) s.product = str(g, "product");
+                if (s.product.empty()) s.product = jsonString(g, "product");
                 break;
             }
 }

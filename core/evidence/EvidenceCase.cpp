@@ -1,4 +1,5 @@
 #include "EvidenceCase.h"
+#include "../JsonFields.h"
 
 #include <cstdio>
 #include <set>
@@ -14,12 +15,6 @@ using json = nlohmann::json;
 json textOrNull(const std::string& s)
 {
     return s.empty() ? json() : json(s);
-}
-
-std::string str(const json& j, const char* key)
-{
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 bool flag(const json& g, const char* name)
@@ -38,13 +33,13 @@ json xidSummary(const json& events)
         json& s = byCode[code];
         if (s.is_null())
             s = {{"xid", code},
-                 {"kind", str(e, "kind")},
+                 {"kind", jsonString(e, "kind")},
                  {"count", 0},
-                 {"first", textOrNull(str(e, "time"))},
-                 {"name", str(e, "name")},
-                 {"meaning", str(e, "meaning")}};
+                 {"first", textOrNull(jsonString(e, "time"))},
+                 {"name", jsonString(e, "name")},
+                 {"meaning", jsonString(e, "meaning")}};
         s["count"] = s["count"].get<int>() + 1;
-        s["last"] = textOrNull(str(e, "time"));
+        s["last"] = textOrNull(jsonString(e, "time"));
     }
     json out = json::array();
     for (auto& [code, s] : byCode) out.push_back(std::move(s));
@@ -76,9 +71,9 @@ json gpuCaseJson(const json& g, bool suspect)
 
 bool sameGpu(const json& g, const SuspectGpu& s)
 {
-    return (!s.busId.empty() && str(g, "bus_id") == s.busId) ||
-           (!s.uuid.empty() && str(g, "uuid") == s.uuid) ||
-           (!s.serial.empty() && str(g, "serial") == s.serial);
+    return (!s.busId.empty() && jsonString(g, "bus_id") == s.busId) ||
+           (!s.uuid.empty() && jsonString(g, "uuid") == s.uuid) ||
+           (!s.serial.empty() && jsonString(g, "serial") == s.serial);
 }
 
 json symptomJson(const EvidenceFigureInput& f)
@@ -188,7 +183,7 @@ void EvidenceCase::finish()
     // Candidate RMA reasons.
     if (g.is_object()) {
         for (const json& r : g.value("recommendation_reasons", json::array()))
-            if (str(r, "action") == "rma_candidate") rmaReasons.push_back(str(r, "reason"));
+            if (jsonString(r, "action") == "rma_candidate") rmaReasons.push_back(jsonString(r, "reason"));
         if (flag(g, "row_remap_failure") && rmaReasons.empty())
             rmaReasons.push_back("row remapping failure: the GPU ran out of spare rows to remap");
         if (flag(g, "sram_threshold_exceeded") && rmaReasons.empty())
@@ -251,9 +246,9 @@ void EvidenceCase::finish()
             const size_t n = o.value("events", json::array()).size();
             if (!n) continue;
             foreign += n;
-            whose += (whose.empty() ? "" : ", ") + std::string("bus ") + str(o, "bus_id") +
-                     (str(o, "serial").empty() ? "" : " (serial " + str(o, "serial") + ")") + ": " +
-                     std::to_string(n);
+            whose += (whose.empty() ? "" : ", ") + std::string("bus ") + jsonString(o, "bus_id") +
+                     (jsonString(o, "serial").empty() ? "" : " (serial " + jsonString(o, "serial") + ")") +
+                     ": " + std::to_string(n);
         }
         const size_t unattributed = health.value("unattributed_events", json::array()).size();
         if (unattributed)
@@ -270,7 +265,8 @@ void EvidenceCase::finish()
         for (const json& o : health.value("gpus", json::array())) {
             if (sameGpu(o, suspect)) continue;
             ++others;
-            if (str(o, "recommendation") == "none" && o.value("events", json::array()).empty()) ++quiet;
+            if (jsonString(o, "recommendation") == "none" && o.value("events", json::array()).empty())
+                ++quiet;
         }
         if (others && quiet == others)
             ruledOut.push_back("a host-wide cause (power, cooling, driver): the " + std::to_string(others) +
@@ -304,8 +300,8 @@ json evidenceCaseJson(const EvidenceCase& c)
                                        {"recommendation_reasons", json::array()}});
     std::string driver, cuda;
     if (c.suspect.health.is_object() && c.suspect.health.contains("identity")) {
-        driver = str(c.suspect.health["identity"], "driver_version");
-        cuda = str(c.suspect.health["identity"], "cuda_version");
+        driver = jsonString(c.suspect.health["identity"], "driver_version");
+        cuda = jsonString(c.suspect.health["identity"], "cuda_version");
     }
     json reproducer;
     if (c.reproducer) {
@@ -407,8 +403,8 @@ std::vector<ChecklistItem> evidenceChecklist(const json& caseJson)
 {
     std::vector<ChecklistItem> out;
     for (const json& i : caseJson.value("checklist", json::array()))
-        out.push_back(
-            {str(i, "item"), i.value("present", false), i.value("required", false), str(i, "detail")});
+        out.push_back({jsonString(i, "item"), i.value("present", false), i.value("required", false),
+                       jsonString(i, "detail")});
     return out;
 }
 

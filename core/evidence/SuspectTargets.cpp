@@ -1,4 +1,5 @@
 #include "SuspectTargets.h"
+#include "../JsonFields.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,18 +17,6 @@ namespace faultline {
 namespace {
 
 using json = nlohmann::json;
-
-std::string lower(std::string s)
-{
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string str(const json& j, const char* key)
-{
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // The inventory's GPU with CUDA index `index` (null: none).
 const json* inventoryGpu(const json& inventory, long index)
@@ -117,8 +106,8 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
         return tie;
     }
     // The inventory is the campaign's (untrusted) text: kept printable wherever it is shown.
-    byGpu({printableText(str(*g, "uuid")), printableText(str(*g, "serial")),
-           printableText(str(*g, "pci_bus_id"))},
+    byGpu({printableText(jsonString(*g, "uuid")), printableText(jsonString(*g, "serial")),
+           printableText(jsonString(*g, "pci_bus_id"))},
           inventorySource);
     return tie;
 }
@@ -127,7 +116,7 @@ TargetTie tieOne(const CampaignTargetEvidence& t, const BoardIdentity& suspect, 
 
 bool BoardIdentity::sameGpu(const BoardIdentity& o) const
 {
-    if (!uuid.empty() && !o.uuid.empty() && lower(uuid) == lower(o.uuid)) return true;
+    if (!uuid.empty() && !o.uuid.empty() && lowerAscii(uuid) == lowerAscii(o.uuid)) return true;
     if (!serial.empty() && !o.serial.empty() && serial == o.serial) return true;
     const std::string a = normalizeBusId(busId), b = normalizeBusId(o.busId);
     return !a.empty() && a == b;

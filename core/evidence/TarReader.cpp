@@ -10,7 +10,7 @@
 namespace faultline {
 namespace {
 
-constexpr uint64_t kBlock = 512;
+constexpr uint64_t kTarBlock = 512;
 
 std::optional<uint64_t> parseOctal(const char* field, size_t width)
 {
@@ -108,7 +108,7 @@ Status TarReader::finishEntry(const std::function<void(const char*, size_t)>* si
         m_offset += n;
         m_remaining -= n;
     }
-    const size_t pad = size_t((kBlock - m_offset % kBlock) % kBlock);
+    const size_t pad = size_t((kTarBlock - m_offset % kTarBlock) % kTarBlock);
     if (pad) {
         if (std::fread(buf.data(), 1, pad, m_file) != pad)
             return error(m_offset, "the archive ends inside padding");
@@ -123,16 +123,16 @@ Result<std::optional<TarEntry>> TarReader::next()
 {
     if (m_ended) return std::optional<TarEntry>{};
     if (Status st = finishEntry(nullptr); !st) return st.error();
-    std::array<char, kBlock> h{};
+    std::array<char, kTarBlock> h{};
     const uint64_t at = m_offset;
     const size_t n = std::fread(h.data(), 1, h.size(), m_file);
     if (n != h.size())
         return error(at, n == 0 ? "the archive ends without its end-of-archive blocks"
                                 : "the archive ends inside a header");
-    m_offset += kBlock;
+    m_offset += kTarBlock;
     if (allZero(h.data(), h.size())) {
         // End of archive: a second zero block, then only zero blocks (record padding).
-        std::array<char, kBlock> z{};
+        std::array<char, kTarBlock> z{};
         size_t zeroBlocks = 1;
         while (true) {
             const uint64_t zAt = m_offset;

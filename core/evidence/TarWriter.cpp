@@ -28,12 +28,6 @@ void putOctal(char* field, size_t width, uint64_t value)
 }
 
 // Whether anything is at `path`, a link (even a dangling one) included.
-bool occupied(const std::string& path)
-{
-    std::error_code ec;
-    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-}
-
 // Moves `from` to `to` unless something is at `to` (then EEXIST): renameat2's RENAME_NOREPLACE,
 // else (a file system without it) a hard link and an unlink, which cannot replace either.
 int moveWithoutReplacing(const std::string& from, const std::string& to)
@@ -49,7 +43,8 @@ int moveWithoutReplacing(const std::string& from, const std::string& to)
 
 Result<TarWriter> TarWriter::create(const std::string& path)
 {
-    if (occupied(path)) return fileError(path, "already exists (refusing to overwrite it)", ErrorCode::Usage);
+    if (pathOccupied(path))
+        return fileError(path, "already exists (refusing to overwrite it)", ErrorCode::Usage);
     auto tmp = openTempBeside(path);
     if (!tmp) return tmp.error();
     std::FILE* f = ::fdopen(tmp->fd, "wb");

@@ -137,9 +137,9 @@ std::vector<double> layerNormBackwardErrorBound(LayerNormGrad which, const Layer
 namespace {
 
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
-constexpr double kInvSqrt2Pi = 0.3989422804014327;
-constexpr double kSqrt2OverPi = 0.7978845608028654;
-constexpr double kKappa = 0.044715;
+constexpr double kInvSqrt2PiExact = 0.3989422804014327;
+constexpr double kSqrt2OverPiExact = 0.7978845608028654;
+constexpr double kKappaExact = 0.044715;
 
 // One side's error of d(activation)/dx times g (first-order, absolute).
 double activationBackwardError(const Side& s, Activation kind, double g, double x)
@@ -151,7 +151,7 @@ double activationBackwardError(const Side& s, Activation kind, double g, double 
             const double z = x * 0.7071067811865476;
             const double erfz = std::erf(z);
             const double cdf = 0.5 * (1.0 + erfz);
-            const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
+            const double pdf = kInvSqrt2PiExact * std::exp(-0.5 * x * x);
             const double d = cdf + x * pdf;
             const double dErf =
                 kTwoOverSqrtPi * std::exp(-z * z) * std::fabs(z) * (us + kU) + f * std::fabs(erfz);
@@ -161,18 +161,18 @@ double activationBackwardError(const Side& s, Activation kind, double g, double 
             return ag * dd + us * std::fabs(g * d) + tiny;
         }
         case Activation::GeluTanh: {
-            const double xs = x * x, kc = kKappa * xs * x, s1 = x + kc, inner = kSqrt2OverPi * s1;
+            const double xs = x * x, kc = kKappaExact * xs * x, s1 = x + kc, inner = kSqrt2OverPiExact * s1;
             const double th = std::tanh(inner);
             const double ds1 = std::fabs(kc) * (3.0 * us + kU) + us * std::fabs(s1);
-            const double dInner = kSqrt2OverPi * ds1 + (us + kU) * std::fabs(inner);
+            const double dInner = kSqrt2OverPiExact * ds1 + (us + kU) * std::fabs(inner);
             const double dTh = (1.0 - th * th) * dInner + f * std::fabs(th) + tiny;
             const double right = 1.0 + th;
             const double dLeftDerivative = 0.5 * (dTh + us * std::fabs(right));
             const double td = 1.0 - th * th;
             const double dTd = 2.0 * std::fabs(th) * dTh + us * th * th + us * std::fabs(td) + tiny;
-            const double id = kSqrt2OverPi * (1.0 + 3.0 * kKappa * xs);
+            const double id = kSqrt2OverPiExact * (1.0 + 3.0 * kKappaExact * xs);
             const double dId =
-                kSqrt2OverPi * (3.0 * kKappa * xs * (2.0 * us + kU) + us * (1.0 + 3.0 * kKappa * xs)) +
+                kSqrt2OverPiExact * (3.0 * kKappaExact * xs * (2.0 * us + kU) + us * (1.0 + 3.0 * kKappaExact * xs)) +
                 (us + kU) * id;
             const double left = 0.5 * std::fabs(x);
             const double rd = left * td * id;

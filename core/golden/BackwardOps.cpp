@@ -8,13 +8,6 @@ namespace faultline::golden::ops {
 
 namespace {
 
-template <class Plan>
-Result<OutputSpec> outputOf(const Result<Plan>& plan)
-{
-    if (!plan) return plan.error();
-    return plan->out;
-}
-
 // [g, other]: two float inputs of one shape; the output has g's dtype and shape.
 Status checkGradPair(std::string_view op, GoldenInputs in, std::string_view what, std::string_view other)
 {

@@ -12,12 +12,6 @@ namespace faultline::golden {
 namespace {
 
 // A boolean op parameter, false when absent or unreadable.
-bool boolOr(const OpParams& p, const char* name)
-{
-    const Result<bool> v = paramBool("gemm", p, name, false);
-    return v && *v;
-}
-
 using Kind = CpuGemmJudgement::Kind;
 
 const AttrValue* find(const OpParams& p, const char* name)
@@ -270,8 +264,8 @@ CpuGemmJudgement judgeCpuGemm(GoldenInputs inputs, const OpParams& params)
         if (batched) {
             const auto& a = inputs[0].shape;
             const auto& b = inputs[1].shape;
-            const bool ta = boolOr(params, "trans_a");
-            const bool tb = boolOr(params, "trans_b");
+            const bool ta = gemmFlag(params, "trans_a");
+            const bool tb = gemmFlag(params, "trans_b");
             const bool known = a.size() == 3 && b.size() == 3;
             const uint64_t m = known ? (ta ? a[2] : a[1]) : 0, k = known ? (ta ? a[1] : a[2]) : 0;
             const uint64_t n = known ? (tb ? b[1] : b[2]) : 0;
@@ -295,8 +289,8 @@ Result<HostTensor> emulateCpuGemm(GoldenInputs in, const OpParams& p, const CpuG
 {
     if (j.kind != Kind::Emulated) return opError("gemm", "the production order is not emulated for this op");
     const Torch113Call& c = j.call;
-    const bool transA = boolOr(p, "trans_a");
-    const bool transB = boolOr(p, "trans_b");
+    const bool transA = gemmFlag(p, "trans_a");
+    const bool transB = gemmFlag(p, "trans_b");
     const std::vector<float> sa = toFloatVector(in[0]), sb = toFloatVector(in[1]);
     // Logical row-major operands: A [batch, m, k] (stored [batch, k, m] when trans_a), B [batch, k, n].
     std::vector<float> a(size_t(c.batch * c.m * c.k)), b(size_t(c.batch * c.k * c.n));

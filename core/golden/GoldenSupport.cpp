@@ -99,6 +99,12 @@ std::string paramPrefix(const std::string& name, const AttrValue& v)
 
 }  // namespace
 
+bool gemmFlag(const OpParams& p, const char* name)
+{
+    const Result<bool> v = paramBool("gemm", p, name, false);
+    return v && *v;
+}
+
 Result<bool> paramBool(std::string_view op, const OpParams& p, const std::string& name,
                        std::optional<bool> fallback)
 {

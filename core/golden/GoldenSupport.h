@@ -46,6 +46,9 @@ Status checkMovedInput(std::string_view op, const HostTensor& t, std::string_vie
 // Parameter readers: a missing parameter gives `fallback` (or an error when there is none);
 // a parameter of the wrong kind is an error naming the op and the parameter.
 // Booleans accept integers 0/1, doubles 0.0/1.0 and strings true/false/0/1.
+// gemm's boolean parameter `name`, false when absent or not a boolean.
+bool gemmFlag(const OpParams& p, const char* name);
+
 Result<bool> paramBool(std::string_view op, const OpParams& p, const std::string& name,
                        std::optional<bool> fallback);
 // Doubles accept int64 and double (and one-element vectors of them).

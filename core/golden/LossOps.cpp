@@ -11,13 +11,6 @@ namespace faultline::golden::ops {
 
 namespace {
 
-template <class Plan>
-Result<OutputSpec> outputOf(const Result<Plan>& plan)
-{
-    if (!plan) return plan.error();
-    return plan->out;
-}
-
 Status checkShape(std::string_view op, GoldenInputs in, size_t i, std::string_view role,
                   const std::vector<uint64_t>& shape)
 {

@@ -19,4 +19,12 @@ namespace faultline::golden::ops {
 
 #undef FL_GOLDEN_OP_DECLARE
 
+// The output an op's plan (its checked inputs and the output they give) infers, or its error.
+template <class Plan>
+Result<OutputSpec> outputOf(const Result<Plan>& plan)
+{
+    if (!plan) return plan.error();
+    return plan->out;
+}
+
 }  // namespace faultline::golden::ops

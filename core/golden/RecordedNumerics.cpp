@@ -4,18 +4,13 @@
 
 #include "../trace/TraceOps.h"
 #include "CpuGemmNumerics.h"
+#include "GoldenSupport.h"
 
 namespace faultline::golden {
 
 namespace {
 
 // A boolean op parameter, false when absent or unreadable.
-bool boolOr(const OpParams& p, const char* name)
-{
-    const Result<bool> v = paramBool("gemm", p, name, false);
-    return v && *v;
-}
-
 bool flag(const OpParams& params, const char* name)
 {
     const auto it = params.find(name);
@@ -82,7 +77,7 @@ int64_t gemmK(const OpParams& params, GoldenInputs inputs)
 {
     const auto& a = inputs[0].shape;
     if (a.size() < 2) return 1;
-    const bool ta = boolOr(params, "trans_a");
+    const bool ta = gemmFlag(params, "trans_a");
     return int64_t(ta ? a[a.size() - 2] : a[a.size() - 1]);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "../Text.h"
 #include "LogText.h"
 
 namespace faultline {
@@ -20,24 +21,9 @@ int monthIndex(std::string_view m)
     return -1;
 }
 
-std::string_view trim(std::string_view s)
-{
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 bool isDigit(char c)
 {
     return std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
-
-bool allDigits(std::string_view s)
-{
-    if (s.empty()) return false;
-    for (char c : s)
-        if (!isDigit(c)) return false;
-    return true;
 }
 
 // Skips one space-separated token and the spaces after it ("" when there is no space).
@@ -55,7 +41,7 @@ std::string_view bracketStamp(std::string_view s, std::optional<double>& uptime,
     if (s.empty() || s.front() != '[') return s;
     const size_t close = s.find(']');
     if (close == std::string_view::npos || close > 48) return s;
-    std::string_view inner = trim(s.substr(1, close - 1));
+    std::string_view inner = trimBlanks(s.substr(1, close - 1));
     const size_t dot = inner.find('.');
     if (dot != std::string_view::npos && allDigits(inner.substr(0, dot)) &&
         allDigits(inner.substr(dot + 1)) && inner.size() < 24) {
@@ -113,19 +99,19 @@ std::string_view syslogHeader(std::string_view s, bool& kernel)
 std::string ctimeToIso(std::string_view text)
 {
     // "Tue Dec  1 10:00:00 2026"
-    text = trim(text);
+    text = trimBlanks(text);
     if (text.size() < 20 || text[3] != ' ') return {};
-    std::string_view rest = trim(text.substr(4));
+    std::string_view rest = trimBlanks(text.substr(4));
     const int month = monthIndex(rest.substr(0, 3));
     if (month < 0) return {};
-    rest = trim(rest.substr(3));
+    rest = trimBlanks(rest.substr(3));
     const size_t sp = rest.find(' ');
     if (sp == std::string_view::npos || !allDigits(rest.substr(0, sp)) || sp > 2) return {};
     const int day = std::atoi(std::string(rest.substr(0, sp)).c_str());
-    rest = trim(rest.substr(sp));
+    rest = trimBlanks(rest.substr(sp));
     if (rest.size() < 13 || rest[2] != ':' || rest[5] != ':' || rest[8] != ' ') return {};
     const std::string_view hms = rest.substr(0, 8);
-    const std::string_view year = trim(rest.substr(9));
+    const std::string_view year = trimBlanks(rest.substr(9));
     if (!allDigits(year) || year.size() != 4 || day < 1 || day > 31) return {};
     for (size_t i : {0, 1, 3, 4, 6, 7})
         if (!isDigit(hms[i])) return {};

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "../Text.h"
 #include "BusId.h"
 #include "LogLineReader.h"
 #include "LogText.h"
@@ -20,24 +21,9 @@ constexpr size_t kMaxRepresentativeEvents = 4096;
 // Distinct (GPU, kind, code) counted beyond the caps; more are counted without their GPU.
 constexpr size_t kMaxTallies = 65536;
 
-std::string_view trim(std::string_view s)
-{
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 bool startsWith(std::string_view s, std::string_view prefix)
 {
     return s.substr(0, prefix.size()) == prefix;
-}
-
-bool allDigits(std::string_view s)
-{
-    if (s.empty()) return false;
-    for (char c : s)
-        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    return true;
 }
 
 size_t leadingDigits(std::string_view s)
@@ -130,7 +116,7 @@ Status KernelLogParser::addLine(std::string_view line, uint64_t lineNumber, bool
     ++m_out.lines;
     m_lineNumber = lineNumber;
     if (cut) ++m_cutLines;
-    const std::string_view t = trim(line);
+    const std::string_view t = trimBlanks(line);
     if (t.empty()) return {};
     if (m_mode == Mode::Unknown) {
         m_mode = t.front() == '{' ? Mode::Json : Mode::Text;
@@ -252,7 +238,7 @@ void KernelLogParser::store(XidEvent&& e, size_t admitted)
 void KernelLogParser::addMessage(std::string_view message, bool fromKernel, std::string_view rawLine,
                                  const Meta& meta, uint64_t lineNumber)
 {
-    const std::string_view m = trim(message);
+    const std::string_view m = trimBlanks(message);
     if (fromKernel) {
         if (startsWith(m, "NVRM: Xid (")) return parseXid(m.substr(11), rawLine, meta, lineNumber);
         // "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, ..."
@@ -288,7 +274,7 @@ void KernelLogParser::noteIdentity(std::string_view m, const Meta& meta)
         const size_t sep = rest.find(": GPU-");
         if (sep == std::string_view::npos) return;
         const std::string bus = normalizeBusId(rest.substr(0, sep));
-        std::string_view uuid = trim(rest.substr(sep + 2));
+        std::string_view uuid = trimBlanks(rest.substr(sep + 2));
         uuid = uuid.substr(0, uuid.find(' '));
         if (bus.empty() || uuid.size() > 64) return;
         if (m_budget->identityGpus.count(bus) == 0) {
@@ -304,7 +290,7 @@ void KernelLogParser::noteIdentity(std::string_view m, const Meta& meta)
         m_lastGpuAtBus = bus;
         return;
     }
-    const std::string_view serial = trim(m.substr(31)).substr(0, 64);
+    const std::string_view serial = trimBlanks(m.substr(31)).substr(0, 64);
     if (!m_lastGpuAtBus.empty() && !serial.empty())
         m_out.identities[m_lastGpuAtBus].serial = capped(serial, 64);
 }
@@ -325,7 +311,7 @@ void KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, con
         if (rest.empty() || rest.front() != ':')
             return malformed(lineNumber, "malformed Xid line (expected \"): \" after the PCI field)",
                              rawLine);
-        rest = trim(rest.substr(1));
+        rest = trimBlanks(rest.substr(1));
     }
     std::string problem;
     const std::optional<int> code = eventNumber(rest, "Xid", problem);
@@ -346,7 +332,7 @@ void KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, con
     if (sp != std::string_view::npos) {
         std::string_view mig = where.substr(sp + 1);
         while (!mig.empty()) {
-            mig = trim(mig);
+            mig = trimBlanks(mig);
             const size_t end = mig.find(' ');
             const std::string_view tok = mig.substr(0, end);
             if (tok.substr(0, 6) == "GPU-I:")
@@ -364,7 +350,7 @@ void KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, con
         }
     }
     if (!rest.empty() && rest.front() == ',') rest.remove_prefix(1);
-    rest = trim(rest);
+    rest = trimBlanks(rest);
     // Optional "pid=…" and "name=…", each followed by ", ".
     auto takeField = [&](std::string_view key, std::string& value) {
         if (rest.substr(0, key.size()) != key) return false;
@@ -382,7 +368,7 @@ void KernelLogParser::parseXid(std::string_view s, std::string_view rawLine, con
     }
     std::string name;
     if (takeField("name=", name) && name != "<unknown>" && name != "'<unknown>'") e.process = name;
-    e.message = capped(trim(rest), kMaxStoredLineBytes);
+    e.message = capped(trimBlanks(rest), kMaxStoredLineBytes);
     store(std::move(e), estimate);
 }
 
@@ -400,8 +386,8 @@ void KernelLogParser::parseSxid(std::string_view device, std::string_view s, std
     std::string problem;
     const std::optional<int> code = eventNumber(rest, "SXid", problem);
     if (!code) return malformed(lineNumber, "malformed SXid line (" + problem + ")", rawLine);
-    rest = trim(rest.substr(leadingDigits(rest)));
-    if (!rest.empty() && rest.front() == ',') rest = trim(rest.substr(1));
+    rest = trimBlanks(rest.substr(leadingDigits(rest)));
+    if (!rest.empty() && rest.front() == ',') rest = trimBlanks(rest.substr(1));
     const std::string bus = normalizeBusId(s.substr(0, close));
     // "Data {0x...}" lines continue the SXid before them (dropped with it when it was not kept).
     if (rest.substr(0, 6) == "Data {" && continues && m_lastSxid.code == *code && m_lastSxid.bus == bus) {

@@ -1,4 +1,5 @@
 #include "XidCatalog.h"
+#include "../JsonFields.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -11,23 +12,17 @@ namespace {
 
 using nlohmann::json;
 
-std::string text(const json& j, const char* key)
-{
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 XidCatalogEntry readEntry(const json& j)
 {
     XidCatalogEntry e;
     e.code = j.at("code").get<int>();
-    e.mnemonic = text(j, "mnemonic");
-    e.name = text(j, "name");
-    e.meaning = text(j, "meaning");
-    e.immediateAction = text(j, "immediate_action");
-    e.investigatoryAction = text(j, "investigatory_action");
-    e.category = text(j, "category");
-    e.decoder = text(j, "decoder");
+    e.mnemonic = jsonString(j, "mnemonic");
+    e.name = jsonString(j, "name");
+    e.meaning = jsonString(j, "meaning");
+    e.immediateAction = jsonString(j, "immediate_action");
+    e.investigatoryAction = jsonString(j, "investigatory_action");
+    e.category = jsonString(j, "category");
+    e.decoder = jsonString(j, "decoder");
     if (auto it = j.find("architectures"); it != j.end() && it->is_array())
         for (const json& a : *it)
             if (a.is_string()) e.architectures.push_back(a.get<std::string>());
@@ -41,7 +36,7 @@ Result<XidCatalog> XidCatalog::parse(std::string_view document, const std::strin
     const json j = json::parse(document, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         return fileError(source, "the Xid catalogue is not a JSON object");
-    if (text(j, "format") != "faultline-xid-catalog")
+    if (jsonString(j, "format") != "faultline-xid-catalog")
         return fileError(source,
                          "not a Faultline Xid catalogue (\"format\" is not \"faultline-xid-catalog\")");
     try {
@@ -60,8 +55,8 @@ Result<XidCatalog> XidCatalog::parse(std::string_view document, const std::strin
                 SxidFamily fam;
                 fam.first = f.at("first").get<int>();
                 fam.last = f.at("last").get<int>();
-                fam.entry.name = text(f, "name") + " error";
-                fam.entry.meaning = "An error of the " + text(f, "name") +
+                fam.entry.name = jsonString(f, "name") + " error";
+                fam.entry.meaning = "An error of the " + jsonString(f, "name") +
                                     " (this SXid has no entry of its own in the catalogue; see the Fabric "
                                     "Manager User Guide).";
                 fam.entry.category = "nvswitch";
@@ -77,8 +72,8 @@ Result<XidCatalog> XidCatalog::parse(std::string_view document, const std::strin
                 NvlinkRegisterRule rule;
                 rule.reg = r.at("register").get<int>();
                 rule.bits = r.at("bits").get<std::vector<int>>();
-                rule.cls = text(r, "class");
-                rule.text = text(r, "text");
+                rule.cls = jsonString(r, "class");
+                rule.text = jsonString(r, "text");
                 c.m_nvlinkRules.push_back(std::move(rule));
             }
         return c;

@@ -22,9 +22,9 @@ constexpr const char* kHealthFormat = "faultline-health";
 
 Result<nlohmann::json> parseJson(const std::string& text, const std::string& path, const std::string& what)
 {
-    auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded()) return fileError(path, what + " is not JSON");
-    return json;
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) return fileError(path, what + " is not JSON");
+    return doc;
 }
 
 bool isCase(const nlohmann::json& j)
@@ -49,10 +49,10 @@ Result<std::optional<nlohmann::json>> caseOfArchive(const std::string& path)
         std::string text;
         if (Status read = tar->readData([&](const char* p, size_t n) { text.append(p, n); }); !read)
             return read.error();
-        auto json = parseJson(text, path, name);
-        if (!json) return json.error();
-        if (!isCase(*json)) return std::optional<nlohmann::json>();
-        return std::optional<nlohmann::json>(std::move(*json));
+        auto doc = parseJson(text, path, name);
+        if (!doc) return doc.error();
+        if (!isCase(*doc)) return std::optional<nlohmann::json>();
+        return std::optional<nlohmann::json>(std::move(*doc));
     }
 }
 
@@ -64,12 +64,12 @@ Result<nlohmann::json> caseOfDirectory(const std::string& dir)
         return fileError(dir, "a directory that is not an evidence bundle (no case.json)", ErrorCode::Usage);
     auto text = readSmallFile(casePath, kJsonLimit);
     if (!text) return text.error();
-    auto json = parseJson(*text, casePath, "case.json");
-    if (!json) return json.error();
-    if (!isCase(*json))
+    auto doc = parseJson(*text, casePath, "case.json");
+    if (!doc) return doc.error();
+    if (!isCase(*doc))
         return fileError(casePath,
                          std::string("not an evidence case (no \"schema\": \"") + kCaseSchema + "\")");
-    return json;
+    return doc;
 }
 
 // The first bytes of a regular file.
@@ -85,7 +85,7 @@ Result<std::string> headOf(const std::string& path, size_t n)
 
 struct Detected {
     ResultKind kind = ResultKind::Incident;
-    std::optional<nlohmann::json> json;  // health: the document; evidence: case.json
+    std::optional<nlohmann::json> doc;  // health: the document; evidence: case.json
 };
 
 Result<Detected> detect(const std::string& path)
@@ -106,10 +106,10 @@ Result<Detected> detect(const std::string& path)
         if (size_t(st.st_size) > kJsonLimit) return fileError(path, "a JSON document larger than 64 MiB");
         auto text = readSmallFile(path, kJsonLimit);
         if (!text) return text.error();
-        auto json = parseJson(*text, path, "the file");
-        if (!json) return json.error();
-        if (json->is_object() && json->value("format", std::string()) == kHealthFormat)
-            return Detected{ResultKind::Health, std::move(*json)};
+        auto doc = parseJson(*text, path, "the file");
+        if (!doc) return doc.error();
+        if (doc->is_object() && doc->value("format", std::string()) == kHealthFormat)
+            return Detected{ResultKind::Health, std::move(*doc)};
         return fileError(path, std::string("a JSON document Faultline does not open (no \"format\": \"") +
                                    kHealthFormat + "\")");
     }
@@ -220,7 +220,7 @@ Result<ResultDocument> readResultDocument(const std::string& path, ResultKind ki
             if (detected->kind != kind)
                 return fileError(path, "is a " + std::string(resultKindName(detected->kind)) + " file, not " +
                                            std::string(resultKindName(kind)));
-            doc.report = std::move(*detected->json);
+            doc.report = std::move(*detected->doc);
             if (kind == ResultKind::Evidence) {
                 auto check = verifyBundle(path);
                 if (!check) return check.error();

@@ -13,11 +13,6 @@
 namespace faultline {
 namespace {
 
-std::string errnoText(int e)
-{
-    return std::system_category().message(e);
-}
-
 Status writeAll(int fd, const void* data, size_t size, const std::string& path)
 {
     const auto* p = static_cast<const unsigned char*>(data);

@@ -6,16 +6,12 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <system_error>
 #include <vector>
 
 namespace faultline {
 namespace {
-
-std::string errnoText(int e)
-{
-    return std::system_category().message(e);
-}
 
 std::string kindName(mode_t mode)
 {
@@ -110,6 +106,17 @@ Result<int> openLockFile(const std::string& path)
         return fileError(path, "the lock file is not a regular file", ErrorCode::Usage);
     }
     return fd;
+}
+
+std::string errnoText(int e)
+{
+    return std::system_category().message(e);
+}
+
+bool pathOccupied(const std::string& path)
+{
+    std::error_code ec;
+    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
 }
 
 }  // namespace faultline

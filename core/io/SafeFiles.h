@@ -21,6 +21,12 @@ Status checkReplaceableOutput(const std::string& path, const std::string& what);
 // Whether `a` and `b` name the same existing file (same device and inode).
 bool sameFile(const std::string& a, const std::string& b);
 
+// The C library's text for error number `e`.
+std::string errnoText(int e);
+
+// Whether something (a file, a folder, a link, even a dangling one) is at `path`.
+bool pathOccupied(const std::string& path);
+
 // A new, empty, regular file beside `path` (same folder, so a rename onto `path` is atomic),
 // named PATH.XXXXXX.tmp, created with O_EXCL|O_NOFOLLOW. Returns its name; the file is closed.
 Result<std::string> createTempBeside(const std::string& path);

@@ -1,4 +1,5 @@
 #include "SafetensorsFile.h"
+#include "SafeFiles.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -283,11 +284,6 @@ public:
 private:
     int m_fd;
 };
-
-std::string errnoText(int e)
-{
-    return std::system_category().message(e);
-}
 
 // Reads exactly `size` bytes at `offset`. Returns "" or the problem.
 std::string preadFully(int fd, void* dst, uint64_t size, uint64_t offset)

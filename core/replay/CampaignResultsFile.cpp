@@ -77,8 +77,8 @@ Status writeCampaignResultsJson(const std::string& path, const nlohmann::json& r
     if (const auto targets = report.find("targets"); st && targets != report.end() && targets->is_array())
         for (size_t i = 0; i < targets->size() && st; ++i) st = writeTargetGroup(writer, i, (*targets)[i]);
     // The whole report as JSON bytes: what the GUI reads back.
-    const std::string json = report.dump();
-    if (st) st = writer.writeTensor("report_json", DType::UInt8, {json.size()}, json.data());
+    const std::string doc = report.dump();
+    if (st) st = writer.writeTensor("report_json", DType::UInt8, {doc.size()}, doc.data());
     if (!st) return st;
     return writer.close();
 }
@@ -145,9 +145,9 @@ Result<nlohmann::json> readCampaignResults(const std::string& path)
     auto bytes = loadTensor(**file, "report_json");
     if (!bytes) return bytes.error();
     const auto* begin = reinterpret_cast<const char*>(bytes->data.data());
-    auto json = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
-    if (json.is_discarded() || !json.is_object()) return fileError(path, "report_json is not a JSON object");
-    return json;
+    auto doc = nlohmann::json::parse(begin, begin + bytes->data.size(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return fileError(path, "report_json is not a JSON object");
+    return doc;
 }
 
 }  // namespace faultline

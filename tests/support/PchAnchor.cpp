@@ -1,0 +1,1 @@
+// The one source of the targets that hold the tests' precompiled headers (tests/CMakeLists.txt).
