@@ -171,9 +171,9 @@ double activationBackwardError(const Side& s, Activation kind, double g, double 
             const double td = 1.0 - th * th;
             const double dTd = 2.0 * std::fabs(th) * dTh + us * th * th + us * std::fabs(td) + tiny;
             const double id = kSqrt2OverPiExact * (1.0 + 3.0 * kKappaExact * xs);
-            const double dId =
-                kSqrt2OverPiExact * (3.0 * kKappaExact * xs * (2.0 * us + kU) + us * (1.0 + 3.0 * kKappaExact * xs)) +
-                (us + kU) * id;
+            const double dId = kSqrt2OverPiExact * (3.0 * kKappaExact * xs * (2.0 * us + kU) +
+                                                    us * (1.0 + 3.0 * kKappaExact * xs)) +
+                               (us + kU) * id;
             const double left = 0.5 * std::fabs(x);
             const double rd = left * td * id;
             const double dRd =

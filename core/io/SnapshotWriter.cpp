@@ -18,8 +18,8 @@ using namespace hdf5;
 
 namespace {
 
-constexpr uint64_t kAutoChunkBytes = uint64_t(1) << 20;       // target chunk size when we choose
-constexpr uint64_t kChunkAboveBytes = uint64_t(64) << 20;     // bigger tensors are chunked anyway
+constexpr uint64_t kAutoChunkBytes = uint64_t(1) << 20;           // target chunk size when we choose
+constexpr uint64_t kChunkAboveBytes = uint64_t(64) << 20;         // bigger tensors are chunked anyway
 constexpr uint64_t kMaxHdf5ChunkBytes = (uint64_t(1) << 32) - 1;  // HDF5's limit
 
 // "a/b/c" with no empty, "." or ".." parts; a leading '/' is dropped.
@@ -254,7 +254,8 @@ Status SnapshotWriter::beginTensor(const std::string& rawName, DType dtype,
                                    " does not fit shape " + shapeToString(shape));
                 chunkBytes *= options.chunkShape[k];  // cannot overflow: each factor <= shape[k]
             }
-            if (chunkBytes > kMaxHdf5ChunkBytes) return d.error(where + ": chunks must be smaller than 4 GiB");
+            if (chunkBytes > kMaxHdf5ChunkBytes)
+                return d.error(where + ": chunks must be smaller than 4 GiB");
             chunk.assign(options.chunkShape.begin(), options.chunkShape.end());
         } else {
             chunk = automaticChunks(shape, dtypeSize(dtype));
