@@ -4,7 +4,8 @@
 elements are 1 ulp away from the reference. With --dtype bfloat16 the tensors are bf16 stored as
 an HDF5 custom float with dtype="bfloat16" (half the bytes). --layout chunked stores them in
 --chunk x --chunk chunks (default 512), --layout gzip likewise with gzip level 4 (h5py's
-default) after the shuffle filter, as h5py and Keras checkpoints often are.
+default) after the shuffle filter, as h5py and Keras checkpoints often are; --layout fletcher32
+likewise with no compression but HDF5's fletcher32 checksum on every chunk.
 
 Run with Debian's python3 (h5py, numpy): /usr/bin/python3 make_pair.py OUTDIR [--dtype ...]
 """
@@ -31,7 +32,7 @@ def main():
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--fraction", type=float, default=0.30)
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
-    ap.add_argument("--layout", choices=["contiguous", "chunked", "gzip"], default="contiguous")
+    ap.add_argument("--layout", choices=["contiguous", "chunked", "gzip", "fletcher32"], default="contiguous")
     ap.add_argument("--chunk", type=int, default=512)
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
@@ -43,6 +44,8 @@ def main():
         storage["chunks"] = (min(a.chunk, a.size), min(a.chunk, a.size))
     if a.layout == "gzip":
         storage.update(compression="gzip", compression_opts=4, shuffle=True)
+    if a.layout == "fletcher32":
+        storage["fletcher32"] = True
     with h5py.File(ref_path, "w") as fr, h5py.File(sus_path, "w") as fs:
         fr.attrs["role"] = "reference"
         fs.attrs["role"] = "suspect"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Compare benchmark: faultline compare (full analysis) beside h5diff's plain exact compare and a
 # numpy/h5py script, on the same pair, plus the page-cache read bandwidth of the same files (dd).
-# Usage: bench/compare/run.sh [BUILD_DIR] [DATA_DIR] [float32|bfloat16] [TENSORS] [SIZE] [contiguous|chunked|gzip]
-# (chunked and gzip: 512x512 chunks; gzip level 4 after the shuffle filter). NUMPY=0 leaves the
+# Usage: bench/compare/run.sh [BUILD_DIR] [DATA_DIR] [float32|bfloat16] [TENSORS] [SIZE] [contiguous|chunked|gzip|fletcher32]
+# (chunked, gzip and fletcher32: 512x512 chunks; gzip level 4 after the shuffle filter; fletcher32:
+# HDF5's checksum on each chunk, no compression). NUMPY=0 leaves the
 # numpy anchor out. Prints one line per tool and the ratios; bench/RESULTS.md records the figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

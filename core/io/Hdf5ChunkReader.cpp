@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "FlatRange.h"
+#include "Fletcher32.h"
 
 namespace faultline::hdf5 {
 
@@ -199,7 +200,7 @@ std::unique_ptr<ChunkedTensorReader> ChunkedTensorReader::open(hid_t dataset,
             H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &count, values, 0, nullptr, &config);
         if (id == H5Z_FILTER_SHUFFLE && count >= 1 && values[0] == elementSize)
             reader->m_filters.push_back(id);
-        else if (id == H5Z_FILTER_DEFLATE)
+        else if (id == H5Z_FILTER_DEFLATE || id == H5Z_FILTER_FLETCHER32)
             reader->m_filters.push_back(id);
         else {
             H5Eclear2(H5E_DEFAULT);
@@ -250,8 +251,10 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
             chunk.view = chunk.data.data();
             return Status::success();
         }
+        const bool deflated =
+            std::find(m_filters.begin(), m_filters.end(), H5Z_FILTER_DEFLATE) != m_filters.end();
         const uint64_t plausible =
-            m_filters.empty() ? m_chunkBytes : compressBound(uLong(m_chunkBytes)) + 4096;
+            (deflated ? compressBound(uLong(m_chunkBytes)) + 4096 : m_chunkBytes) + 4 * m_filters.size();
         if (size > plausible)
             return Error{m_where + ": a chunk of " + std::to_string(size) + " stored bytes for " +
                              std::to_string(m_chunkBytes) + " bytes of elements",
@@ -270,8 +273,22 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
             storedSize = stored.size();
         }
     }
+    // The filters, undone last to first; a filter HDF5 skipped for this chunk is marked in
+    // `skipped`. Checksums at the end of the pipeline are verified and cut off where the bytes lie
+    // (in the mapping, no copy).
+    auto cutChecksum = [&]() -> Status {
+        if (!fletcher32Matches(storedBytes, storedSize))
+            return Error{m_where + ": a chunk does not match its fletcher32 checksum (corrupt data)",
+                         ErrorCode::Format};
+        storedSize -= 4;
+        return Status::success();
+    };
+    size_t undone = m_filters.size();
+    for (; undone > 0 && m_filters[undone - 1] == H5Z_FILTER_FLETCHER32; --undone)
+        if (!(skipped & (1u << (undone - 1))))
+            if (Status st = cutChecksum(); !st) return st;
     bool filtered = false;
-    for (size_t i = 0; i < m_filters.size(); ++i) filtered = filtered || !(skipped & (1u << i));
+    for (size_t i = 0; i < undone; ++i) filtered = filtered || !(skipped & (1u << i));
     if (!filtered && !m_swap && storedBytes != stored.data()) {  // the elements as they lie in the file
         if (storedSize != m_chunkBytes)
             return Error{m_where + ": a chunk holds " + std::to_string(storedSize) + " bytes, not " +
@@ -281,13 +298,20 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
         chunk.mapped = true;
         return Status::success();
     }
-    // The filters, undone last to first; a filter HDF5 skipped for this chunk is marked in `skipped`.
     Bytes next;
-    for (size_t i = m_filters.size(); i-- > 0;) {
+    for (size_t i = undone; i-- > 0;) {
         if (skipped & (1u << i)) continue;
+        if (m_filters[i] == H5Z_FILTER_FLETCHER32) {
+            if (Status st = cutChecksum(); !st) return st;
+            continue;
+        }
         if (m_filters[i] == H5Z_FILTER_DEFLATE) {
-            next.resize(m_chunkBytes);
-            if (!inflateExactly(storedBytes, storedSize, next.data(), m_chunkBytes))
+            // The elements, and the checksum of each fletcher32 applied before deflate.
+            size_t inflated = m_chunkBytes;
+            for (size_t j = 0; j < i; ++j)
+                if (m_filters[j] == H5Z_FILTER_FLETCHER32 && !(skipped & (1u << j))) inflated += 4;
+            next.resize(inflated);
+            if (!inflateExactly(storedBytes, storedSize, next.data(), inflated))
                 return Error{m_where + ": a chunk does not inflate to " + std::to_string(m_chunkBytes) +
                                  " bytes (corrupt deflate data)",
                              ErrorCode::Format};
@@ -299,7 +323,10 @@ Status ChunkedTensorReader::fetch(const std::vector<uint64_t>& origin, Chunk& ch
         storedBytes = stored.data();
         storedSize = stored.size();
     }
-    if (storedBytes != stored.data()) stored.assign(storedBytes, storedBytes + storedSize);
+    if (storedBytes != stored.data())
+        stored.assign(storedBytes, storedBytes + storedSize);
+    else
+        stored.resize(storedSize);                                        // without the checksums cut off
     if (mappedStored != nullptr) releasePages(mappedStored, mappedSize);  // decoded: done with them
     if (stored.size() != m_chunkBytes)
         return Error{m_where + ": a chunk holds " + std::to_string(stored.size()) + " bytes, not " +

@@ -7,10 +7,12 @@
 // so a flat range that cuts a chunk in two (the compare engine's pieces rarely match a file's
 // chunks) costs one decode, not two.
 //
-// Only pipelines it can undo exactly are taken (none, shuffle, deflate, shuffle + deflate; a
-// chunk whose optional filter was skipped, as HDF5 records, included); other filters (fletcher32,
-// whose checksum HDF5 verifies, scale-offset, n-bit, szip, plugins) go through H5Dread. Deflate
-// is undone with libdeflate where it was found at build time, else zlib.
+// Only pipelines it can undo exactly are taken (shuffle, deflate and fletcher32 in any order and
+// combination, or none; a chunk whose optional filter was skipped, as HDF5 records, included);
+// other filters (scale-offset, n-bit, szip, plugins) go through H5Dread. Deflate is undone with
+// libdeflate where it was found at build time, else zlib. Fletcher32 checksums are verified here
+// as HDF5 verifies them; a chunk stored unfiltered but for its checksum is still read in place
+// from the mapping.
 #include <hdf5.h>
 
 #include <condition_variable>

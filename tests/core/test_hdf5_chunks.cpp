@@ -1,13 +1,14 @@
 // Chunked HDF5 tensors (h5py's files, tests/fixtures/write_h5_chunks.py) read chunk by chunk
 // (core/io/Hdf5ChunkReader): every range of every case equals the bytes h5py wrote, whatever the
-// rank, chunk shape, filters (none, shuffle, deflate, both, chunks whose filter was skipped), byte
-// order or unwritten chunks; pipelines it does not undo (fletcher32, scale-offset) read through
-// HDF5 alike; several threads reading at once get the same bytes; a corrupt chunk is an error
-// naming the file and the tensor.
+// rank, chunk shape, filters (none, shuffle, deflate, fletcher32, combined, chunks whose filter
+// was skipped), byte order or unwritten chunks; pipelines it does not undo (scale-offset) read
+// through HDF5 alike; several threads reading at once get the same bytes; a corrupt chunk (bad
+// deflate data, a failed fletcher32 checksum) is an error naming the file and the tensor.
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -110,8 +111,9 @@ private slots:
         }
     }
 
-    // A chunk whose stored bytes were overwritten: an error naming the file and the tensor from
-    // the chunk reader (HDF5 never sees the corrupt stream), and the comparison of the other
+    // A chunk whose stored bytes were overwritten, and one with a bit flipped under its fletcher32
+    // checksum: errors naming the file and the tensor from the chunk reader (HDF5 never sees the
+    // corrupt stream; it words a failed checksum differently), and the comparison of the other
     // tensors goes on.
     void corruptChunkIsAnErrorNamingTheFile()
     {
@@ -125,11 +127,21 @@ private slots:
         QVERIFY(!s.ok());
         QVERIFY2(s.message().rfind(path + ": tensor 'gzip': ", 0) == 0, s.message().c_str());
         QVERIFY2(s.message().find("inflate") != std::string::npos, s.message().c_str());
+        const auto checked = (*f)->find("fletcher32");
+        QVERIFY(checked);
+        const Status c = (*f)->read(*checked, 0, 100 * 100, buffer.data());
+        QVERIFY(!c.ok());
+        QVERIFY2(c.message().rfind(
+                     path + ": tensor 'fletcher32': a chunk does not match its fletcher32 checksum", 0) == 0,
+                 c.message().c_str());
+        QVERIFY2((*f)->read(*checked, 30, 70, buffer.data()).ok(), "the chunks right of it are intact");
         auto report = compareFiles(**f, *m_file);
         QVERIFY(report.ok());
-        QCOMPARE(report->errors.size(), size_t(1));
-        QCOMPARE(report->errors[0].name, std::string("gzip"));
-        QCOMPARE(report->tensors.size(), m_cases.size() - 1);
+        QCOMPARE(report->errors.size(), size_t(2));
+        std::vector<std::string> failed{report->errors[0].name, report->errors[1].name};
+        std::sort(failed.begin(), failed.end());
+        QCOMPARE(failed, (std::vector<std::string>{"fletcher32", "gzip"}));
+        QCOMPARE(report->tensors.size(), m_cases.size() - 2);
         for (const Divergence& d : report->tensors) QVERIFY2(d.mismatches == 0, d.name.c_str());
     }
 };
