@@ -382,12 +382,11 @@ void MainWindow::showLinksOnUi(const QString& path, std::shared_ptr<const LinkMa
 
 void MainWindow::onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident)
 {
-    // An incident opened from files stays open: the links view says what the block holds.
+    // An incident opened from files stays open: the links view draws the block beside it.
     if (m_incident && !m_showingLinkBlock) {
         if (incident)
-            statusBar()->showMessage(tr("The link's block is described in the links view; close the incident "
-                                        "to see it in the heatmap"),
-                                     8000);
+            statusBar()->showMessage(
+                tr("The link's block is drawn under the links matrix, beside the incident"), 8000);
         return;
     }
     if (incident) {
