@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTreeWidget>
 #include <QtTest>
 
@@ -27,6 +28,7 @@
 #include "support/TestSupport.h"
 #include "views/evidence/EvidenceExportDialog.h"
 #include "views/evidence/FileListEditor.h"
+#include "views/evidence/ReportFonts.h"
 #include "views/fleet/HealthPanel.h"
 #include "views/replay/DevicesPanel.h"
 #include "views/shell/MainWindow.h"
@@ -319,6 +321,33 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QTest::qWait(300);
         QVERIFY(d.grab().save(out + "/screenshot-evidence-export.png"));
+    }
+
+    // The preview's fonts are met before its first layout: the report's headings, bold and code
+    // fonts are each listed once.
+    void reportFontsAreListedOnce()
+    {
+        QTextDocument doc;
+        doc.setMarkdown(
+            QStringLiteral("# Case\n\nplain **bold** `code` plain\n\n## Part\n\nplain **bold**\n"));
+        const QList<QFont> fonts = faultline::views::documentFonts(doc);
+        QSet<QString> keys;
+        for (const QFont& f : fonts) keys.insert(f.key());
+        QCOMPARE(qsizetype(keys.size()), fonts.size());  // each once
+        const QFont base = doc.defaultFont();
+        bool bold = false, heading = false, fixed = false;
+        for (const QFont& f : fonts) {
+            const QFont& r = f;
+            bold = bold || (r.bold() && r.pointSizeF() == base.pointSizeF());
+            heading = heading || r.pointSizeF() > base.pointSizeF();
+            fixed = fixed || r.fixedPitch() || r.families().contains(QStringLiteral("monospace")) ||
+                    r.styleHint() == QFont::TypeWriter || r.styleHint() == QFont::Monospace;
+        }
+        QVERIFY(bold);
+        QVERIFY(heading);
+        QVERIFY(fixed);
+        faultline::views::meetFontOnUi(
+            fonts.front().resolve(base));  // loads the engine; must not crash off a widget
     }
 
     void refusalIsShown()

@@ -31,6 +31,7 @@
 #include "core/evidence/MinisignKey.h"
 #include "views/evidence/EvidenceRendering.h"
 #include "views/evidence/FileListEditor.h"
+#include "views/evidence/ReportFonts.h"
 
 namespace faultline::views {
 namespace {
@@ -273,6 +274,7 @@ void EvidenceExportDialog::start(bool preview)
         auto* doc = new QTextDocument;
         doc->setMarkdown(markdown);
         doc->setBaseUrl(QUrl::fromLocalFile(dir + QLatin1Char('/')));
+        out.fonts = documentFonts(*doc);
         doc->moveToThread(qApp->thread());
         out.report = doc;
         QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
@@ -327,23 +329,38 @@ void EvidenceExportDialog::showOutcomeOnUi(quint64 job, bool preview, const Outc
     }
     m_status->setText(status);
     // The report's layout in the browser is the costliest step left on the GUI thread: it runs
-    // in a turn of its own, after the checklist and the file list are drawn.
+    // in a turn of its own, after the checklist and the file list are drawn, and after the fonts
+    // it uses were met one per turn (a first layout meeting them all at once stalled 110-120 ms
+    // under load).
     report->setParent(this);
-    QTimer::singleShot(0, this,
-                       [this, job, preview, doc = report.release(), dir = QString::fromStdString(r.dir)] {
-                           if (job != m_job) {  // superseded meanwhile
-                               delete doc;
-                               return;
-                           }
-                           m_preview->setSearchPaths({dir});
-                           m_preview->setDocument(doc);
-                           delete m_report.data();  // the previous outcome's
-                           m_report = doc;
-                           if (preview)
-                               emit previewShown();
-                           else
-                               emit exported(dir);
-                       });
+    if (m_pending) delete m_pending->doc;  // an older outcome not shown yet
+    m_pending = std::make_unique<PendingReport>(
+        PendingReport{job, preview, report.release(), QString::fromStdString(r.dir), outcome.fonts});
+    QTimer::singleShot(0, this, &EvidenceExportDialog::continueReportOnUi);
+}
+
+void EvidenceExportDialog::continueReportOnUi()
+{
+    if (!m_pending) return;
+    if (m_pending->job != m_job) {  // superseded meanwhile
+        delete m_pending->doc;
+        m_pending.reset();
+        return;
+    }
+    if (!m_pending->fonts.isEmpty()) {
+        meetFontOnUi(m_pending->fonts.takeFirst());
+        QTimer::singleShot(0, this, &EvidenceExportDialog::continueReportOnUi);
+        return;
+    }
+    const std::unique_ptr<PendingReport> shown = std::move(m_pending);
+    m_preview->setSearchPaths({shown->dir});
+    m_preview->setDocument(shown->doc);
+    delete m_report.data();  // the previous outcome's
+    m_report = shown->doc;
+    if (shown->preview)
+        emit previewShown();
+    else
+        emit exported(shown->dir);
 }
 
 }  // namespace faultline::views
