@@ -115,6 +115,9 @@ private slots:
         QVERIFY2(files.contains("report.md") && files.contains("MANIFEST.sha256"),
                  qPrintable(files.join(", ")));
         QVERIFY(d.status()->text().contains(QStringLiteral("%1 files").arg(files.size())));
+        // The trial bundle skips the PDF (drawn on Export only; it stalled the window while drawn).
+        QVERIFY2(!files.contains("report.pdf"), qPrintable(files.join(", ")));
+        QVERIFY(d.status()->text().contains("report.pdf"));
 
         const QString out = dir.filePath("case-gui");
         type(edit(d, "evidenceOut"), out);
@@ -128,6 +131,7 @@ private slots:
         QVERIFY(check);
         QVERIFY2(check->intact(), faultline::bundleCheckText(*check).c_str());
         QVERIFY(QFile::exists(out + ".tar"));
+        QVERIFY(QFile::exists(out + "/report.pdf"));  // the real bundle has it
     }
 
     void listsTakeDropsAndDeleteRemoves()
