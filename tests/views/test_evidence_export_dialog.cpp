@@ -118,6 +118,9 @@ private slots:
         // The trial bundle skips the PDF (drawn on Export only; it stalled the window while drawn).
         QVERIFY2(!files.contains("report.pdf"), qPrintable(files.join(", ")));
         QVERIFY(d.status()->text().contains("report.pdf"));
+        QVERIFY2(d.preview()->toPlainText().contains("drawn when the bundle is exported") &&
+                     !d.preview()->toPlainText().contains("built without the GUI"),
+                 qPrintable(d.preview()->toPlainText()));
 
         const QString out = dir.filePath("case-gui");
         type(edit(d, "evidenceOut"), out);

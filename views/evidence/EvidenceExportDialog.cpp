@@ -251,7 +251,10 @@ void EvidenceExportDialog::start(bool preview)
     // The trial bundle skips report.pdf: the worker's first PDF of a session loads and embeds its
     // fonts holding Qt's font database, and the GUI thread, drawing the dialog meanwhile, waited
     // on it for 180-290 ms under load. The preview shows the report itself; Export draws the PDF.
-    if (preview) o.renderPdf = nullptr;
+    if (preview) {
+        o.renderPdf = nullptr;
+        o.trialWithoutPdf = true;
+    }
     const quint64 job = ++m_job;
     m_status->setText(preview ? tr("Building a trial bundle…") : tr("Building the bundle…"));
     m_previewButton->setEnabled(false);
