@@ -495,7 +495,9 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             warnings.push_back("figures: " + figs.message());
         }
     }
-    if (!o.renderPdf)
+    if (!o.renderPdf && o.trialWithoutPdf)
+        warnings.push_back("trial bundle: report.pdf is left out here and drawn when the bundle is exported");
+    else if (!o.renderPdf)
         warnings.push_back(
             "no report.pdf or figures: this faultline was built without the GUI (report.md only)");
     c.signedBy = key ? key->publicPart().keyIdText() : std::string();

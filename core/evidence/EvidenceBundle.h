@@ -52,6 +52,9 @@ struct EvidenceOptions {
         renderFigures;
     // Renders report.md as report.pdf (GUI builds).
     std::function<Status(const std::string& markdownPath, const std::string& pdfPath)> renderPdf;
+    // A trial bundle (the GUI's preview) that leaves report.pdf out on purpose: without renderPdf
+    // the report then says the PDF is drawn on export, not that the build lacks the GUI.
+    bool trialWithoutPdf = false;
 };
 
 struct EvidenceResult {

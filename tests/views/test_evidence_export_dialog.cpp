@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTreeWidget>
 #include <QtTest>
 
@@ -27,6 +28,7 @@
 #include "support/TestSupport.h"
 #include "views/evidence/EvidenceExportDialog.h"
 #include "views/evidence/FileListEditor.h"
+#include "views/evidence/ReportFonts.h"
 #include "views/fleet/HealthPanel.h"
 #include "views/replay/DevicesPanel.h"
 #include "views/shell/MainWindow.h"
@@ -113,6 +115,12 @@ private slots:
         QVERIFY2(files.contains("report.md") && files.contains("MANIFEST.sha256"),
                  qPrintable(files.join(", ")));
         QVERIFY(d.status()->text().contains(QStringLiteral("%1 files").arg(files.size())));
+        // The trial bundle skips the PDF (drawn on Export only; it stalled the window while drawn).
+        QVERIFY2(!files.contains("report.pdf"), qPrintable(files.join(", ")));
+        QVERIFY(d.status()->text().contains("report.pdf"));
+        QVERIFY2(d.preview()->toPlainText().contains("drawn when the bundle is exported") &&
+                     !d.preview()->toPlainText().contains("built without the GUI"),
+                 qPrintable(d.preview()->toPlainText()));
 
         const QString out = dir.filePath("case-gui");
         type(edit(d, "evidenceOut"), out);
@@ -126,6 +134,7 @@ private slots:
         QVERIFY(check);
         QVERIFY2(check->intact(), faultline::bundleCheckText(*check).c_str());
         QVERIFY(QFile::exists(out + ".tar"));
+        QVERIFY(QFile::exists(out + "/report.pdf"));  // the real bundle has it
     }
 
     void listsTakeDropsAndDeleteRemoves()
@@ -319,6 +328,33 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QTest::qWait(300);
         QVERIFY(d.grab().save(out + "/screenshot-evidence-export.png"));
+    }
+
+    // The preview's fonts are met before its first layout: the report's headings, bold and code
+    // fonts are each listed once.
+    void reportFontsAreListedOnce()
+    {
+        QTextDocument doc;
+        doc.setMarkdown(
+            QStringLiteral("# Case\n\nplain **bold** `code` plain\n\n## Part\n\nplain **bold**\n"));
+        const QList<QFont> fonts = faultline::views::documentFonts(doc);
+        QSet<QString> keys;
+        for (const QFont& f : fonts) keys.insert(f.key());
+        QCOMPARE(qsizetype(keys.size()), fonts.size());  // each once
+        const QFont base = doc.defaultFont();
+        bool bold = false, heading = false, fixed = false;
+        for (const QFont& f : fonts) {
+            const QFont& r = f;
+            bold = bold || (r.bold() && r.pointSizeF() == base.pointSizeF());
+            heading = heading || r.pointSizeF() > base.pointSizeF();
+            fixed = fixed || r.fixedPitch() || r.families().contains(QStringLiteral("monospace")) ||
+                    r.styleHint() == QFont::TypeWriter || r.styleHint() == QFont::Monospace;
+        }
+        QVERIFY(bold);
+        QVERIFY(heading);
+        QVERIFY(fixed);
+        faultline::views::meetFontOnUi(
+            fonts.front().resolve(base));  // loads the engine; must not crash off a widget
     }
 
     void refusalIsShown()

@@ -3,7 +3,9 @@
 // the links view; the faulty link's cell carries its corrupted bytes and is marked, the faulty
 // GPU is marked; its block fills the heatmap and bit views with a divergence whose mismatches are
 // the corrupted words (all at bit 30); a healthy cell shows no divergence; an answer for a cell
-// no longer selected is dropped; bandwidth colouring; a bad file is an error naming it.
+// no longer selected is dropped; bandwidth colouring; a bad file is an error naming it. With an
+// incident opened from files, the sweep opens beside it and the selected link's block is drawn
+// under the matrix (its own heatmap) while the incident stays.
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
@@ -160,6 +162,65 @@ private slots:
         QVERIFY(!window.incident());
         QVERIFY(window.linksView()->detail()->text().contains("nothing to compare"));
         QCOMPARE(window.linksView()->model()->index(0, 1).data(Qt::DisplayRole).toString(), QString("0"));
+    }
+
+    void theLinksBlockIsDrawnBesideAnOpenIncident()
+    {
+        // A snapshot pair that differs in one element, opened as the incident.
+        const QString suspect = m_dir.filePath("suspect.h5"), reference = m_dir.filePath("reference.h5");
+        for (const QString& path : {suspect, reference}) {
+            std::vector<float> w(16, 1.0f);
+            if (path == suspect) w[5] = 2.0f;
+            auto writer = SnapshotWriter::create(path.toStdString(), {});
+            QVERIFY(writer);
+            QVERIFY(writer->writeTensor("w", DType::Float32, {4, 4}, w.data()).ok());
+            QVERIFY(writer->close().ok());
+        }
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        QSignalSpy opened(&window, &MainWindow::incidentShown);
+        window.openFiles({suspect, reference});
+        QVERIFY(opened.wait(20000));
+        const auto incident = window.incident();
+        QVERIFY(incident && incident->hasPair());
+
+        QSignalSpy links(&window, &MainWindow::linksShown);
+        window.openFiles({m_sweep});
+        QVERIFY(links.wait(20000));
+        LinksView* view = window.linksView();
+        QCOMPARE(view->selectedCell(), std::make_pair(5, 4));
+        // The faulty link's block is compared off the GUI thread and drawn under the matrix.
+        QTRY_VERIFY_WITH_TIMEOUT(view->shownBlock() != nullptr, 20000);
+        QCOMPARE(window.incident(), incident);  // the incident stays
+        HeatmapView* map = view->blockMap();
+        QVERIFY(map->isVisible());
+        const auto matrix = view->model()->matrix();
+        const Divergence& d = view->shownBlock()->compare->tensors.front();
+        QCOMPARE(d.mismatches, matrix->at(5, 4).corruptedBytes);
+        QVERIFY(!map->shownGrid().empty());
+        QVERIFY(map->shownGrid().hottestCell().has_value());
+        QVERIFY(!map->regions().regions.empty());
+        // The block's words are read for the readout: the worst element names both values.
+        const ElementDiff& worst = d.top.front();
+        QTRY_VERIFY_WITH_TIMEOUT(map->describeElement(worst.row, worst.col).contains("ulp"), 10000);
+        QCOMPARE(window.incident(), incident);
+
+        // A healthy cell: the map is hidden, the incident still open.
+        view->selectCell(4, 5);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->shownBlock(), 5000);
+        QVERIFY(map->isHidden());
+        QCOMPARE(window.incident(), incident);
+        // Back to the faulty link: drawn again.
+        view->selectCell(5, 4);
+        QTRY_VERIFY_WITH_TIMEOUT(view->shownBlock() != nullptr, 20000);
+        QVERIFY(map->isVisible());
+
+        const QString dir = qEnvironmentVariable("FAULTLINE_DOC_SCREENSHOTS");
+        if (!dir.isEmpty()) {
+            QTest::qWait(500);
+            QVERIFY(window.grab().save(dir + "/screenshot-links-block.png"));
+        }
     }
 
     void aBadSweepFileIsAnErrorNamingIt()

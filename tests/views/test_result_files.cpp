@@ -37,6 +37,8 @@
 #include "views/incident/IncidentBanner.h"
 #include "views/incident/IncidentPage.h"
 #include "views/incident/OpenIncidentDialog.h"
+#include "views/plots/BitHistogramView.h"
+#include "views/plots/ErrorDistributionView.h"
 #include "views/results/ResultTableModel.h"
 #include "views/results/ResultTabs.h"
 #include "views/results/ResultView.h"
@@ -434,11 +436,29 @@ private slots:
         const Region& box = heatmap->regions().regions.front().box;
         const QString hover = heatmap->describeElement(box.rowBegin, box.colBegin);
         QVERIFY2(hover.contains("mismatches"), qPrintable(hover));
-        // Another tensor chosen in the list is drawn.
+        // Beside the map, the tensor's bit positions and error sizes, from the file's counts.
+        const std::vector<double> bits = drawn->bitHistogram()->shownCounts();
+        QCOMPARE(bits.size(), std::min(worst.bits.flips.size(), size_t(bitLayout(worst.dtype).totalBits)));
+        for (size_t b = 0; b < bits.size(); ++b) QCOMPARE(bits[b], double(worst.bits.flips[b]));
+        std::vector<std::pair<double, double>> ulps;
+        for (size_t k = 0; k < worst.ulpHistogram.size(); ++k)
+            if (worst.ulpHistogram[k]) ulps.push_back({double(k), double(worst.ulpHistogram[k])});
+        QVERIFY(!ulps.empty());
+        QCOMPARE(drawn->errorDistribution()->ulpBars(), ulps);
+        QVERIFY(!drawn->errorDistribution()->decadeBars().empty());
+        QVERIFY2(drawn->plotsNote()->text().contains("no element values"),
+                 qPrintable(drawn->plotsNote()->text()));
+        // Another tensor chosen in the list is drawn, and its plots follow it.
         if (drawn->tensors()->count() > 1) {
             QSignalSpy redrawn(heatmap, &HeatmapView::gridChanged);
             drawn->tensors()->setCurrentIndex(1);
             QVERIFY(redrawn.count() > 0);
+            const Divergence& second = back->tensors[1];
+            uint64_t drawnFlips = 0, inFile = 0;
+            for (double n : drawn->bitHistogram()->shownCounts()) drawnFlips += uint64_t(n);
+            for (uint64_t n : second.bits.flips) inFile += n;
+            QCOMPARE(drawnFlips, inFile);
+            drawn->tensors()->setCurrentIndex(0);
         }
     }
 

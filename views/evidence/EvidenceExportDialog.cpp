@@ -31,6 +31,7 @@
 #include "core/evidence/MinisignKey.h"
 #include "views/evidence/EvidenceRendering.h"
 #include "views/evidence/FileListEditor.h"
+#include "views/evidence/ReportFonts.h"
 
 namespace faultline::views {
 namespace {
@@ -247,6 +248,13 @@ void EvidenceExportDialog::start(bool preview)
         return;
     }
     attachEvidenceRendering(o);
+    // The trial bundle skips report.pdf: the worker's first PDF of a session loads and embeds its
+    // fonts holding Qt's font database, and the GUI thread, drawing the dialog meanwhile, waited
+    // on it for 180-290 ms under load. The preview shows the report itself; Export draws the PDF.
+    if (preview) {
+        o.renderPdf = nullptr;
+        o.trialWithoutPdf = true;
+    }
     const quint64 job = ++m_job;
     m_status->setText(preview ? tr("Building a trial bundle…") : tr("Building the bundle…"));
     m_previewButton->setEnabled(false);
@@ -273,6 +281,7 @@ void EvidenceExportDialog::start(bool preview)
         auto* doc = new QTextDocument;
         doc->setMarkdown(markdown);
         doc->setBaseUrl(QUrl::fromLocalFile(dir + QLatin1Char('/')));
+        out.fonts = documentFonts(*doc);
         doc->moveToThread(qApp->thread());
         out.report = doc;
         QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
@@ -314,9 +323,10 @@ void EvidenceExportDialog::showOutcomeOnUi(quint64 job, bool preview, const Outc
     }
     QString status;
     if (preview) {
-        status = tr("Preview: %1 warning(s), %2 files. Export writes the bundle and its .tar.")
-                     .arg(r.warnings.size())
-                     .arg(outcome.files.size());
+        status =
+            tr("Preview: %1 warning(s), %2 files. Export writes the bundle (with report.pdf) and its .tar.")
+                .arg(r.warnings.size())
+                .arg(outcome.files.size());
         const nlohmann::json replay = r.caseJson.value("replay", nlohmann::json());
         if (replay.is_object() && replay.value("suspect_targets", nlohmann::json::array()).empty())
             status += tr(" No target of the campaign ran on the suspect GPU: its results are context only.");
@@ -327,23 +337,38 @@ void EvidenceExportDialog::showOutcomeOnUi(quint64 job, bool preview, const Outc
     }
     m_status->setText(status);
     // The report's layout in the browser is the costliest step left on the GUI thread: it runs
-    // in a turn of its own, after the checklist and the file list are drawn.
+    // in a turn of its own, after the checklist and the file list are drawn, and after the fonts
+    // it uses were met one per turn (a first layout meeting them all at once stalled 110-120 ms
+    // under load).
     report->setParent(this);
-    QTimer::singleShot(0, this,
-                       [this, job, preview, doc = report.release(), dir = QString::fromStdString(r.dir)] {
-                           if (job != m_job) {  // superseded meanwhile
-                               delete doc;
-                               return;
-                           }
-                           m_preview->setSearchPaths({dir});
-                           m_preview->setDocument(doc);
-                           delete m_report.data();  // the previous outcome's
-                           m_report = doc;
-                           if (preview)
-                               emit previewShown();
-                           else
-                               emit exported(dir);
-                       });
+    if (m_pending) delete m_pending->doc;  // an older outcome not shown yet
+    m_pending = std::make_unique<PendingReport>(
+        PendingReport{job, preview, report.release(), QString::fromStdString(r.dir), outcome.fonts});
+    QTimer::singleShot(0, this, &EvidenceExportDialog::continueReportOnUi);
+}
+
+void EvidenceExportDialog::continueReportOnUi()
+{
+    if (!m_pending) return;
+    if (m_pending->job != m_job) {  // superseded meanwhile
+        delete m_pending->doc;
+        m_pending.reset();
+        return;
+    }
+    if (!m_pending->fonts.isEmpty()) {
+        meetFontOnUi(m_pending->fonts.takeFirst());
+        QTimer::singleShot(0, this, &EvidenceExportDialog::continueReportOnUi);
+        return;
+    }
+    const std::unique_ptr<PendingReport> shown = std::move(m_pending);
+    m_preview->setSearchPaths({shown->dir});
+    m_preview->setDocument(shown->doc);
+    delete m_report.data();  // the previous outcome's
+    m_report = shown->doc;
+    if (shown->preview)
+        emit previewShown();
+    else
+        emit exported(shown->dir);
 }
 
 }  // namespace faultline::views

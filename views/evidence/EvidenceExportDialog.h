@@ -8,7 +8,9 @@
 // one. Bundles are built (and trial folders removed) on a worker thread; a result for a
 // superseded request is dropped.
 #include <QDialog>
+#include <QFont>
 #include <QFutureWatcher>
+#include <QList>
 #include <QPointer>
 #include <memory>
 
@@ -72,11 +74,22 @@ private:
     struct Outcome {
         Result<EvidenceResult> result = Error{"not run"};
         QTextDocument* report = nullptr;  // report.md parsed; owned by the receiver
+        QList<QFont> fonts;               // the report's fonts (ReportFonts.h)
         std::vector<BundleFile> files;
+    };
+    // The report on its way into the preview: its fonts are met one per turn first.
+    struct PendingReport {
+        quint64 job = 0;
+        bool preview = false;
+        QTextDocument* doc = nullptr;  // owned here until shown
+        QString dir;
+        QList<QFont> fonts;
     };
     void start(bool preview);
     void showOutcomeOnUi(quint64 job, bool preview, const Outcome& outcome);
     void removeTrialDirOnWorker();
+    // One step of showing m_pending: meets one of its fonts, or, once all are met, shows it.
+    void continueReportOnUi();
     QLineEdit* fileRow(QFormLayout* form, const QString& name, const QString& label, const QString& filter,
                        bool dir, QPushButton* extra = nullptr);
 
@@ -91,6 +104,7 @@ private:
     QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr, *m_keyButton = nullptr;
     QPointer<QTextDocument> m_report;  // shown in m_preview
     QString m_trialDir;                // the last trial bundle's temporary folder ("" = none)
+    std::unique_ptr<PendingReport> m_pending;
     quint64 m_job = 0;
 };
 

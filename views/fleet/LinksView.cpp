@@ -8,11 +8,14 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPainter>
+#include <QSplitter>
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "views/heatmap/ElementValueLoader.h"
+#include "views/heatmap/HeatmapView.h"
 #include "views/plots/PlotStyle.h"
 #include "views/replay/WorkerJob.h"
 
@@ -110,12 +113,52 @@ LinksView::LinksView(QWidget* parent) : QWidget(parent)
     auto* colour = new QHBoxLayout;
     colour->addWidget(new QLabel(tr("Colour:")));
     colour->addWidget(m_metricBox, 1);
+    m_blockMap = new HeatmapView;
+    m_blockMap->setObjectName(QStringLiteral("linkBlockMap"));
+    m_blockMap->setMinimumHeight(220);
+    m_blockMap->hide();
+    m_blockValues = new ElementValueLoader(this);
+    connect(m_blockValues, &ElementValueLoader::loaded, m_blockMap,
+            [this](quint64, std::shared_ptr<const ElementValues> v) {
+                m_blockMap->setElementValues(std::move(v));
+            });
+    connect(m_blockValues, &ElementValueLoader::unavailable, m_blockMap,
+            [this](quint64, const QString& reason) { m_blockMap->setElementValuesUnavailable(reason); });
+    connect(m_blockMap, &HeatmapView::elementWindowWanted, this, [this](int entryId, ElementWindow window) {
+        if (m_block && entryId == 0) m_blockValues->loadOnWorker(m_block, entryId, window);
+    });
+    auto* matrixPart = new QWidget;
+    auto* matrixLayout = new QVBoxLayout(matrixPart);
+    matrixLayout->setContentsMargins(0, 0, 0, 0);
+    matrixLayout->addWidget(m_table, 1);
+    matrixLayout->addWidget(m_detail);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName(QStringLiteral("linksSplit"));
+    split->addWidget(matrixPart);
+    split->addWidget(m_blockMap);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
     layout->addLayout(colour);
     layout->addWidget(m_legend);
-    layout->addWidget(m_table, 1);
-    layout->addWidget(m_detail);
+    layout->addWidget(split, 1);
+}
+
+void LinksView::showBlockOnUi(std::shared_ptr<const Incident> block)
+{
+    drawBlockOnUi(block);
+    emit blockShown(std::move(block));
+}
+
+void LinksView::drawBlockOnUi(std::shared_ptr<const Incident> block)
+{
+    m_block = std::move(block);
+    m_blockValues->reset();
+    const bool shown = m_block && !m_block->entries.empty();
+    m_blockMap->setEntry(shown ? m_block : nullptr, shown ? 0 : -1);
+    m_blockMap->setVisible(shown);
+    if (shown) m_blockValues->loadOnWorker(m_block, 0);
 }
 
 void LinksView::setMatrix(std::shared_ptr<const LinkMatrix> matrix)
@@ -123,6 +166,7 @@ void LinksView::setMatrix(std::shared_ptr<const LinkMatrix> matrix)
     ++m_job;  // answers for the previous matrix are stale
     m_selected = {-1, -1};
     m_matrix = matrix;
+    drawBlockOnUi(nullptr);
     m_model->setMatrix(matrix);
     fitCellsOnUi();
     m_detail->clear();
@@ -142,7 +186,7 @@ void LinksView::setMatrix(std::shared_ptr<const LinkMatrix> matrix)
     // Nothing failed with bytes to show: what the views showed before is not this sweep's.
     m_detail->setText(
         tr("No link stored a failing block: nothing to compare. Select a cell for its details."));
-    emit blockShown(nullptr);
+    showBlockOnUi(nullptr);
 }
 
 bool LinksView::eventFilter(QObject* watched, QEvent* event)
@@ -200,7 +244,7 @@ void LinksView::onCellChangedOnUi()
                   : c.failures == 0 ? tr("Every transfer arrived as sent: no divergence.")
                                     : tr("No block was stored for this link: nothing to compare.");
     m_detail->setText(what + QStringLiteral("\n") + why);
-    emit blockShown(nullptr);
+    showBlockOnUi(nullptr);
 }
 
 void LinksView::compareOnWorker(size_t src, size_t dst)
@@ -229,6 +273,7 @@ void LinksView::compareOnWorker(size_t src, size_t dst)
             const QString what = m_model->describe(src, dst);
             if (!answer.incident) {
                 m_detail->setText(what + QStringLiteral("\n") + answer.error);
+                drawBlockOnUi(nullptr);
                 emit blockFailed(answer.error);
                 return;
             }
@@ -238,7 +283,7 @@ void LinksView::compareOnWorker(size_t src, size_t dst)
                                   .arg(d.mismatches)
                                   .arg(d.elements)
                                   .arg(qs(d.signature.detail)));
-            emit blockShown(answer.incident);
+            showBlockOnUi(std::move(answer.incident));
         });
 }
 

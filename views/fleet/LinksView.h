@@ -5,7 +5,8 @@
 // float32 words) with the compare engine off the GUI thread; the answer arrives as an Incident
 // (one tensor pair) for the heatmap and bit views, tagged with a job id so that the answer for a
 // cell no longer selected is dropped. A cell without a block (it passed, or nothing was stored)
-// answers nullptr and says why in the detail line.
+// answers nullptr and says why in the detail line. The block's divergence is drawn under the
+// matrix in a HeatmapView (blockMap()), so it reads beside an incident opened from files.
 #include <QWidget>
 #include <memory>
 
@@ -17,6 +18,9 @@ class QLabel;
 class QTableView;
 
 namespace faultline::views {
+
+class ElementValueLoader;
+class HeatmapView;
 
 class LinksView : public QWidget {
     Q_OBJECT
@@ -39,6 +43,10 @@ public:
     QComboBox* metricBox() const { return m_metricBox; }
     QLabel* summary() const { return m_summary; }
     QLabel* detail() const { return m_detail; }
+    // The selected cell's block compared, drawn (hidden while no block is shown).
+    HeatmapView* blockMap() const { return m_blockMap; }
+    // The Incident blockMap() draws (one tensor pair: received against expected), or null.
+    std::shared_ptr<const Incident> shownBlock() const { return m_block; }
 
 signals:
     // The selected cell's block compared (nullptr: the cell has no block to compare).
@@ -54,6 +62,9 @@ private:
     void onCellChangedOnUi();
     void compareOnWorker(size_t src, size_t dst);
     void updateSummary();
+    // Draws `block` under the matrix (nullptr hides the map); showBlockOnUi also announces it.
+    void drawBlockOnUi(std::shared_ptr<const Incident> block);
+    void showBlockOnUi(std::shared_ptr<const Incident> block);
 
     std::shared_ptr<const LinkMatrix> m_matrix;
     LinkMatrixModel* m_model = nullptr;
@@ -62,6 +73,9 @@ private:
     QLabel* m_summary = nullptr;
     QLabel* m_legend = nullptr;
     QLabel* m_detail = nullptr;
+    HeatmapView* m_blockMap = nullptr;
+    ElementValueLoader* m_blockValues = nullptr;  // the block's words, for the map's readout
+    std::shared_ptr<const Incident> m_block;
     std::pair<int, int> m_selected{-1, -1};
     quint64 m_job = 0;
 };

@@ -301,6 +301,39 @@ void MainWindow::openFiles(const QStringList& paths)
         [this, job](std::shared_ptr<const OpenedFiles> opened) { onFilesProbedOnUi(job, opened); });
 }
 
+void MainWindow::showOpenedResultOnUi(quint64 job, std::shared_ptr<const OpenedFiles> opened, size_t index)
+{
+    if (job != m_openJob || index >= opened->results.size()) return;  // a newer open superseded it
+    const OpenedResult& r = opened->results[index];
+    auto next = [this, job, opened, index] {
+        if (index + 1 < opened->results.size())
+            QTimer::singleShot(0, this,
+                               [this, job, opened, index] { showOpenedResultOnUi(job, opened, index + 1); });
+    };
+    if (r.fleet) {
+        showFleetOnUi(r.path, *r.fleet);
+        next();
+    } else if (r.links) {
+        showLinksOnUi(r.path, r.links);
+        next();
+    } else {
+        ResultView* view = m_results->showResult(r.path, r.kind, r.summary);
+        if (r.comparison) view->showComparison(r.comparison);
+        m_resultsDock->show();
+        m_resultsDock->raise();
+        statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
+        // With an incident to open too, the screenshot waits for the incident.
+        const bool grab = m_screenshot && opened->incidentPaths.isEmpty();
+        // The next result after this one's dock is sized, in a turn of its own.
+        QTimer::singleShot(0, this, [this, path = r.path, grab, next] {
+            resizeDocks({m_resultsDock}, {height() * 2 / 5}, Qt::Vertical);
+            emit resultShown(path);
+            if (grab) m_screenshot->fleetShownOnUi();
+            next();
+        });
+    }
+}
+
 OpenIncidentDialog* MainWindow::openIncidentDialog()
 {
     auto* dialog = new OpenIncidentDialog(this);
@@ -321,26 +354,9 @@ void MainWindow::onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFile
     if (job != m_openJob || !opened) return;  // stale: a newer open superseded it, or cancelled
     m_probing = false;
     m_page->banner()->hideProgress();
-    for (const OpenedResult& r : opened->results) {
-        if (r.fleet) {
-            showFleetOnUi(r.path, *r.fleet);
-        } else if (r.links) {
-            showLinksOnUi(r.path, r.links);
-        } else {
-            ResultView* view = m_results->showResult(r.path, r.kind, r.summary);
-            if (r.comparison) view->showComparison(r.comparison);
-            m_resultsDock->show();
-            m_resultsDock->raise();
-            statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
-            // With an incident to open too, the screenshot waits for the incident.
-            const bool grab = m_screenshot && opened->incidentPaths.isEmpty();
-            QTimer::singleShot(0, this, [this, path = r.path, grab] {
-                resizeDocks({m_resultsDock}, {height() * 2 / 5}, Qt::Vertical);
-                emit resultShown(path);
-                if (grab) m_screenshot->fleetShownOnUi();
-            });
-        }
-    }
+    // One result per event-loop turn: a bundle's and a health report's tables laid out together
+    // stalled the window past 100 ms under load.
+    if (!opened->results.empty()) showOpenedResultOnUi(job, opened, 0);
     if (!opened->errors.isEmpty()) onLoadFailedOnUi(job, opened->errors.join(QLatin1Char('\n')));
     if (!opened->incidentPaths.isEmpty()) loadIncidentOnWorker(opened->incidentPaths);
 }
@@ -382,12 +398,11 @@ void MainWindow::showLinksOnUi(const QString& path, std::shared_ptr<const LinkMa
 
 void MainWindow::onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident)
 {
-    // An incident opened from files stays open: the links view says what the block holds.
+    // An incident opened from files stays open: the links view draws the block beside it.
     if (m_incident && !m_showingLinkBlock) {
         if (incident)
-            statusBar()->showMessage(tr("The link's block is described in the links view; close the incident "
-                                        "to see it in the heatmap"),
-                                     8000);
+            statusBar()->showMessage(
+                tr("The link's block is drawn under the links matrix, beside the incident"), 8000);
         return;
     }
     if (incident) {

@@ -100,6 +100,8 @@ private:
     void onEntrySelectedOnUi(int entryId);
     void loadIncidentOnWorker(const QStringList& paths);
     void onFilesProbedOnUi(quint64 job, std::shared_ptr<const OpenedFiles> opened);
+    // Shows results file `index` of `opened`, then the next one in the next event-loop turn.
+    void showOpenedResultOnUi(quint64 job, std::shared_ptr<const OpenedFiles> opened, size_t index);
     void showFleetOnUi(const QString& path, const nlohmann::json& report);
     void showLinksOnUi(const QString& path, std::shared_ptr<const LinkMatrix> links);
     void onLinkBlockShownOnUi(std::shared_ptr<const Incident> incident);
