@@ -116,7 +116,7 @@ Status loadIdentities(LedgerEngine& engine, LedgerTimeline& t)
 
 }  // namespace
 
-Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key)
+Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key, TrendWindow window)
 {
     LedgerTimeline t;
     t.key = key;
@@ -298,6 +298,7 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
     std::stable_sort(t.entries.begin(), t.entries.end(),
                      [](const TimelineEntry& a, const TimelineEntry& b) { return a.at < b.at; });
     t.findings = applyLedgerRules(rules);
+    t.trends = ledgerTrends(t.entries, window);
     return t;
 }
 
@@ -323,7 +324,8 @@ nlohmann::json ledgerTimelineJson(const LedgerTimeline& t)
             {"uuids", t.uuids},
             {"locations", locations},
             {"timeline", entries},
-            {"rules", rules}};
+            {"rules", rules},
+            {"trends", ledgerTrendsJson(t.trends)}};
 }
 
 std::string ledgerTimelineText(const LedgerTimeline& t)
@@ -334,6 +336,7 @@ std::string ledgerTimelineText(const LedgerTimeline& t)
         << printableText(joinText({t.uuids.begin(), t.uuids.end()})) << ")\n";
     for (const TimelineEntry& e : t.entries)
         out << "  " << printableText(e.at) << "  " << e.kind << "  " << printableText(e.summary) << "\n";
+    out << ledgerTrendsText(t.trends);
     if (t.findings.empty()) out << "rules: nothing to conclude\n";
     for (const RuleFinding& f : t.findings)
         out << "rule: " << f.conclusion << ": " << printableText(f.reason) << "\n";
