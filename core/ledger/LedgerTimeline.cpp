@@ -168,12 +168,14 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
         w.params);
     if (!events) return events.error();
     for (const SqlRow& r : *events) {
-        const std::string kind = sqlText(r[3]), what = (kind == "sxid" ? "SXid " : "Xid ") + sqlText(r[4]);
+        const std::string kind = sqlText(r[3]);
+        const std::string what =
+            kind == "reset" ? std::string("GPU reset") : (kind == "sxid" ? "SXid " : "Xid ") + sqlText(r[4]);
         t.entries.push_back(
             {sqlText(r[0]),
              kind,
-             what + " (" + sqlText(r[5]) + ") on " + sqlText(r[1]) + " " + sqlText(r[2]) + ": " +
-                 sqlText(r[6]) + " [" + sqlText(r[7]) + "]",
+             (kind == "reset" ? what : what + " (" + sqlText(r[5]) + ")") + " on " + sqlText(r[1]) + " " +
+                 sqlText(r[2]) + ": " + sqlText(r[6]) + " [" + sqlText(r[7]) + "]",
              {{"host", sqlText(r[1])},
               {"bus_id", sqlText(r[2])},
               {"xid", sqlInt(r[4])},
