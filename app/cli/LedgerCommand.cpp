@@ -2,7 +2,8 @@
 //   add FILE...        health JSON, kernel logs, campaign and fleet results (files or JSON) and
 //                      evidence bundles, each told by its content and added in one transaction;
 //                      the first file that is none of these stops with exit 2 naming it
-//   show SERIAL|UUID   the GPU's timeline and what the rules conclude
+//   show SERIAL|UUID [--window week|month]
+//                      the GPU's timeline, its trends and what the rules conclude
 //   query [--flag F] [--xid N] [--verdict V] [--host H] [--since T] [--until T]
 // Every subcommand takes --ledger PATH_OR_URL (default: the user's data directory) and --json.
 #include <iostream>
@@ -23,7 +24,7 @@ namespace faultline::cli {
 namespace {
 
 struct LedgerOptions {
-    std::string ledger, host, key;
+    std::string ledger, host, key, window = "month";
     std::vector<std::string> files;
     bool json = false;
     std::string flag, verdict, queryHost, since, until;
@@ -78,7 +79,8 @@ int runShow(const LedgerOptions& o)
 {
     auto ledger = Ledger::openExisting(o.ledger);
     if (!ledger) return failWith(ledger.error());
-    auto timeline = ledgerTimeline(ledger->engine(), o.key);
+    const auto window = parseTrendWindow(o.window);  // CLI::IsMember admits only these words
+    auto timeline = ledgerTimeline(ledger->engine(), o.key, window.value_or(TrendWindow::Month));
     if (!timeline) return failWith(timeline.error());
     if (o.json)
         std::cout << ledgerTimelineJson(*timeline).dump(2, ' ', false,
@@ -144,6 +146,8 @@ CommandRunner addLedgerCommand(CLI::App& app)
     CLI::App* show =
         cmd->add_subcommand("show", "A GPU's timeline, and what the rules conclude, with reasons");
     show->add_option("KEY", o->key, "Board serial or GPU UUID")->required();
+    show->add_option("--window", o->window, "Trends' failure rate per week or month (default month)")
+        ->check(CLI::IsMember({"week", "month"}));
     addCommonOptions(show, *o);
     CLI::App* query = cmd->add_subcommand("query", "Rows by health flag, Xid, verdict, host and time range");
     query->add_option("--flag", o->flag, "Health flag: " + joinText(ledgerFlagNames()));

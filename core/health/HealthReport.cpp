@@ -212,6 +212,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
     std::vector<GpuIdentity> logIdentities;  // "NVRM: GPU at ..." lines: a GPU even without an Xid
     std::vector<std::string> sources, warnings;
     std::vector<KernelLogBoot> boots;
+    std::vector<KernelLogReset> resets;
     KernelLogBudget budget;  // caps across all logs
     for (const std::string& path : inputs.logFiles) {
         auto log = readKernelLog(path, &budget);
@@ -224,6 +225,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
         for (std::string& w : log->warnings) warnings.push_back(std::move(w));
         for (auto& [bus, id] : log->identities) logIdentities.push_back(id);
         for (KernelLogBoot& b : log->boots) boots.push_back(std::move(b));
+        for (KernelLogReset& x : log->resets) resets.push_back(std::move(x));
     }
     for (const std::string& path : inputs.nvidiaSmiFiles) {
         auto xml = readNvidiaSmiXml(path);
@@ -255,6 +257,7 @@ Result<HealthReport> collectHealth(const HealthInputs& inputs)
     });
     r.sources = std::move(sources);
     r.boots = std::move(boots);
+    r.resets = std::move(resets);
     warnings.insert(warnings.end(), std::make_move_iterator(r.warnings.begin()),
                     std::make_move_iterator(r.warnings.end()));
     r.warnings = std::move(warnings);

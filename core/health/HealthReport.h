@@ -73,6 +73,20 @@ struct KernelLogBoot {
 };
 inline constexpr size_t kMaxKeptBoots = 10'000;  // per log; more are counted in a warning
 
+// A GPU reset a kernel log shows: a driver line (NVRM) naming the GPU's bus id and saying a reset
+// was done ("has been reset", "was (successfully) reset", "Resetting GPU", "GPU reset complete /
+// done / succeeded"); a reset asked for ("GPU reset required") is not one.
+struct KernelLogReset {
+    int boot = 0;                  // as XidEvent::boot
+    std::string bootId;            // the journal's _BOOT_ID ("" unknown)
+    std::string busId;             // normalised like XidEvent::busId
+    std::string time;              // as XidEvent::time ("" none)
+    std::optional<double> uptime;  // the line's kernel stamp
+    std::string message;           // the driver's text, after "NVRM: "
+    std::string source;            // "FILE:LINE"
+};
+inline constexpr size_t kMaxKeptResets = 10'000;  // per log; more are counted in a warning
+
 // Identity of one GPU, from nvidia-smi XML, NVML or the driver's log lines; "" where unknown.
 struct GpuIdentity {
     std::string busId;  // normalised like XidEvent::busId
@@ -156,6 +170,9 @@ struct HealthReport {
     // Boots the logs show (KernelLogParser.h), log by log; not in the JSON document (the ledger
     // records them as reboots seen in the logs).
     std::vector<KernelLogBoot> boots;
+    // GPU resets the logs show, log by log; not in the JSON document (the ledger records them as
+    // events of kind "reset").
+    std::vector<KernelLogReset> resets;
     std::vector<std::string> warnings;  // tolerated oddities, each once with a count
     // Events counted but not kept (beyond kMaxKeptEvents or kMaxKeptEventBytes across all logs):
     // the total, and those without a GPU (SXids, Xids without a bus id).

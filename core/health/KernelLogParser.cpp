@@ -235,12 +235,72 @@ void KernelLogParser::store(XidEvent&& e, size_t admitted)
     m_out.events.push_back(std::move(e));
 }
 
+void KernelLogParser::noteBootBanner(std::string_view m, const Meta& meta)
+{
+    const bool banner = startsWith(m, "Linux version ");
+    // "Command line:" follows the banner; alone (a log that starts after it) it marks the boot.
+    const bool startsBoot = banner || (startsWith(m, "Command line: ") && !m_lastWasBanner);
+    m_lastWasBanner = banner;
+    // The journal's boot id tells its boots apart already, and a separator line ("-- Boot ... --")
+    // may have just counted this one.
+    if (startsBoot && meta.bootId.empty() && m_sawMessage && !m_bootMarkerPending) {
+        ++m_boot;
+        m_bootMarkerPending = true;
+    }
+    if (startsBoot || meta.uptime || !meta.bootId.empty()) noteBoot(meta);
+}
+
+bool KernelLogParser::noteReset(std::string_view m, const Meta& meta)
+{
+    std::string lower(m.substr(0, 512));
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // Said of a reset done, not one asked for ("GPU reset required", "recovery action ... Reset").
+    static constexpr std::string_view kPhrases[] = {
+        "has been reset",     "was reset",      "was successfully reset", "resetting gpu",
+        "gpu reset complete", "gpu reset done", "gpu reset succeeded"};
+    if (std::none_of(std::begin(kPhrases), std::end(kPhrases),
+                     [&](std::string_view p) { return lower.find(p) != std::string::npos; }))
+        return false;
+    // The GPU: the first word that is a bus id ("PCI:0000:3b:00:", "0000:3b:00.0:", "(PCI:...)").
+    std::string bus;
+    size_t at = 0;
+    while (bus.empty() && at < m.size()) {
+        const size_t end = std::min(m.find(' ', at), m.size());
+        std::string_view word = m.substr(at, end - at);
+        while (!word.empty() && (word.front() == '(' || word.front() == '[')) word.remove_prefix(1);
+        while (!word.empty() &&
+               (word.back() == ':' || word.back() == ',' || word.back() == ')' || word.back() == ']'))
+            word.remove_suffix(1);
+        if (word.find(':') != std::string_view::npos) bus = normalizeBusId(word);
+        at = end + 1;
+    }
+    if (bus.empty()) return false;
+    noteBoot(meta);
+    if (m_out.resets.size() >= kMaxKeptResets) {
+        ++m_resetsNotKept;
+        return true;
+    }
+    m_out.resets.push_back({m_boot, meta.bootId, bus, meta.time, meta.uptime, capped(m, kMaxStoredLineBytes),
+                            m_source + ":" + std::to_string(m_lineNumber)});
+    return true;
+}
+
 void KernelLogParser::addMessage(std::string_view message, bool fromKernel, std::string_view rawLine,
                                  const Meta& meta, uint64_t lineNumber)
 {
     const std::string_view m = trimBlanks(message);
+    if (fromKernel && (startsWith(m, "Linux version ") || startsWith(m, "Command line: "))) {
+        noteBootBanner(m, meta);
+        m_sawMessage = true;
+        return;
+    }
+    m_sawMessage = true;
     if (fromKernel) {
+        m_lastWasBanner = false;
         if (startsWith(m, "NVRM: Xid (")) return parseXid(m.substr(11), rawLine, meta, lineNumber);
+        // "NVRM: GPU at PCI:0000:3b:00: GPU has been reset", "NVRM: GPU 0000:3b:00.0: GPU reset complete"
+        if (startsWith(m, "NVRM: ") && noteReset(m.substr(6), meta)) return;
         // "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, ..."
         if (const size_t at = m.find(": SXid ("); at != std::string_view::npos && at > 0 && at <= 64 &&
                                                   m.substr(0, at).find(' ') == std::string_view::npos)
@@ -451,6 +511,10 @@ KernelLogContents KernelLogParser::finish()
     if (m_bootsNotKept)
         m_out.warnings.push_back(f + ": " + std::to_string(m_bootsNotKept) + " boot(s) beyond the first " +
                                  std::to_string(kMaxKeptBoots) + " not listed");
+    if (m_resetsNotKept)
+        m_out.warnings.push_back(f + ": " + std::to_string(m_resetsNotKept) +
+                                 " GPU reset(s) beyond the first " + std::to_string(kMaxKeptResets) +
+                                 " not listed");
     if (m_cutLines)
         m_out.warnings.push_back(f + ": " + std::to_string(m_cutLines) + " line(s) longer than " +
                                  std::to_string(kMaxLogLineBytes) + " bytes were cut");

@@ -3,7 +3,10 @@
 // journalctl -k (text, with "-- Boot ... --" separators, or -o json with MESSAGE as a string or a
 // byte array), syslog files and nvidia-bug-report logs (plain or gzip). Also the identity lines the
 // driver prints before a GPU's first Xid ("NVRM: GPU at PCI:...: GPU-<uuid>", "NVRM: GPU Board
-// Serial Number: ..."), attached to that GPU's events.
+// Serial Number: ..."), attached to that GPU's events; GPU resets the driver reports
+// (KernelLogReset); and reboots: a boot starts where the kernel's stamps go back, the journal's
+// boot id changes, journalctl's "-- Boot ... --" separator, or the kernel's banner ("Linux
+// version ...", or "Command line: ..." without one before it) after other lines.
 //
 // Only the kernel's lines count (KernelLogLine.h; journal entries with _TRANSPORT=kernel): a line
 // another process wrote that mentions "NVRM: Xid" is counted in a warning, never an event. A driver
@@ -31,6 +34,7 @@ struct KernelLogContents {
     std::vector<std::string> warnings;              // each problem once, with a count
     std::vector<EventTally> notKept;                // events beyond the caps, counted
     std::vector<KernelLogBoot> boots;               // in log order (kMaxKeptBoots)
+    std::vector<KernelLogReset> resets;             // in log order (kMaxKeptResets)
     uint64_t eventsNotKept = 0;
     uint64_t lines = 0;
     bool journalJson = false;
@@ -69,6 +73,10 @@ private:
                    uint64_t lineNumber);
     void noteIdentity(std::string_view message, const Meta& meta);
     void noteBoot(const Meta& meta);
+    // "Linux version ..." / "Command line: ..." (the kernel's first lines): a new boot.
+    void noteBootBanner(std::string_view message, const Meta& meta);
+    // Whether `message` (after "NVRM: ") says a GPU was reset; if so it is kept.
+    bool noteReset(std::string_view message, const Meta& meta);
     void malformed(uint64_t lineNumber, const std::string& problem, std::string_view rawLine);
     XidEvent makeEvent(std::string_view rawLine, const Meta& meta, uint64_t lineNumber) const;
     size_t estimatedBytes(std::string_view rawLine, std::string_view message, uint64_t lineNumber) const;
@@ -100,7 +108,10 @@ private:
         uint64_t count = 0, firstLine = 0;
     } m_foreignXid, m_foreignOther;
     uint64_t m_cutLines = 0, m_badJsonLines = 0, m_nonMessageLines = 0;
-    uint64_t m_malformed = 0, m_identitiesNotKept = 0, m_bootsNotKept = 0;
+    uint64_t m_malformed = 0, m_identitiesNotKept = 0, m_bootsNotKept = 0, m_resetsNotKept = 0;
+    bool m_sawMessage = false;     // a message before this one (a banner after it is a new boot)
+    bool m_lastWasBanner = false;  // the previous kernel message was "Linux version ..."
+
     uint64_t m_lineNumber = 0;  // of the line being read
 };
 

@@ -316,7 +316,8 @@ Result<LedgerAdded> Ledger::addEvents(const std::vector<LedgerEventRow>& events)
 }
 
 Result<LedgerAdded> Ledger::addHealth(const nlohmann::json& doc, const LedgerSource& source,
-                                      const std::vector<KernelLogBoot>& boots)
+                                      const std::vector<KernelLogBoot>& boots,
+                                      const std::vector<LedgerEventRow>& resets)
 {
     if (jsonText(doc, "format") != "faultline-health" || jsonInteger(doc, "version").value_or(0) != 1 ||
         !jsonField(doc, "gpus").is_array())
@@ -384,6 +385,8 @@ Result<LedgerAdded> Ledger::addHealth(const nlohmann::json& doc, const LedgerSou
         if (Status s = addEventsOf(jsonField(gpu, "events"), id); !s) return s.error();
     }
     if (Status s = addEventsOf(jsonField(doc, "unattributed_events"), GpuIdentity{}); !s) return s.error();
+    for (const LedgerEventRow& r : resets)
+        if (Status s = count(insertEvent(r, now), added.events); !s) return s.error();
     for (const KernelLogBoot& b : boots) {
         // A boot that cannot be placed (no boot id, no date) could not be told from another.
         if (b.bootId.empty() && b.time.empty()) continue;

@@ -36,7 +36,7 @@ struct LedgerSource {
 // One Xid/SXid event as a row (what health documents and kernel logs become).
 struct LedgerEventRow {
     std::string serial, uuid, host, busId;
-    std::string kind = "xid";  // "xid" | "sxid"
+    std::string kind = "xid";  // "xid" | "sxid" | "reset" (a GPU reset; code 0)
     int64_t code = 0;
     std::optional<std::string> at;  // ledgerTime() of the event's time
     std::string timeText;           // the time as the log wrote it
@@ -83,10 +83,12 @@ public:
     std::string location() const { return m_engine->location(); }
 
     // A `faultline health --json` document (format "faultline-health", version 1): identities,
-    // one snapshot row per snapshot, every event; `boots` (from kernel logs) as reboots seen.
+    // one snapshot row per snapshot, every event; `boots` (from kernel logs) as reboots seen and
+    // `resets` (GPU resets the logs show, events of kind "reset": LedgerFiles.h) with them.
     // A document of another format or version is an error naming the file.
     Result<LedgerAdded> addHealth(const nlohmann::json& doc, const LedgerSource& source,
-                                  const std::vector<KernelLogBoot>& boots = {});
+                                  const std::vector<KernelLogBoot>& boots = {},
+                                  const std::vector<LedgerEventRow>& resets = {});
     // A campaign report (a merged fleet campaign also adds a fleet merge). A verdict this build
     // does not know, or a report without targets, is an error naming the file.
     Result<LedgerAdded> addCampaign(const LedgerCampaignInput& campaign, const LedgerSource& source);

@@ -155,7 +155,35 @@ bool looksLikeTextLog(const std::string& head)
 
 Result<LedgerAdded> addHealthReport(Ledger& ledger, const HealthReport& report, const LedgerSource& source)
 {
-    return ledger.addHealth(healthReportJson(report), source, report.boots);
+    return ledger.addHealth(healthReportJson(report), source, report.boots,
+                            ledgerResetEvents(report, source.host));
+}
+
+std::vector<LedgerEventRow> ledgerResetEvents(const HealthReport& report, const std::string& host)
+{
+    std::vector<LedgerEventRow> rows;
+    rows.reserve(report.resets.size());
+    for (const KernelLogReset& x : report.resets) {
+        LedgerEventRow r;
+        for (const GpuHealthRecord& g : report.gpus)
+            if (g.identity.busId == x.busId) {
+                r.serial = g.identity.serial;
+                r.uuid = ledgerUuid(g.identity.uuid);
+            }
+        r.host = host;
+        r.busId = x.busId;
+        r.kind = "reset";
+        r.code = 0;
+        r.timeText = x.time;
+        r.at = ledgerTime(x.time);
+        r.uptimeSeconds = x.uptime;
+        r.bootId = x.bootId;
+        r.name = "GPU reset";
+        r.message = x.message;
+        r.source = x.source;
+        rows.push_back(std::move(r));
+    }
+    return rows;
 }
 
 Result<LedgerFileAdded> addLedgerFile(Ledger& ledger, const std::string& path, const std::string& host)

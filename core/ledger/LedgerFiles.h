@@ -24,7 +24,12 @@ struct LedgerFileAdded {
 // `host`: where health documents and logs were taken (they do not say).
 Result<LedgerFileAdded> addLedgerFile(Ledger& ledger, const std::string& path, const std::string& host);
 
-// A `faultline health` report as `health --json` writes it, with the reboots its logs show.
+// A `faultline health` report as `health --json` writes it, with the reboots and GPU resets its
+// logs show.
 Result<LedgerAdded> addHealthReport(Ledger& ledger, const HealthReport& report, const LedgerSource& source);
+
+// The GPU resets of `report` as event rows of kind "reset" seen on `host`, each GPU named by the
+// report's identity of its bus id.
+std::vector<LedgerEventRow> ledgerResetEvents(const HealthReport& report, const std::string& host);
 
 }  // namespace faultline

@@ -116,7 +116,7 @@ Status loadIdentities(LedgerEngine& engine, LedgerTimeline& t)
 
 }  // namespace
 
-Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key)
+Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key, TrendWindow window)
 {
     LedgerTimeline t;
     t.key = key;
@@ -168,12 +168,14 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
         w.params);
     if (!events) return events.error();
     for (const SqlRow& r : *events) {
-        const std::string kind = sqlText(r[3]), what = (kind == "sxid" ? "SXid " : "Xid ") + sqlText(r[4]);
+        const std::string kind = sqlText(r[3]);
+        const std::string what =
+            kind == "reset" ? std::string("GPU reset") : (kind == "sxid" ? "SXid " : "Xid ") + sqlText(r[4]);
         t.entries.push_back(
             {sqlText(r[0]),
              kind,
-             what + " (" + sqlText(r[5]) + ") on " + sqlText(r[1]) + " " + sqlText(r[2]) + ": " +
-                 sqlText(r[6]) + " [" + sqlText(r[7]) + "]",
+             (kind == "reset" ? what : what + " (" + sqlText(r[5]) + ")") + " on " + sqlText(r[1]) + " " +
+                 sqlText(r[2]) + ": " + sqlText(r[6]) + " [" + sqlText(r[7]) + "]",
              {{"host", sqlText(r[1])},
               {"bus_id", sqlText(r[2])},
               {"xid", sqlInt(r[4])},
@@ -298,6 +300,7 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
     std::stable_sort(t.entries.begin(), t.entries.end(),
                      [](const TimelineEntry& a, const TimelineEntry& b) { return a.at < b.at; });
     t.findings = applyLedgerRules(rules);
+    t.trends = ledgerTrends(t.entries, window);
     return t;
 }
 
@@ -323,7 +326,8 @@ nlohmann::json ledgerTimelineJson(const LedgerTimeline& t)
             {"uuids", t.uuids},
             {"locations", locations},
             {"timeline", entries},
-            {"rules", rules}};
+            {"rules", rules},
+            {"trends", ledgerTrendsJson(t.trends)}};
 }
 
 std::string ledgerTimelineText(const LedgerTimeline& t)
@@ -334,6 +338,7 @@ std::string ledgerTimelineText(const LedgerTimeline& t)
         << printableText(joinText({t.uuids.begin(), t.uuids.end()})) << ")\n";
     for (const TimelineEntry& e : t.entries)
         out << "  " << printableText(e.at) << "  " << e.kind << "  " << printableText(e.summary) << "\n";
+    out << ledgerTrendsText(t.trends);
     if (t.findings.empty()) out << "rules: nothing to conclude\n";
     for (const RuleFinding& f : t.findings)
         out << "rule: " << f.conclusion << ": " << printableText(f.reason) << "\n";

@@ -14,6 +14,7 @@
 
 #include "LedgerEngine.h"
 #include "LedgerRules.h"
+#include "LedgerTrends.h"
 
 namespace faultline {
 
@@ -30,10 +31,13 @@ struct LedgerTimeline {
     std::vector<RuleLocation> locations;
     std::vector<TimelineEntry> entries;
     std::vector<RuleFinding> findings;
+    LedgerTrends trends;  // failure rate per `window` and counters' growth (LedgerTrends.h)
 };
 
-// The timeline of the GPU `key` names. A key the ledger knows nothing about is an error naming it.
-Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key);
+// The timeline of the GPU `key` names, with its trends per `window`. A key the ledger knows
+// nothing about is an error naming it.
+Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key,
+                                      TrendWindow window = TrendWindow::Month);
 
 // The `ledger show --json` document and the text `ledger show` prints (inputs' text printable).
 nlohmann::json ledgerTimelineJson(const LedgerTimeline& t);

@@ -318,6 +318,16 @@ private slots:
         for (const auto& e : doc["timeline"].toArray()) xids += e.toObject()["kind"].toString() == "xid";
         QCOMPARE(xids, 3);
         QCOMPARE(doc["locations"].toArray()[0].toObject()["host"].toString(), QString("testhost"));
+        QCOMPARE(doc["trends"].toObject()["window"].toString(), QString("month"));
+        QVERIFY(doc["trends"].toObject()["failure_rate"].isArray());
+        ProcessResult weekly =
+            run({"ledger", "show", "1650122005678", "--window", "week", "--ledger", ledger, "--json"});
+        QVERIFY2(weekly.exitCode == 0, weekly.err.constData());
+        QCOMPARE(jsonOf(weekly)["trends"].toObject()["window"].toString(), QString("week"));
+        ProcessResult yearly =
+            run({"ledger", "show", "1650122005678", "--window", "year", "--ledger", ledger});
+        QCOMPARE(yearly.exitCode, 2);
+        QVERIFY2(yearly.err.contains("--window"), yearly.err.constData());
         ProcessResult text =
             run({"ledger", "show", "GPU-3B8E5A55-1F4C-2E9B-8A5E-0C7D1E2F3A4B", "--ledger", ledger});
         QCOMPARE(text.exitCode, 0);
