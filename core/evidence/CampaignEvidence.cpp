@@ -4,6 +4,7 @@
 
 #include "../Text.h"
 #include "../replay/Campaign.h"
+#include "../replay/RulesOut.h"
 
 namespace faultline {
 namespace {
@@ -68,6 +69,18 @@ Result<std::optional<Verdict>> verdictField(const std::string& file, const nlohm
                      ErrorCode::Format);
 }
 
+// An op target's stopped_by: nullopt when absent (a fixed campaign), else one of the words.
+Result<std::optional<StoppedBy>> stoppedByField(const std::string& file, const nlohmann::json& j,
+                                                const std::string& where)
+{
+    auto text = printableField(file, j, "stopped_by", where);
+    if (!text) return text.error();
+    if (text->empty()) return std::optional<StoppedBy>{};
+    if (auto v = parseStoppedBy(*text)) return std::optional<StoppedBy>{*v};
+    return fileError(file, where + ".stopped_by is not failure, rate, budget or cancelled: \"" + *text + "\"",
+                     ErrorCode::Format);
+}
+
 }  // namespace
 
 std::vector<const CampaignTargetEvidence*> CampaignEvidence::divergingTargets() const
@@ -103,6 +116,16 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
     c.reference = *reference;
     c.cancelled = field<bool>(j, "cancelled", false);
     c.fleet = j.contains("fleet") && j["fleet"].is_object();
+    if (auto u = j.find("until_rate"); u != j.end() && u->is_object()) {
+        UntilRateEvidence rule;
+        rule.rate = field<double>(*u, "rate", 0);
+        rule.confidence = field<double>(*u, "confidence", 0.95);
+        rule.budgetSeconds = field<double>(*u, "budget_s", 0);
+        if (!(rule.rate > 0 && rule.rate < 1) || !(rule.confidence > 0 && rule.confidence < 1))
+            return fileError(resultsPath, "until_rate holds no rate and confidence in (0, 1)",
+                             ErrorCode::Format);
+        c.untilRate = rule;
+    }
     std::set<size_t> divergent;
     size_t i = 0;
     for (const nlohmann::json& t : j["targets"]) {
@@ -163,6 +186,26 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
                     if (!isPrintableText(it.key()))
                         return notPrintable(resultsPath, where + ".targets", it.key());
             const size_t index = field<size_t>(o, "index", 0);
+            if (hasTargets)
+                for (auto it = ts->begin(); it != ts->end(); ++it) {
+                    auto stopped = stoppedByField(resultsPath, *it, where + ".targets." + it.key());
+                    if (!stopped) return stopped.error();
+                    if (!*stopped) continue;
+                    if (c.adaptiveOps.size() >= kAdaptiveOpLines) {
+                        ++c.adaptiveOpsLeftOut;
+                        continue;
+                    }
+                    AdaptiveOpEvidence a;
+                    a.index = index;
+                    a.op = *op;
+                    a.name = *name;
+                    a.target = it.key();
+                    a.runs = field<uint64_t>(*it, "runs", 0);
+                    a.failures = std::min(field<uint64_t>(*it, "failures", 0), a.runs);
+                    a.stoppedBy = **stopped;
+                    a.rate = wilsonInterval(a.failures, a.runs);
+                    c.adaptiveOps.push_back(std::move(a));
+                }
             if (!divergent.count(index)) continue;
             CampaignOpEvidence e;
             e.index = index;
@@ -177,6 +220,8 @@ Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath)
                     p.maxUlp = field<uint64_t>(*it, "max_ulp", 0);
                     p.signature = freeText(*it, "signature");
                     p.rate = wilsonInterval(std::min(p.failures, p.runs), p.runs);
+                    if (auto stopped = stoppedByField(resultsPath, *it, where); stopped)
+                        p.stoppedBy = *stopped;
                     e.targets[it.key()] = p;
                 }
             c.divergentOps.push_back(std::move(e));
@@ -210,18 +255,44 @@ nlohmann::json campaignEvidenceJson(const CampaignEvidence& c)
                                 {"max_ulp", p.maxUlp},
                                 {"signature", p.signature}};
             t.update(rateJson(p.rate));
+            if (p.stoppedBy) t["stopped_by"] = nameOf(*p.stoppedBy);
             per[target] = std::move(t);
         }
         ops.push_back({{"index", o.index}, {"op", o.op}, {"name", o.name}, {"targets", per}});
     }
-    return {{"trace", c.trace},
-            {"reps", c.reps},
-            {"seed", c.seed},
-            {"reference", c.reference.empty() ? nlohmann::json() : nlohmann::json(c.reference)},
-            {"cancelled", c.cancelled},
-            {"reproduced", c.reproduced()},
-            {"targets", targets},
-            {"divergent_ops", ops}};
+    nlohmann::json result = {
+        {"trace", c.trace},
+        {"reps", c.reps},
+        {"seed", c.seed},
+        {"reference", c.reference.empty() ? nlohmann::json() : nlohmann::json(c.reference)},
+        {"cancelled", c.cancelled},
+        {"reproduced", c.reproduced()},
+        {"targets", targets},
+        {"divergent_ops", ops}};
+    if (c.untilRate) {
+        const double confidence = c.untilRate->confidence;
+        result["until_rate"] = {
+            {"rate", c.untilRate->rate},
+            {"confidence", confidence},
+            {"budget_s",
+             c.untilRate->budgetSeconds > 0 ? nlohmann::json(c.untilRate->budgetSeconds) : nlohmann::json()}};
+        nlohmann::json adaptive = nlohmann::json::array();
+        for (const AdaptiveOpEvidence& a : c.adaptiveOps) {
+            nlohmann::json j = {{"index", a.index},
+                                {"op", a.op},
+                                {"name", a.name},
+                                {"target", a.target},
+                                {"runs", a.runs},
+                                {"failures", a.failures},
+                                {"stopped_by", nameOf(a.stoppedBy)},
+                                {"rules_out", rulesOutJson(a.failures, a.runs, confidence)}};
+            j.update(rateJson(a.rate));
+            adaptive.push_back(std::move(j));
+        }
+        result["adaptive_ops"] = std::move(adaptive);
+        result["adaptive_ops_left_out"] = c.adaptiveOpsLeftOut;
+    }
+    return result;
 }
 
 }  // namespace faultline

@@ -45,9 +45,28 @@ struct CampaignOpEvidence {
         uint64_t runs = 0, failures = 0, mismatches = 0, maxUlp = 0;
         std::string signature;
         RateInterval rate;
+        std::optional<StoppedBy> stoppedBy;  // adaptive campaigns: what ended these runs
     };
     std::map<std::string, PerTarget> targets;
 };
+
+// One op on one target of an adaptive campaign (`replay --until-rate`): what ended its runs.
+struct AdaptiveOpEvidence {
+    size_t index = 0;
+    std::string op, name, target;
+    uint64_t runs = 0, failures = 0;
+    StoppedBy stoppedBy = StoppedBy::Failure;
+    RateInterval rate;  // Wilson 95 %
+};
+
+// The rule an adaptive campaign ran under (the results file's "until_rate").
+struct UntilRateEvidence {
+    double rate = 0, confidence = 0.95;
+    double budgetSeconds = 0;  // 0: none
+};
+
+// At most this many op/target lines of an adaptive campaign go into the case (the rest are counted).
+inline constexpr size_t kAdaptiveOpLines = 500;
 
 struct CampaignEvidence {
     std::string resultsPath;
@@ -60,6 +79,9 @@ struct CampaignEvidence {
     std::vector<CampaignTargetEvidence> targets;
     std::vector<CampaignOpEvidence> divergentOps;  // failed on (or, in a fleet, differed from its
                                                    // peers on) some target that is not healthy
+    std::optional<UntilRateEvidence> untilRate;    // adaptive campaigns only
+    std::vector<AdaptiveOpEvidence> adaptiveOps;   // every op and target that says what stopped it
+    size_t adaptiveOpsLeftOut = 0;                 // beyond kAdaptiveOpLines
     nlohmann::json document;                       // the results file's report, as read
 
     bool reproduced() const { return !divergentOps.empty(); }
@@ -70,7 +92,8 @@ struct CampaignEvidence {
 };
 
 // Reads a results file with core/replay's reader; rates are recomputed from the counts. Text
-// that is not printable is refused (above).
+// that is not printable is refused (above), and so is a stopped_by that is not failure, rate,
+// budget or cancelled.
 Result<CampaignEvidence> readCampaignEvidence(const std::string& resultsPath);
 
 // case.json's "replay" object.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../replay/Statistics.h"
+#include "../replay/StoppingRule.h"
 
 namespace faultline {
 namespace {
@@ -32,6 +33,68 @@ std::string cell(std::string s)
     for (char& c : s)
         if (c == '|' || c == '\n' || c == '\r') c = c == '|' ? '/' : ' ';
     return s;
+}
+
+uint64_t countOf(const json& j, const char* key)
+{
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    if (!j.is_object() || it == j.end()) return 0;
+    if (it->is_number_unsigned()) return it->get<uint64_t>();
+    if (it->is_number_integer() && it->get<int64_t>() > 0) return uint64_t(it->get<int64_t>());
+    return 0;
+}
+
+double numberOf(const json& j, const char* key, double fallback)
+{
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    return j.is_object() && it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// What runs of one target (or one op on it) say: a rate with its interval where some failed,
+// else what the clean runs rule out ("no failure in 2995 runs: rate < 0.1% at 95%").
+std::string runsResultText(const json& t, double confidence)
+{
+    const uint64_t runs = countOf(t, "runs"), failures = countOf(t, "failures");
+    if (runs == 0) return "no runs";
+    if (failures == 0) return cleanRateText(runs, confidence);
+    const json ci = t.value("ci95", json::array({0, 1}));
+    RateInterval r{numberOf(t, "rate", double(failures) / double(runs)), 0, 1};
+    if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
+        r.low = ci[0].get<double>();
+        r.high = ci[1].get<double>();
+    }
+    return rateText(r);
+}
+
+// The adaptive campaign's op and target lines: what stopped each, and what each result means.
+void adaptiveOpsSection(std::ostringstream& out, const json& replay)
+{
+    const json& rule = replay.value("until_rate", json());
+    const json ops = replay.value("adaptive_ops", json::array());
+    if (!rule.is_object() || !ops.is_array()) return;
+    const double rate = numberOf(rule, "rate", 0), confidence = numberOf(rule, "confidence", 0.95);
+    const std::string goal = "rate < " + rateNumberText(rate) + " at " + confidenceText(confidence);
+    out << "### What stopped each op\n\n"
+        << "Adaptive campaign (`replay --until-rate " << rateNumberText(rate)
+        << "`): each op was repeated on "
+        << "each target until a run failed, until the clean runs ruled out a " << goal
+        << (rule.value("budget_s", json()).is_number()
+                ? ", or until the budget of " + field(rule, "budget_s") + " s was spent"
+                : std::string())
+        << ".\n\n| op | target | runs | failed | stopped by | result |\n|---|---|---|---|---|---|\n";
+    for (const json& o : ops) {
+        const std::string stopped = field(o, "stopped_by");
+        std::string result = runsResultText(o, confidence);
+        if (countOf(o, "failures") == 0 && (stopped == "budget" || stopped == "cancelled"))
+            result += stopped == "budget" ? " (the budget ran out before " + goal + ")"
+                                          : " (cancelled before " + goal + ")";
+        out << "| " << field(o, "index") << " " << cell(field(o, "op")) << " | " << cell(field(o, "target"))
+            << " | " << field(o, "runs") << " | " << field(o, "failures") << " | " << cell(stopped) << " | "
+            << cell(result) << " |\n";
+    }
+    if (const uint64_t more = countOf(replay, "adaptive_ops_left_out"))
+        out << "\n" << more << " more op/target line(s) are in the campaign's results file (`replay/`).\n";
+    out << "\n";
 }
 
 void countersTable(std::ostringstream& out, const json& before, const json& after)
@@ -191,25 +254,28 @@ std::string evidenceReportMarkdown(const json& c)
     out << "## Reproduction\n\n";
     const json& replay = c.value("replay", json());
     if (replay.is_object()) {
-        out << "Replay campaign over trace `" << field(replay, "trace") << "`, " << field(replay, "reps")
-            << " repetitions per op, seed " << field(replay, "seed")
-            << ". Rates with 95% Wilson score intervals.\n\n";
+        const json& rule = replay.value("until_rate", json());
+        if (rule.is_object())
+            out << "Adaptive replay campaign over trace `" << field(replay, "trace") << "` (until rate "
+                << field(rule, "rate") << "), seed " << field(replay, "seed");
+        else
+            out << "Replay campaign over trace `" << field(replay, "trace") << "`, " << field(replay, "reps")
+                << " repetitions per op, seed " << field(replay, "seed");
+        out << ". Rates with 95% Wilson score intervals; a target without a failure says what its runs "
+               "rule out.\n\n";
         out << "| target | ran on | verdict | failed runs | rate (95% CI) | failing ops |\n"
                "|---|---|---|---|---|---|\n";
         for (const json& t : replay.value("targets", json::array())) {
-            const json ci = t.value("ci95", json::array({0, 1}));
             out << "| " << cell(field(t, "target")) << " | " << cell(roleText(t)) << " | "
                 << field(t, "verdict") << " | " << field(t, "failures") << "/" << field(t, "runs") << " | "
-                << percentText(t.value("rate", 0.0)) << " ["
-                << percentText(ci.size() == 2 ? ci[0].get<double>() : 0) << ", "
-                << percentText(ci.size() == 2 ? ci[1].get<double>() : 1) << "] | "
-                << text(t.value("failing_ops", json())) << " |\n";
+                << cell(runsResultText(t, 0.95)) << " | " << text(t.value("failing_ops", json())) << " |\n";
         }
         out << "\n";
         for (const json& t : replay.value("targets", json::array()))
             out << "- `" << field(t, "target") << "`: " << field(t, "explanation")
                 << (t.contains("tied_by") ? " (" + field(t, "tied_by") + ")" : std::string()) << "\n";
         out << "\n";
+        adaptiveOpsSection(out, replay);
         if (replay.contains("suspect_targets") && replay["suspect_targets"].empty())
             out << "**No target of this campaign ran on the suspect GPU: its results are no evidence about "
                    "it.**\n\n";

@@ -19,6 +19,7 @@ namespace {
 constexpr size_t kJsonLimit = size_t(64) << 20;
 constexpr const char* kCaseSchema = "faultline-evidence-case";
 constexpr const char* kHealthFormat = "faultline-health";
+constexpr const char* kExploreFormat = "faultline-explore";
 
 Result<nlohmann::json> parseJson(const std::string& text, const std::string& path, const std::string& what)
 {
@@ -102,7 +103,7 @@ Result<Detected> detect(const std::string& path)
     if (!head) return head.error();
     const size_t first = head->find_first_not_of(" \t\r\n");
     if (first != std::string::npos && (*head)[first] == '{') {
-        // A JSON document: `health --json` is the one Faultline opens.
+        // A JSON document: `health --json` and `explore --json` are those Faultline opens.
         if (size_t(st.st_size) > kJsonLimit) return fileError(path, "a JSON document larger than 64 MiB");
         auto text = readSmallFile(path, kJsonLimit);
         if (!text) return text.error();
@@ -110,8 +111,10 @@ Result<Detected> detect(const std::string& path)
         if (!doc) return doc.error();
         if (doc->is_object() && doc->value("format", std::string()) == kHealthFormat)
             return Detected{ResultKind::Health, std::move(*doc)};
+        if (doc->is_object() && doc->value("format", std::string()) == kExploreFormat)
+            return Detected{ResultKind::Explore, std::move(*doc)};
         return fileError(path, std::string("a JSON document Faultline does not open (no \"format\": \"") +
-                                   kHealthFormat + "\")");
+                                   kHealthFormat + "\" or \"" + kExploreFormat + "\")");
     }
     auto padded = *head;
     padded.resize(512, '\0');
@@ -134,6 +137,7 @@ Result<Detected> detect(const std::string& path)
     if (format->second == "compare") return Detected{ResultKind::Compare, std::nullopt};
     if (format->second == "sweep") return Detected{ResultKind::Sweep, std::nullopt};
     if (format->second == "collective") return Detected{ResultKind::Collective, std::nullopt};
+    if (format->second == "explore") return Detected{ResultKind::Explore, std::nullopt};
     return Detected{};  // a trace (or a format of a later Faultline, which the trace reader names)
 }
 
@@ -179,6 +183,8 @@ std::string_view resultKindName(ResultKind kind)
             return "health";
         case ResultKind::Evidence:
             return "evidence";
+        case ResultKind::Explore:
+            return "explore";
     }
     return "incident";
 }
@@ -208,6 +214,21 @@ Result<ResultDocument> readResultDocument(const std::string& path, ResultKind ki
         case ResultKind::Compare:
         case ResultKind::Sweep:
         case ResultKind::Collective: {
+            auto report = reportJsonOf(path);
+            if (!report) return report.error();
+            doc.report = std::move(*report);
+            return doc;
+        }
+        case ResultKind::Explore: {
+            auto detected = detect(path);
+            if (!detected) return detected.error();
+            if (detected->kind != kind)
+                return fileError(
+                    path, "is a " + std::string(resultKindName(detected->kind)) + " file, not explore");
+            if (detected->json) {  // `explore --json` saved to a file
+                doc.report = std::move(*detected->json);
+                return doc;
+            }
             auto report = reportJsonOf(path);
             if (!report) return report.error();
             doc.report = std::move(*report);

@@ -8,6 +8,8 @@
 //   compare      HDF5, faultline_format="compare" (`compare --out`)
 //   sweep        HDF5, faultline_format="sweep" (`sweep --out`)
 //   collective   HDF5, faultline_format="collective" (`collective --out`)
+//   explore      HDF5, faultline_format="explore" (`explore --out`), or JSON with
+//                "format": "faultline-explore" (`explore --json` saved to a file)
 //   health       JSON, "format": "faultline-health" (`health --json`)
 //   evidence     a directory or ustar archive holding case.json with
 //                "schema": "faultline-evidence-case" (`evidence --out`)
@@ -23,9 +25,10 @@
 
 namespace faultline {
 
-enum class ResultKind { Incident, Campaign, Fleet, Compare, Sweep, Collective, Health, Evidence };
+enum class ResultKind { Incident, Campaign, Fleet, Compare, Sweep, Collective, Health, Evidence, Explore };
 
-// "incident", "campaign", "fleet", "compare", "sweep", "collective", "health", "evidence".
+// "incident", "campaign", "fleet", "compare", "sweep", "collective", "health", "evidence",
+// "explore".
 std::string_view resultKindName(ResultKind kind);
 
 // What `path` is. A file that is none of the above and not HDF5 or safetensors (a trace or a
@@ -35,7 +38,8 @@ Result<ResultKind> detectResultKind(const std::string& path);
 struct ResultDocument {
     ResultKind kind = ResultKind::Incident;
     std::string path;
-    // campaign, fleet, compare, sweep, collective: report_json; health: the document;
+    // campaign, fleet, compare, sweep, collective, explore: report_json; health, explore as JSON:
+    // the document;
     // evidence: case.json.
     nlohmann::json report;
     // evidence: `faultline verify`'s result, and its text.

@@ -5,6 +5,8 @@
 
 #include "../Text.h"
 #include "../replay/Statistics.h"
+#include "../replay/StoppingRule.h"
+#include "RateByCondition.h"
 
 namespace faultline {
 
@@ -341,6 +343,44 @@ void summarizeEvidence(const ResultDocument& doc, ResultSummary& s)
     s.tables.push_back(std::move(files));
 }
 
+void summarizeExplore(const ResultDocument& doc, ResultSummary& s)
+{
+    s.title = "Explore " + fileName(doc.path);
+    auto rates = rateByCondition(doc.report, doc.path);
+    if (!rates) {
+        s.lines.push_back(rates.message());
+        return;
+    }
+    const RateByCondition& r = *rates;
+    size_t fired = 0;
+    for (const ConditionRate& p : r.rates) fired += p.fired() ? 1 : 0;
+    s.lines.push_back(r.op + ": " + std::to_string(r.conditions.size()) + " condition(s) x " +
+                      std::to_string(r.targets.size()) + " target(s), " + std::to_string(r.runsPerCondition) +
+                      " runs each; fired in " + std::to_string(fired) + " of " +
+                      std::to_string(r.rates.size()));
+    if (r.cancelled) s.lines.push_back("Cancelled: the conditions listed are those that finished");
+    for (const std::string& f : r.findings) s.lines.push_back(f);
+    for (const std::string& w : r.warnings) s.lines.push_back("Warning: " + w);
+    ResultTable t = makeTable("Conditions", {"Target", "Kind", "Condition", "Max |x|", "Failures/runs",
+                                             "Rate (" + confidenceText(r.confidence) + ")", "Fired"});
+    size_t leftOut = 0;
+    for (const ConditionRate& p : r.rates) {
+        const ExploreConditionInfo& c = r.conditions[p.condition];
+        const std::string rate = !p.replayable ? std::string("not replayable")
+                                 : p.fired()   ? rateText({p.rate, p.low, p.high})
+                                               : cleanRateText(p.runs, r.confidence);
+        addRow(t,
+               {p.target, c.kind, c.label + (c.recorded ? " (recorded)" : ""), numberText(c.maxAbs),
+                std::to_string(p.failures) + "/" + std::to_string(p.runs), rate,
+                !p.replayable ? "not replayable"
+                : p.fired()   ? "fired"
+                              : "never"},
+               leftOut);
+    }
+    noteLeftOut(t, leftOut, "cells");
+    s.tables.push_back(std::move(t));
+}
+
 }  // namespace
 
 ResultSummary summarizeResult(const ResultDocument& doc)
@@ -365,6 +405,9 @@ ResultSummary summarizeResult(const ResultDocument& doc)
             break;
         case ResultKind::Evidence:
             summarizeEvidence(doc, s);
+            break;
+        case ResultKind::Explore:
+            summarizeExplore(doc, s);
             break;
         case ResultKind::Incident:
             s.title = fileName(doc.path);

@@ -12,6 +12,9 @@
 //             case), RMA reasons, Checklist, Files
 //   sweep, collective  GPUs and Links (the links view draws the matrix)
 //   fleet     Verdicts of the fleet's GPUs (the fleet view draws the table)
+//   explore   Conditions (per condition and target: kind, failures, rate with its interval or what
+//             the clean runs rule out, fired or never); the findings as headline lines (the
+//             results view draws the rates by condition: RateByCondition.h)
 #include <string>
 #include <vector>
 

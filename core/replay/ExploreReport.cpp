@@ -40,7 +40,8 @@ nlohmann::json exploreJson(const ExploreReport& r)
              {"sms", f.sms},
              {"range", f.fired.empty() ? nlohmann::json() : nlohmann::json::array({f.low, f.high})},
              {"text", f.text}});
-    return {{"trace", r.trace},
+    return {{"format", "faultline-explore"},
+            {"trace", r.trace},
             {"op", {{"index", r.opIndex}, {"op", r.op}, {"name", r.name}}},
             {"targets", r.targets},
             {"vary", r.vary},

@@ -51,6 +51,13 @@ OpenedFiles OpenedFiles::probeOnWorker(const QStringList& paths)
                     result.comparison = std::move(comparison);
                 }
             }
+            if (result.kind == ResultKind::Explore) {
+                auto rates = rateByCondition(doc->report, p);
+                if (!rates)
+                    opened.errors << QString::fromStdString(rates.message());
+                else
+                    result.rates = std::make_shared<const RateByCondition>(std::move(*rates));
+            }
             if (result.kind == ResultKind::Fleet)
                 result.fleet = std::make_shared<const nlohmann::json>(std::move(doc->report));
         }

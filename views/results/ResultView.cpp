@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "views/heatmap/ComparisonHeatmap.h"
+#include "views/plots/RateByConditionPlot.h"
 #include "views/results/ResultTableModel.h"
 
 namespace faultline::views {
@@ -87,6 +88,16 @@ void ResultView::showComparison(std::shared_ptr<const Incident> comparison)
         delete m_comparison;
         m_comparison = new ComparisonHeatmap(comparison);
         m_sections->insertTab(0, m_comparison, tr("Heatmap"));
+        m_sections->setCurrentIndex(0);
+    });
+}
+
+void ResultView::showRates(std::shared_ptr<const RateByCondition> rates)
+{
+    QTimer::singleShot(0, this, [this, rates = std::move(rates)] {
+        delete m_rates;
+        m_rates = new RateByConditionPlot(rates);
+        m_sections->insertTab(0, m_rates, tr("Rate by condition"));
         m_sections->setCurrentIndex(0);
     });
 }

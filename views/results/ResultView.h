@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "core/incident/RateByCondition.h"
 #include "core/incident/ResultTables.h"
 #include "views/incident/Incident.h"
 
@@ -18,6 +19,7 @@ class QTableView;
 namespace faultline::views {
 
 class ComparisonHeatmap;
+class RateByConditionPlot;
 class ResultTableModel;
 
 class ResultView : public QWidget {
@@ -37,6 +39,10 @@ public:
     // (in the next event-loop turn).
     void showComparison(std::shared_ptr<const Incident> comparison);
     ComparisonHeatmap* comparison() const { return m_comparison; }
+    // An explore results file's failure rate by condition drawn (RateByConditionPlot), as the
+    // first section, shown (in the next event-loop turn).
+    void showRates(std::shared_ptr<const RateByCondition> rates);
+    RateByConditionPlot* rates() const { return m_rates; }
 
 private:
     QString m_path;
@@ -45,6 +51,7 @@ private:
     QLabel* m_headline = nullptr;
     QTabWidget* m_sections = nullptr;
     ComparisonHeatmap* m_comparison = nullptr;
+    RateByConditionPlot* m_rates = nullptr;
 };
 
 }  // namespace faultline::views

@@ -319,6 +319,7 @@ void MainWindow::showOpenedResultOnUi(quint64 job, std::shared_ptr<const OpenedF
     } else {
         ResultView* view = m_results->showResult(r.path, r.kind, r.summary);
         if (r.comparison) view->showComparison(r.comparison);
+        if (r.rates) view->showRates(r.rates);
         m_resultsDock->show();
         m_resultsDock->raise();
         statusBar()->showMessage(tr("%1 opened beside the incident").arg(r.path), 6000);
