@@ -225,8 +225,8 @@ Result<ResultDocument> readResultDocument(const std::string& path, ResultKind ki
             if (detected->kind != kind)
                 return fileError(
                     path, "is a " + std::string(resultKindName(detected->kind)) + " file, not explore");
-            if (detected->json) {  // `explore --json` saved to a file
-                doc.report = std::move(*detected->json);
+            if (detected->doc) {  // `explore --json` saved to a file
+                doc.report = std::move(*detected->doc);
                 return doc;
             }
             auto report = reportJsonOf(path);
