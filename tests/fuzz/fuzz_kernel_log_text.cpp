@@ -36,13 +36,6 @@ bool validUtf8Text(const std::string& s)
     return validUtf8(s, s.size()) == s;
 }
 
-std::string_view trimBlanks(std::string_view s)
-{
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 // Printable UTF-8 but for line ends: no escape sequence can reach a terminal.
 bool onlyNewlineControls(std::string text)
 {
