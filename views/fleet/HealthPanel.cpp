@@ -14,6 +14,7 @@
 #include <map>
 
 #include "views/plots/PlotStyle.h"
+#include "views/shell/ReadOnlyTable.h"
 
 namespace faultline::views {
 namespace {
@@ -25,15 +26,8 @@ QString qs(const std::string& s)
 
 QTableWidget* makeTable(const QString& name, const QStringList& headers)
 {
-    auto* table = new QTableWidget(0, int(headers.size()));
-    table->setObjectName(name);
-    table->setHorizontalHeaderLabels(headers);
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    QTableWidget* table = makeReadOnlyTable(name, headers);
     table->setSelectionMode(QAbstractItemView::SingleSelection);
-    table->setWordWrap(false);
     return table;
 }
 

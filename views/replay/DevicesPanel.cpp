@@ -15,6 +15,7 @@
 #include "views/fleet/HealthPanel.h"
 #include "views/plots/PlotStyle.h"
 #include "views/replay/WorkerProgram.h"
+#include "views/shell/ReadOnlyTable.h"
 
 namespace faultline::views {
 namespace {
@@ -41,19 +42,6 @@ QString mhz(int khz)
     return khz > 0 ? QString::number(khz / 1000) : QStringLiteral("n/a");
 }
 
-QTableWidget* makeTable(const QString& name, const QStringList& headers)
-{
-    auto* table = new QTableWidget(0, int(headers.size()));
-    table->setObjectName(name);
-    table->setHorizontalHeaderLabels(headers);
-    table->verticalHeader()->hide();
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setWordWrap(false);
-    return table;
-}
-
 }  // namespace
 
 DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
@@ -74,10 +62,11 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
     m_inventory->setWordWrap(true);
     m_inventory->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_inventory);
-    m_local = makeTable(QStringLiteral("localDevices"),
-                        {tr("Device"), tr("Name"), tr("UUID"), tr("PCI bus id"), tr("Compute"), tr("SMs"),
-                         tr("Memory"), tr("Clocks (MHz)"), tr("ECC"), tr("ECC errors"), tr("Remapped rows"),
-                         tr("Temp."), tr("Power"), tr("Serial"), tr("Peers"), tr("Notes")});
+    m_local =
+        makeReadOnlyTable(QStringLiteral("localDevices"),
+                          {tr("Device"), tr("Name"), tr("UUID"), tr("PCI bus id"), tr("Compute"), tr("SMs"),
+                           tr("Memory"), tr("Clocks (MHz)"), tr("ECC"), tr("ECC errors"), tr("Remapped rows"),
+                           tr("Temp."), tr("Power"), tr("Serial"), tr("Peers"), tr("Notes")});
     m_local->horizontalHeaderItem(GpuClocks)->setToolTip(tr("SM clock / memory clock"));
     m_local->horizontalHeaderItem(GpuEccErrors)
         ->setToolTip(
@@ -95,9 +84,9 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
 
     m_traceTitle = new QLabel(tr("<b>Recorded in the trace</b>"));
     layout->addWidget(m_traceTitle);
-    m_table =
-        makeTable(QStringLiteral("traceDevices"), {tr("Label"), tr("Name"), tr("UUID"), tr("Serial"),
-                                                   tr("PCI bus id"), tr("Driver"), tr("Role"), tr("Notes")});
+    m_table = makeReadOnlyTable(QStringLiteral("traceDevices"),
+                                {tr("Label"), tr("Name"), tr("UUID"), tr("Serial"), tr("PCI bus id"),
+                                 tr("Driver"), tr("Role"), tr("Notes")});
     layout->addWidget(m_table, 1);
 
     m_timer = new QTimer(this);
