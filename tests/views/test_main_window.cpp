@@ -91,7 +91,10 @@ private slots:
         const auto inc = w.incident();
         QVERIFY(inc->singleFile);
         QCOMPARE(inc->entries.size(), size_t(3));
-        for (const IncidentEntry& e : inc->entries) QCOMPARE(e.verdict, QString("listed"));
+        for (const IncidentEntry& e : inc->entries) {
+            QCOMPARE(e.verdict, QString("listed"));
+            QVERIFY(e.isListedOnly() && !e.isDivergent() && !e.isUnjudged());
+        }
         // The tree: one section, grouped by path; the fc2 weight with its dtype and shape.
         DivergenceTreeModel* m = w.treePanel()->model();
         QCOMPARE(m->rowCount(), 1);
@@ -123,6 +126,7 @@ private slots:
         QCOMPARE(inc->entries.size(), size_t(8));
         for (const IncidentEntry& e : inc->entries) {
             QCOMPARE(e.verdict, QString("identical"));
+            QCOMPARE(e.tensorVerdict, std::optional(TensorVerdict::Identical));
             QVERIFY(e.divergence);
             QCOMPARE(e.divergence->mismatches, 0ull);
         }
@@ -162,7 +166,10 @@ private slots:
         QCOMPARE(column(w, "layer.weight", DivergenceTreeModel::Beyond), QString("0"));
         QCOMPARE(column(w, "layer.weight", DivergenceTreeModel::Mismatches), QString("3"));
         for (const IncidentEntry& e : w.incident()->entries)
-            if (e.name == "layer.weight") QCOMPARE(e.verdict, QString("within"));
+            if (e.name == "layer.weight") {
+                QCOMPARE(e.verdict, QString("within"));
+                QVERIFY(!e.isDivergent());
+            }
         QVERIFY2(w.page()->banner()->storyText().contains("0 of 2 tensors differ beyond abs:0.01"),
                  qPrintable(w.page()->banner()->storyText()));
         QVERIFY(w.statusBar()->findChild<QLabel*>("statusSummary")->text().contains("abs:0.01"));

@@ -401,10 +401,9 @@ void HeatmapView::rebinOnUi()
     const Divergence* d = divergence();
     if (!e) return showMessage(tr("Select an op or a tensor"));
     if (!d) {
-        QString why = e->verdict == QLatin1String("listed") ? tr("Not compared: open a reference file too.")
-                                                            : tr("No comparison: %1").arg(e->verdict);
-        if (!e->detail.isEmpty() && e->verdict != QLatin1String("listed"))
-            why += QStringLiteral("\n") + e->detail;
+        QString why = e->isListedOnly() ? tr("Not compared: open a reference file too.")
+                                        : tr("No comparison: %1").arg(e->verdict);
+        if (!e->detail.isEmpty() && !e->isListedOnly()) why += QStringLiteral("\n") + e->detail;
         return showMessage(why);
     }
     if (!d->tiles.hasCounts())

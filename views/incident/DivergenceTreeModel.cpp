@@ -349,10 +349,7 @@ QVariant DivergenceTreeModel::data(const QModelIndex& index, int role) const
         case Qt::ForegroundRole:
             if ((e && e->isDivergent()) || (!e && n.divergent > 0))
                 return QBrush(PlotStyle::divergentColor());
-            if (e && (e->verdict == QLatin1String("error") || e->verdict == QLatin1String("unpaired") ||
-                      e->verdict == QLatin1String("not comparable") ||
-                      e->verdict == QLatin1String("not compared")))
-                return QBrush(PlotStyle::warningColor());
+            if (e && e->isUnjudged()) return QBrush(PlotStyle::warningColor());
             return {};
         case Qt::FontRole:
             if (first) {

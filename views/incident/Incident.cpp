@@ -1,4 +1,5 @@
 #include "views/incident/Incident.h"
+#include "views/shell/ViewText.h"
 
 #include <QFileInfo>
 #include <algorithm>
@@ -11,19 +12,51 @@ QString fileName(const QString& path)
     return QFileInfo(path).fileName();
 }
 
-QString qs(const std::string& s)
+TensorVerdict tensorVerdictOf(const Divergence& d)
 {
-    return QString::fromStdString(s);
-}
-
-QString tensorVerdict(const Divergence& d)
-{
-    if (d.mismatches == 0) return QStringLiteral("identical");
-    if (d.beyondTolerance == 0) return QStringLiteral("within");
-    return QStringLiteral("beyond");
+    if (d.mismatches == 0) return TensorVerdict::Identical;
+    if (d.beyondTolerance == 0) return TensorVerdict::Within;
+    return TensorVerdict::Beyond;
 }
 
 }  // namespace
+
+QString tensorVerdictText(TensorVerdict v)
+{
+    switch (v) {
+        case TensorVerdict::Identical:
+            return QStringLiteral("identical");
+        case TensorVerdict::Within:
+            return QStringLiteral("within");
+        case TensorVerdict::Beyond:
+            return QStringLiteral("beyond");
+        case TensorVerdict::Differs:
+            return QStringLiteral("differs");
+        case TensorVerdict::Error:
+            return QStringLiteral("error");
+        case TensorVerdict::NotComparable:
+            return QStringLiteral("not comparable");
+        case TensorVerdict::NotCompared:
+            return QStringLiteral("not compared");
+        case TensorVerdict::Unpaired:
+            return QStringLiteral("unpaired");
+        case TensorVerdict::Listed:
+            return QStringLiteral("listed");
+    }
+    return {};
+}
+
+void IncidentEntry::setVerdict(BisectVerdict v)
+{
+    opVerdict = v;
+    verdict = QString::fromStdString(nameOf(v));
+}
+
+void IncidentEntry::setVerdict(TensorVerdict v)
+{
+    tensorVerdict = v;
+    verdict = tensorVerdictText(v);
+}
 
 QString Incident::title() const
 {
@@ -106,8 +139,7 @@ void Incident::buildEntries()
             e.name = qs(b.name.empty() ? b.op + " " + std::to_string(b.index) : b.name);
             e.opKind = qs(b.op);
             e.opIndex = b.index;
-            e.opVerdict = b.verdict;
-            e.verdict = qs(nameOf(b.verdict));
+            e.setVerdict(b.verdict);
             e.detail = qs(b.detail);
             if (b.divergence) {
                 e.divergence = &*b.divergence;
@@ -147,7 +179,7 @@ void Incident::buildEntries()
         for (const Divergence* d : sorted) {
             IncidentEntry e;
             e.name = qs(d->name);
-            e.verdict = tensorVerdict(*d);
+            e.setVerdict(tensorVerdictOf(*d));
             e.detail = qs(d->signature.detail);
             e.divergence = d;
             e.hasInfo = true;
@@ -160,21 +192,21 @@ void Incident::buildEntries()
         for (const PairError& pe : compare->errors) {
             IncidentEntry e;
             e.name = qs(pe.name);
-            e.verdict = QStringLiteral("error");
+            e.setVerdict(TensorVerdict::Error);
             e.detail = qs(pe.message);
             add(std::move(e));
         }
         for (const PairError& pe : compare->notComparable) {
             IncidentEntry e;
             e.name = qs(pe.name);
-            e.verdict = QStringLiteral("not comparable");
+            e.setVerdict(TensorVerdict::NotComparable);
             e.detail = qs(pe.message);
             add(std::move(e));
         }
         for (const NotCompared& n : compare->notCompared) {
             IncidentEntry e;
             e.name = qs(n.name);
-            e.verdict = QStringLiteral("not compared");
+            e.setVerdict(TensorVerdict::NotCompared);
             e.detail = qs(n.reason);
             add(std::move(e));
         }
@@ -182,7 +214,7 @@ void Incident::buildEntries()
         for (const RecordDivergence& d : compare->records) {
             IncidentEntry e;
             e.name = qs(d.name);
-            e.verdict = d.mismatches ? QStringLiteral("differs") : QStringLiteral("identical");
+            e.setVerdict(d.mismatches ? TensorVerdict::Differs : TensorVerdict::Identical);
             QString detail = qs(d.type);
             if (d.mismatches) {
                 detail += QStringLiteral(": %1 of %2 values differ").arg(d.mismatches).arg(d.values);
@@ -196,7 +228,7 @@ void Incident::buildEntries()
         for (const UnpairedTensor& u : compare->unpaired) {
             IncidentEntry e;
             e.name = qs(u.name);
-            e.verdict = QStringLiteral("unpaired");
+            e.setVerdict(TensorVerdict::Unpaired);
             e.detail = QStringLiteral("only in the %1 file").arg(qs(u.side));
             const TensorFile* f = u.side == "suspect" ? suspectFile.get() : referenceFile.get();
             if (f)
@@ -213,7 +245,7 @@ void Incident::buildEntries()
         for (const TensorInfo& t : singleFile->tensors()) {
             IncidentEntry e;
             e.name = qs(t.name);
-            e.verdict = QStringLiteral("listed");
+            e.setVerdict(TensorVerdict::Listed);
             e.detail = t.kind.empty() ? QString() : qs(t.kind);
             e.hasInfo = true;
             e.dtype = t.dtype;

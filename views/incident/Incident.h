@@ -23,16 +23,32 @@ namespace faultline::views {
 
 enum class EntrySource { TraceOp, Tensor };
 
+// What the comparison says of a tensor entry (trace ops carry BisectVerdict instead).
+enum class TensorVerdict {
+    Identical,      // every element bit for bit
+    Within,         // differences, all within tolerance
+    Beyond,         // differences beyond tolerance
+    Differs,        // a dataset that is not a tensor, compared for equality, differs
+    Error,          // the pair could not be read
+    NotComparable,  // dtypes or shapes do not pair
+    NotCompared,    // left out (filters, kinds)
+    Unpaired,       // only in one of the two files
+    Listed,         // a lone file: nothing to compare with
+};
+
+// The word shown for a tensor verdict ("identical", "not comparable", ...).
+QString tensorVerdictText(TensorVerdict v);
+
 struct IncidentEntry {
     int id = 0;  // index into Incident::entries
     EntrySource source = EntrySource::Tensor;
     QString name;        // module path (ops) or pairing key / tensor name (tensors)
     QString opKind;      // ops: gemm, softmax, ...
     size_t opIndex = 0;  // ops: trace order
-    // ops: ok | divergent | skipped | error; tensors: identical | within | beyond | error |
-    // unpaired | listed (a lone file: no comparison)
+    // The verdict as shown: ops nameOf(opVerdict), tensors tensorVerdictText(tensorVerdict).
     QString verdict;
-    std::optional<BisectVerdict> opVerdict;  // ops: `verdict` as bisect's enum
+    std::optional<BisectVerdict> opVerdict;      // ops
+    std::optional<TensorVerdict> tensorVerdict;  // tensors and datasets
     QString detail;
     QString judge;  // ops: what judged the op (bisectJudgeText: "peer cpu1, bitwise", ...)
     const Divergence* divergence = nullptr;  // owned by the Incident; null when not compared
@@ -45,11 +61,22 @@ struct IncidentEntry {
     std::string suspectTensor, referenceTensor;
     QString peerLabel;  // ops judged by a peer
 
+    void setVerdict(BisectVerdict v);
+    void setVerdict(TensorVerdict v);
+
     bool isDivergent() const
     {
-        return opVerdict == BisectVerdict::Divergent || verdict == QLatin1String("beyond") ||
-               verdict == QLatin1String("differs");
+        return opVerdict == BisectVerdict::Divergent || tensorVerdict == TensorVerdict::Beyond ||
+               tensorVerdict == TensorVerdict::Differs;
     }
+    // Nothing could judge it: an error, or no counterpart to compare with.
+    bool isUnjudged() const
+    {
+        return opVerdict == BisectVerdict::Error || tensorVerdict == TensorVerdict::Error ||
+               tensorVerdict == TensorVerdict::Unpaired || tensorVerdict == TensorVerdict::NotComparable ||
+               tensorVerdict == TensorVerdict::NotCompared;
+    }
+    bool isListedOnly() const { return tensorVerdict == TensorVerdict::Listed; }
 };
 
 // Tile->SM maps that replays of the incident's trace recorded, per op index, one per target
