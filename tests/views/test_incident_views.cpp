@@ -246,6 +246,39 @@ private slots:
         QCOMPARE(drawn, double(total));
     }
 
+    // Narrow or wide, the labels of the error distribution's axes never sit on each other (a
+    // 3-bin ULP axis once printed "2²²2²³2²⁴" in a narrow dock).
+    void errorDistributionLabelsNeverOverlap()
+    {
+        for (int width : {240, 420, 900}) {
+            ErrorDistributionView view;
+            view.resize(width, 240);
+            view.show();
+            view.setEntry(m_window->incident(), firstEntry().id);
+            QCoreApplication::processEvents();
+            view.plot()->replot();
+            for (QCPAxisRect* rect : view.plot()->axisRects()) {
+                QCPAxis* axis = rect->axis(QCPAxis::atBottom);
+                const QVector<double> ticks = axis->tickVector();
+                const QVector<QString> labels = axis->tickVectorLabels();
+                QVERIFY(!ticks.isEmpty());
+                const QFontMetrics fm(axis->tickLabelFont());
+                for (int i = 1; i < ticks.size(); ++i) {
+                    const double gap =
+                        std::abs(axis->coordToPixel(ticks[i]) - axis->coordToPixel(ticks[i - 1]));
+                    const double need =
+                        (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])) / 2.0;
+                    QVERIFY2(gap > need,
+                             qPrintable(QString("%1 px wide: labels %2 and %3 are %4 px apart, need %5")
+                                            .arg(width)
+                                            .arg(labels[i - 1], labels[i])
+                                            .arg(gap)
+                                            .arg(need)));
+                }
+            }
+        }
+    }
+
     // With no entry the legend is empty; the plot must still span the view (an empty legend
     // once capped the layout's column, leaving a 50 px axis rect with its labels on each other).
     void emptyBitHistogramKeepsItsWidth()

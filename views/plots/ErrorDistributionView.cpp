@@ -5,6 +5,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -31,6 +32,13 @@ void setupLogCounts(QCPAxis* axis)
     axis->setNumberFormat(QStringLiteral("eb"));
     axis->setNumberPrecision(0);
     axis->setLabel(QObject::tr("elements"));
+}
+
+// A step between labelled bins so that at most `labels` labels share the axis.
+int labelStep(int lo, int hi, int labels)
+{
+    const int bins = hi - lo + 1;
+    return std::max(1, (bins + labels - 1) / labels);
 }
 
 std::vector<std::pair<double, double>> barsOf(const QCPBars* bars)
@@ -149,7 +157,8 @@ void ErrorDistributionView::refresh()
     }
     ulpLo = std::max(0, ulpLo - 1);
     ulpHi += 1;
-    const int step = std::max(1, (ulpHi - ulpLo + 2) / 3);
+    m_labels = labelsThatFit();
+    const int step = labelStep(ulpLo, ulpHi, m_labels);
     for (int k = ulpLo; k <= ulpHi; k += step)
         ulpTicker->addTick(k, k == 0 ? QStringLiteral("0") : QStringLiteral("2%1").arg(superscript(k - 1)));
     m_ulpRect->axis(QCPAxis::atBottom)->setTicker(ulpTicker);
@@ -175,7 +184,7 @@ void ErrorDistributionView::refresh()
         hi += 1;
     }
     auto decTicker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
-    const int dstep = std::max(1, (hi - lo + 2) / 3);
+    const int dstep = labelStep(lo, hi, m_labels);
     for (int k = lo; k <= hi; k += dstep) decTicker->addTick(k, QStringLiteral("10%1").arg(superscript(k)));
     QCPAxis* decAxis = m_decadeRect->axis(QCPAxis::atBottom);
     decAxis->setTicker(decTicker);
@@ -196,6 +205,20 @@ void ErrorDistributionView::refresh()
     else
         m_title->setText(tr("Error sizes · max %1 ulp").arg(d->maxUlp));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int ErrorDistributionView::labelsThatFit() const
+{
+    // Two plots side by side, each with its count axis (~60 px) to the left; a label such as
+    // "2²³" or "10⁻¹⁵" with room around it takes ~40 px.
+    const int perPlot = width() / 2 - 60;
+    return std::clamp(perPlot / 40, 2, 8);
+}
+
+void ErrorDistributionView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (labelsThatFit() != m_labels) refresh();
 }
 
 void ErrorDistributionView::changeEvent(QEvent* event)

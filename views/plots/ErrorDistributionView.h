@@ -32,9 +32,12 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void refresh();
+    // How many tick labels fit under each of the two plots at the current width.
+    int labelsThatFit() const;
 
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
@@ -46,6 +49,7 @@ private:
     std::shared_ptr<const Incident> m_incident;
     int m_entryId = -1;
     bool m_absolute = false;
+    int m_labels = 0;  // labelsThatFit() when the ticks were made
 };
 
 }  // namespace faultline::views
