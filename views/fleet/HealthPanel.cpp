@@ -15,14 +15,10 @@
 
 #include "views/plots/PlotStyle.h"
 #include "views/shell/ReadOnlyTable.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 QTableWidget* makeTable(const QString& name, const QStringList& headers)
 {

@@ -5,17 +5,9 @@
 #include <cmath>
 
 #include "views/plots/PlotStyle.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
-namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-}  // namespace
-
 QString byteText(uint64_t bytes)
 {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -18,6 +18,7 @@
 #include "views/heatmap/HeatmapView.h"
 #include "views/plots/PlotStyle.h"
 #include "views/replay/WorkerJob.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
 namespace {
@@ -57,11 +58,6 @@ public:
         painter->restore();
     }
 };
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 constexpr int kMinCell = 14;  // pixels: 64 ranks fit in about 900
 

@@ -5,18 +5,9 @@
 
 #include "core/compare/CompareJson.h"
 #include "core/compare/UlpDistance.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
-namespace {
-
-QString num(double v)
-{
-    if (std::isnan(v)) return QStringLiteral("NaN");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 9);
-}
-
-}  // namespace
 
 QStringList elementReadout(const ElementValues& v, uint64_t row, uint64_t col)
 {
@@ -27,9 +18,9 @@ QStringList elementReadout(const ElementValues& v, uint64_t row, uint64_t col)
     const uint64_t sb = v.suspectBits(i), rb = v.referenceBits(i);
     const double s = v.suspect[i], r = v.reference[i];
     lines << QStringLiteral("%1: %2 (%3)")
-                 .arg(v.suspectLabel, num(s), QString::fromStdString(bitsToHex(sb, bits)));
+                 .arg(v.suspectLabel, numberText(s), QString::fromStdString(bitsToHex(sb, bits)));
     lines << QStringLiteral("%1: %2 (%3)")
-                 .arg(v.referenceLabel, num(r), QString::fromStdString(bitsToHex(rb, bits)));
+                 .arg(v.referenceLabel, numberText(r), QString::fromStdString(bitsToHex(rb, bits)));
     if (sb == rb) {
         lines << QObject::tr("bit-identical · 0 ulp");
         return lines;
@@ -37,8 +28,8 @@ QStringList elementReadout(const ElementValues& v, uint64_t row, uint64_t col)
     const std::optional<uint64_t> ulp = ulpDistance(v.dtype, sb, rb);
     if (ulp) {
         const double absErr = std::fabs(s - r);
-        const QString rel = r != 0 ? num(absErr / std::fabs(r)) : QStringLiteral("inf");
-        lines << QObject::tr("|error| %1 · rel error %2 · %3 ulp").arg(num(absErr), rel).arg(*ulp);
+        const QString rel = r != 0 ? numberText(absErr / std::fabs(r)) : QStringLiteral("inf");
+        lines << QObject::tr("|error| %1 · rel error %2 · %3 ulp").arg(numberText(absErr), rel).arg(*ulp);
     } else {
         lines << QObject::tr("|error| — · rel error — · no ulp distance (NaN/Inf involved)");
     }

@@ -7,16 +7,10 @@
 #include "core/compare/CompareJson.h"
 #include "core/compare/SignatureTileLevel.h"
 #include "views/heatmap/ElementReadout.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
 namespace {
-
-QString num(double v)
-{
-    if (std::isnan(v)) return QStringLiteral("NaN");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 9);
-}
 
 QString multiIndex(const std::vector<uint64_t>& shape, uint64_t flat)
 {
@@ -47,7 +41,7 @@ QString tileLine(const Divergence& d, int level, uint64_t row, uint64_t col)
                    .arg(lv.mismatches[t])
                    .arg(lv.beyond[t])
                    .arg(lv.anomalies[t])
-                   .arg(num(lv.maxAbsError[t]));
+                   .arg(numberText(lv.maxAbsError[t]));
 }
 
 }  // namespace
@@ -123,7 +117,7 @@ QString heatmapInfoText(const Divergence* d, const AnomalyRegions& regions, int 
                         .arg(r.box.colBegin)
                         .arg(r.box.colEnd)
                         .arg(r.count)
-                        .arg(num(r.maxAbsError));
+                        .arg(numberText(r.maxAbsError));
         }
         lines << line;
     }

@@ -2,14 +2,10 @@
 
 #include "core/incident/OpenIncident.h"
 #include "views/replay/WorkerJob.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 constexpr int kProgressSteps = 1000;
 
