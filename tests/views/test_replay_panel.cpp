@@ -8,6 +8,7 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
@@ -301,6 +302,10 @@ private slots:
         QVERIFY(!report->ops.empty());
         QCOMPARE(stops->rowCount(), int(report->ops.size()) * 2);
         QVERIFY(!panel->stopsView()->isHidden());
+        // Finished: the progress bar is full though fewer runs than planned ran.
+        const auto* progress = panel->findChild<QProgressBar*>();
+        QVERIFY(progress && progress->maximum() > 0);
+        QCOMPARE(progress->value(), progress->maximum());
         for (size_t op : report->ops) {
             QCOMPARE(stops->stoppedByOf(op, healthy), std::optional(StoppedBy::Rate));
             QCOMPARE(stops->runsOf(op, healthy), needed);
@@ -348,9 +353,11 @@ private slots:
         // With FAULTLINE_DOC_SCREENSHOTS=DIR: the replay dock after this campaign (docs/reproducing.md).
         if (const QString out = qEnvironmentVariable("FAULTLINE_DOC_SCREENSHOTS"); !out.isEmpty()) {
             auto* dock = m_window->findChild<QDockWidget*>("replayDock");
-            dock->raise();
+            dock->setFloating(true);  // room for the words and the rows
+            dock->resize(1100, 990);
             QTest::qWait(300);
             QVERIFY(dock->grab().save(out + "/screenshot-replay-until-rate.png"));
+            dock->setFloating(false);
         }
 
         // A fixed campaign afterwards hides the stops again.

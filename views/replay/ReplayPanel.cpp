@@ -163,7 +163,7 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_stopsTable->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_stopsTable->setMinimumHeight(90);
     m_stopsTable->hide();
-    layout->addWidget(m_stopsTable, 1);
+    layout->addWidget(m_stopsTable, 2);  // a row per op and target: more rows than targets
 
     // The running timers of the runs in flight.
     m_clock = new QTimer(this);
@@ -538,10 +538,14 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
     m_table->setColumnHidden(ReplayResultsModel::Progress, true);  // the Failed column has the runs
     fitColumns();
     const quint64 runs = std::max<quint64>(report->runsTotal, report->runs.size());
-    if (report->cancelled)
+    if (report->cancelled) {
         setState(tr("Cancelled after %1 of %2 runs: verdicts are partial").arg(runs).arg(m_total));
-    else
+    } else {
+        // Done: an adaptive campaign planned the most runs it could take, and usually took fewer.
+        m_progress->setRange(0, int(std::min<quint64>(std::max<quint64>(runs, 1), 1u << 30)));
+        m_progress->setValue(m_progress->maximum());
         setState(tr("Finished: %1 runs").arg(runs));
+    }
     m_stateLabel->setToolTip(tr("Results: %1").arg(m_lastResultsPath));
     if (!report->warnings.empty()) m_note->setText(QString::fromStdString(report->warnings.front()));
     updateControls();
