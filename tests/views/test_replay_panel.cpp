@@ -17,7 +17,6 @@
 
 #include "DemoWindow.h"
 #include "core/demo/DemoIncident.h"
-#include "core/incident/ResultTables.h"
 #include "core/replay/CampaignSummary.h"
 #include "core/replay/StoppingRule.h"
 #include "core/replay/TargetSpec.h"
@@ -26,6 +25,9 @@
 #include "views/replay/RepetitionOptions.h"
 #include "views/replay/ReplayPanel.h"
 #include "views/replay/ReplayResultsModel.h"
+#include "views/results/ResultTableModel.h"
+#include "views/results/ResultTabs.h"
+#include "views/results/ResultView.h"
 #include "views/shell/MainWindow.h"
 
 using namespace faultline;
@@ -330,25 +332,33 @@ private slots:
         QCOMPARE(panel->resultsModel()->verdictOf(healthy), QString("healthy"));
         QVERIFY(panel->resultsModel()->verdictOf(flip) != QString("healthy"));
 
-        // The saved results file (replay --out) opened in the results tab shows the same words.
-        auto doc = readResultDocument(panel->lastResultsPath().toStdString(), ResultKind::Campaign);
-        QVERIFY2(doc, doc ? "" : doc.message().c_str());
-        const ResultSummary summary = summarizeResult(*doc);
-        const ResultTable* ops = nullptr;
-        for (const ResultTable& t : summary.tables)
-            if (t.title == "Ops") ops = &t;
+        // The saved results file (replay --out), opened beside the incident, shows the same words in
+        // its Ops table.
+        const QString saved = panel->lastResultsPath();
+        const auto incident = m_window->incident();
+        QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
+        m_window->openFiles({saved});
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        ResultView* view = m_window->resultTabs()->viewOf(saved);
+        QVERIFY(view);
+        QCOMPARE(view->kind(), ResultKind::Campaign);
+        const ResultTableModel* ops = view->model("Ops");
         QVERIFY(ops);
-        const auto column = [&](const std::string& name) {
-            return size_t(std::find(ops->columns.begin(), ops->columns.end(), name) - ops->columns.begin());
+        QCOMPARE(ops->rowCount(), stops->rowCount());
+        const auto cell = [&](int row, const QString& column) {
+            return ops->index(row, ops->column(column)).data().toString();
         };
-        QCOMPARE(ops->rows.size(), size_t(stops->rowCount()));
-        for (const auto& row : ops->rows) {
-            const size_t op = std::stoul(row[column("Op")]);
-            const QString target = QString::fromStdString(row[column("Target")]);
-            QCOMPARE(QString::fromStdString(row[column("Stopped by")]),
+        for (int row = 0; row < ops->rowCount(); ++row) {
+            const size_t op = cell(row, "Op").toULongLong();
+            const QString target = cell(row, "Target");
+            QVERIFY(stops->rowOf(op, target) >= 0);
+            QCOMPARE(cell(row, "Stopped by"),
                      QString::fromStdString(nameOf(*stops->stoppedByOf(op, target))));
-            QCOMPARE(QString::fromStdString(row[column("What it rules out")]), stops->rulesOutOf(op, target));
+            QCOMPARE(cell(row, "What it rules out"), stops->rulesOutOf(op, target));
         }
+        QVERIFY2(view->headline()->text().contains("runs until a failure or rate &lt; 0.01 at 95%"),
+                 qPrintable(view->headline()->text()));
+        QCOMPARE(m_window->incident(), incident);  // opened beside it
 
         // With FAULTLINE_DOC_SCREENSHOTS=DIR: the replay dock after this campaign (docs/reproducing.md).
         if (const QString out = qEnvironmentVariable("FAULTLINE_DOC_SCREENSHOTS"); !out.isEmpty()) {
