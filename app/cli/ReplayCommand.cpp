@@ -19,9 +19,9 @@ namespace faultline::cli {
 namespace {
 
 struct ReplayOptions {
-    std::string trace, targets, ops, out, reference, inventory, budget;
+    std::string trace, targets, ops, out, reference, inventory, untilRate, budget;
     uint32_t reps = 3;
-    double untilRate = 0, confidence = 0.95;
+    double confidence = 0.95;
     uint64_t seed = 1;
     double timeoutSeconds = 60;
     bool adaptive = false;  // --until-rate given
@@ -49,7 +49,9 @@ int runReplay(const ReplayOptions& o)
                                   ErrorCode::Usage});
     CampaignOptions c;
     if (o.adaptive) {
-        c.stopping.untilRate = o.untilRate;
+        auto rate = parseRate(o.untilRate);
+        if (!rate) return failWith(rate.error());
+        c.stopping.untilRate = *rate;
         c.stopping.confidence = o.confidence;
         if (!o.budget.empty()) {
             auto budget = parseDuration(o.budget);
@@ -135,9 +137,11 @@ CommandRunner addReplayCommand(CLI::App& app)
     CLI::Option* reps =
         cmd->add_option("--reps", o->reps, "repetitions per op and target")->check(CLI::Range(1u, 1000000u));
     CLI::Option* untilRate =
-        cmd->add_option("--until-rate", o->untilRate,
-                        "repeat each op on each target until a failure, or until no failure rules out "
-                        "this rate (upper confidence bound below it), or until --budget is spent")
+        cmd->add_option(
+               "--until-rate", o->untilRate,
+               "repeat each op on each target until a failure, or until no failure rules out "
+               "this rate (upper confidence bound below it), or until --budget is spent; RATE as 1e-3, "
+               "0.001 or 0.1%")
             ->excludes(reps);
     cmd->add_option("--confidence", o->confidence, "confidence of --until-rate's bound (default 0.95)")
         ->needs(untilRate);

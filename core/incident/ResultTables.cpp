@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "../Text.h"
+#include "../replay/CampaignSummary.h"
 #include "../replay/Statistics.h"
 #include "../replay/StoppingRule.h"
 #include "RateByCondition.h"
@@ -147,9 +149,21 @@ void summarizeCampaign(const ResultDocument& doc, ResultSummary& s)
 {
     const json& r = doc.report;
     s.title = "Campaign " + fileName(doc.path);
+    // An adaptive campaign (replay --until-rate) keeps its rule: what each op and target stopped by
+    // reads as the CLI prints it (stoppedByText).
+    const json& untilRate = at(r, "until_rate");
+    StoppingRule rule;
+    if (untilRate.is_object()) {
+        rule.untilRate = number(untilRate, "rate");
+        rule.confidence = number(untilRate, "confidence", 0.95);
+    }
+    const std::string repetitions = rule.adaptive()
+                                        ? "runs until a failure or rate < " + rateNumberText(rule.untilRate) +
+                                              " at " + confidenceText(rule.confidence)
+                                        : text(r, "reps") + " rep(s)";
     s.lines.push_back("Replay of " + text(r, "trace") + ": " + std::to_string(arrayAt(r, "ops").size()) +
                       " op(s) × " + std::to_string(arrayAt(r, "targets").size()) + " target(s) × " +
-                      text(r, "reps") + " rep(s), seed " + text(r, "seed"));
+                      repetitions + ", seed " + text(r, "seed"));
     if (at(r, "cancelled").is_boolean() && at(r, "cancelled").get<bool>())
         s.lines.push_back("Cancelled: the verdicts rest on the runs that finished");
     if (!at(r, "reference").is_null()) s.lines.push_back("Reference target: " + text(r, "reference"));
@@ -159,17 +173,24 @@ void summarizeCampaign(const ResultDocument& doc, ResultSummary& s)
     s.tables.push_back(verdictTable(r));
 
     ResultTable ops = makeTable("Ops", {"Op", "Kind", "Name", "Target", "Failures/runs", "Rate (95% CI)",
-                                        "Max ULP", "Signature", "Stopped by"});
+                                        "Max ULP", "Signature", "Stopped by", "What it rules out"});
     size_t leftOut = 0;
     for (const json& op : arrayAt(r, "ops")) {
         const json& targets = at(op, "targets");
         if (!targets.is_object()) continue;
-        for (auto it = targets.begin(); it != targets.end(); ++it)
+        for (auto it = targets.begin(); it != targets.end(); ++it) {
+            // Adaptive campaigns (replay --until-rate) only; "" otherwise.
+            const std::optional<StoppedBy> stopped = parseStoppedBy(text(*it, "stopped_by"));
+            const std::string rulesOut =
+                stopped && rule.adaptive()
+                    ? stoppedByText(*stopped, count(*it, "runs"), count(*it, "failures"), rule)
+                    : std::string();
             addRow(ops,
                    {text(op, "index"), text(op, "op"), text(op, "name"), printableText(it.key()),
                     failuresCell(*it), rateCell(*it), text(*it, "max_ulp"), text(*it, "signature"),
-                    text(*it, "stopped_by")},  // adaptive campaigns (replay --until-rate); "" otherwise
+                    text(*it, "stopped_by"), rulesOut},
                    leftOut);
+        }
     }
     noteLeftOut(ops, leftOut, "rows");
     s.tables.push_back(std::move(ops));

@@ -5,7 +5,8 @@
 // file is made printable (control characters escaped): results files come from other machines.
 //
 //   campaign  Verdicts (target, verdict, failures, rate with its 95% interval, deterministic,
-//             reason), Ops (per op and target), Runs (the listed runs)
+//             reason), Ops (per op and target; in an adaptive campaign what stopped its runs and
+//             what they rule out, in the CLI's words: stoppedByText), Runs (the listed runs)
 //   compare   Tensors (most severe first)
 //   health    GPUs (identity, recommendation, Xids, reasons), Events
 //   evidence  Check (`faultline verify`: problems, or that it is intact), Targets (role in the

@@ -18,29 +18,34 @@ nlohmann::json rateJson(const RateInterval& r)
     return {{"rate", r.rate}, {"ci", {r.low, r.high}}};
 }
 
-// One op on one target of an adaptive campaign: what ended its runs and what they rule out.
+// One op on one target of an adaptive campaign: which op, then what ended its runs.
 std::string stoppingText(const OpTargetStats& s, const StoppingRule& rule)
 {
-    std::string text = "op " + std::to_string(s.opIndex) + " " + s.op + " on " + s.target + ": ";
-    const std::string goal =
-        "rate < " + rateNumberText(rule.untilRate) + " at " + confidenceText(rule.confidence);
-    switch (*s.stoppedBy) {
-        case StoppedBy::Failure:
-            return text + "stopped by a failure after " + std::to_string(s.runs) + " run(s) (" +
-                   std::to_string(s.failures) + " failed)";
-        case StoppedBy::Rate:
-            return text + cleanRateText(s.runs, rule.confidence) + " (stopped by rate: " + goal + " reached)";
-        case StoppedBy::Budget:
-        case StoppedBy::Cancelled: {
-            const std::string why = *s.stoppedBy == StoppedBy::Budget ? "budget spent" : "cancelled";
-            return text + (s.runs ? cleanRateText(s.runs, rule.confidence) : std::string("no run")) +
-                   " (stopped by " + nameOf(*s.stoppedBy) + ": " + why + " before " + goal + ")";
-        }
-    }
-    return text;
+    return "op " + std::to_string(s.opIndex) + " " + s.op + " on " + s.target + ": " +
+           stoppedByText(*s.stoppedBy, s.runs, s.failures, rule);
 }
 
 }  // namespace
+
+std::string stoppedByText(StoppedBy stopped, uint64_t runs, uint64_t failures, const StoppingRule& rule)
+{
+    const std::string goal =
+        "rate < " + rateNumberText(rule.untilRate) + " at " + confidenceText(rule.confidence);
+    switch (stopped) {
+        case StoppedBy::Failure:
+            return "stopped by a failure after " + std::to_string(runs) + " run(s) (" +
+                   std::to_string(failures) + " failed)";
+        case StoppedBy::Rate:
+            return cleanRateText(runs, rule.confidence) + " (stopped by rate: " + goal + " reached)";
+        case StoppedBy::Budget:
+        case StoppedBy::Cancelled: {
+            const std::string why = stopped == StoppedBy::Budget ? "budget spent" : "cancelled";
+            return (runs ? cleanRateText(runs, rule.confidence) : std::string("no run")) + " (stopped by " +
+                   nameOf(stopped) + ": " + why + " before " + goal + ")";
+        }
+    }
+    return {};
+}
 
 CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::vector<std::string>& targets,
                                  const std::map<std::string, TargetInfo>& info, const std::string& reference)

@@ -112,6 +112,12 @@ CampaignReport summarizeCampaign(const std::vector<RunRecord>& runs, const std::
                                  const std::map<std::string, TargetInfo>& info,
                                  const std::string& reference = {});
 
+// What ended an adaptive campaign's runs of one op on one target, with what a clean run rules
+// out: "no failure in 2995 runs: rate < 1e-3 at 95% (stopped by rate: rate < 1e-3 at 95%
+// reached)", "stopped by a failure after 4 run(s) (1 failed)". The one wording of the CLI's text,
+// the GUI's replay panel and a results file's tables.
+std::string stoppedByText(StoppedBy stopped, uint64_t runs, uint64_t failures, const StoppingRule& rule);
+
 nlohmann::json campaignJson(const CampaignReport& report);
 std::string campaignText(const CampaignReport& report);
 

@@ -44,6 +44,10 @@ bool stopReached(uint64_t runs, uint64_t failures, const StoppingRule& rule);
 // budget (or the cancellation, when the campaign was cancelled).
 StoppedBy stoppedBy(uint64_t runs, uint64_t failures, const StoppingRule& rule, bool cancelled);
 
+// A rate as `--until-rate` takes it: a number, plain or with an exponent ("1e-3", "0.001"), or a
+// percentage ("0.1%"). Errors name the text; the range is checkStoppingRule's.
+Result<double> parseRate(std::string_view text);
+
 // A duration as `--budget` takes it: a number with a unit, s, m or h ("90s", "10m", "1.5h"); a
 // bare number is seconds. Errors name the text.
 Result<std::chrono::milliseconds> parseDuration(std::string_view text);

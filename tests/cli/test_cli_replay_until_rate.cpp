@@ -14,6 +14,7 @@
 
 #include "ReplayTrace.h"
 #include "core/replay/CampaignResultsFile.h"
+#include "core/replay/StoppingRule.h"
 #include "support/TestSupport.h"
 
 using namespace faultline;
@@ -165,6 +166,18 @@ private slots:
         QCOMPARE(o.value("until_rate").toObject().value("budget_s").toDouble(), 2.0);
     }
 
+    void aPercentageIsTheSameRate()
+    {
+        // --until-rate 1% is 0.01: the 299 clean runs that rule it out at 95%.
+        auto r = runFaultline({"replay", m_trace, "--targets", "sim:healthy", "--ops", "2", "--until-rate",
+                               "1%", "--json", "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject o = jsonObject(r.out);
+        QCOMPARE(o.value("until_rate").toObject().value("rate").toDouble(), 0.01);
+        QCOMPARE(opTarget(o, "sim:healthy").value("runs").toInteger(), qint64(runsToRuleOut(0.01, 0.95)));
+        QCOMPARE(runsToRuleOut(0.01, 0.95), uint64_t(299));
+    }
+
     void optionsAreChecked_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -173,6 +186,8 @@ private slots:
             << QStringList{"--reps", "3", "--until-rate", "1e-3"} << "excludes";
         QTest::newRow("rate too high") << QStringList{"--until-rate", "0.9"} << "between 1e-7 and 0.5";
         QTest::newRow("rate zero") << QStringList{"--until-rate", "0"} << "between 1e-7 and 0.5";
+        QTest::newRow("not a rate") << QStringList{"--until-rate", "often"} << "--until-rate 'often'";
+        QTest::newRow("percent too high") << QStringList{"--until-rate", "60%"} << "between 1e-7 and 0.5";
         QTest::newRow("confidence") << QStringList{"--until-rate", "1e-3", "--confidence", "1"}
                                     << "--confidence";
         QTest::newRow("budget unit") << QStringList{"--until-rate", "1e-3", "--budget", "5x"}

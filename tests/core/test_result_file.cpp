@@ -154,6 +154,7 @@ private slots:
         // replay --until-rate: each op and target says what ended its runs, and a clean cell
         // what it rules out.
         CampaignReport planted = plantedCampaign();
+        planted.stopping.untilRate = 0.3;  // 10 clean runs rule it out at 95% (bound 0.259)
         for (OpTargetStats& s : planted.stats)
             s.stoppedBy = s.failures > 0 ? StoppedBy::Failure : StoppedBy::Rate;
         const std::string file = path("adaptive.h5");
@@ -164,21 +165,33 @@ private slots:
         const ResultTable* ops = tableOf(s, "Ops");
         QVERIFY(ops);
         const size_t target = columnOf(*ops, "Target"), stopped = columnOf(*ops, "Stopped by"),
-                     rate = columnOf(*ops, "Rate (95% CI)");
+                     rate = columnOf(*ops, "Rate (95% CI)"), rulesOut = columnOf(*ops, "What it rules out");
         QCOMPARE(ops->rows.size(), size_t(4));
         for (const auto& row : ops->rows) {
             QCOMPARE(row[stopped], std::string(row[target] == "sim:flip" ? "failure" : "rate"));
-            if (row[target] == "cpu")
+            if (row[target] == "cpu") {
                 QCOMPARE(row[rate], "< " + rateBoundText(cleanRateBound(10)) + " (95%)");
+                // The clean cell in the CLI's words: what 10 clean runs rule out.
+                QVERIFY2(row[rulesOut].starts_with(cleanRateText(10, planted.stopping.confidence)),
+                         row[rulesOut].c_str());
+                QVERIFY2(row[rulesOut].find("stopped by rate") != std::string::npos, row[rulesOut].c_str());
+            } else {
+                QVERIFY2(row[rulesOut].starts_with("stopped by a failure after 10 run(s)"),
+                         row[rulesOut].c_str());
+            }
         }
+        QVERIFY2(s.lines.front().find("runs until a failure or rate < 0.3 at 95%") != std::string::npos,
+                 s.lines.front().c_str());
         // A campaign of fixed repetitions leaves the column empty.
         const std::string fixed = path("fixed.h5");
         QVERIFY(writeCampaignResults(fixed, plantedCampaign()).ok());
         auto fixedDoc = readResultDocument(fixed, ResultKind::Campaign);
         QVERIFY(fixedDoc);
         const ResultSummary f = summarizeResult(*fixedDoc);
-        for (const auto& row : tableOf(f, "Ops")->rows)
+        for (const auto& row : tableOf(f, "Ops")->rows) {
             QVERIFY(row[columnOf(*tableOf(f, "Ops"), "Stopped by")].empty());
+            QVERIFY(row[columnOf(*tableOf(f, "Ops"), "What it rules out")].empty());
+        }
     }
 
     void aMergedFleetIsAFleet()

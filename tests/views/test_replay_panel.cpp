@@ -1,10 +1,14 @@
 // The replay panel on the demo incident: a campaign on the golden model and the suspect's
 // simulated defect gives their verdicts in the live table; a long campaign (a hanging device,
 // short timeout, many repetitions) cancels promptly and the panel says so and returns to idle;
-// the reference target decides between two peers that differ bitwise.
+// the reference target decides between two peers that differ bitwise; until a rate is ruled out
+// (replay --until-rate), a healthy target stops by confidence and a flipping one at its first
+// failure, and the table says so in the CLI's words, as a saved results file does.
 #include <QComboBox>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
@@ -13,10 +17,17 @@
 
 #include "DemoWindow.h"
 #include "core/demo/DemoIncident.h"
+#include "core/replay/CampaignSummary.h"
+#include "core/replay/StoppingRule.h"
 #include "core/replay/TargetSpec.h"
 #include "views/plots/PlotStyle.h"
+#include "views/replay/AdaptiveStopsModel.h"
+#include "views/replay/RepetitionOptions.h"
 #include "views/replay/ReplayPanel.h"
 #include "views/replay/ReplayResultsModel.h"
+#include "views/results/ResultTableModel.h"
+#include "views/results/ResultTabs.h"
+#include "views/results/ResultView.h"
 #include "views/shell/MainWindow.h"
 
 using namespace faultline;
@@ -210,6 +221,162 @@ private slots:
         QVERIFY(panel->setCheckedTargets({flip}));
         QCOMPARE(panel->reference(), QString());
         QCOMPARE(combo->count(), 2);
+    }
+
+    void untilRateFieldsSayWhatIsWrong_data()
+    {
+        QTest::addColumn<QString>("rate");
+        QTest::addColumn<double>("confidence");
+        QTest::addColumn<QString>("budget");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("not a rate") << "often" << 0.95 << ""
+                                    << "'often'";
+        QTest::newRow("rate too high") << "0.9" << 0.95 << ""
+                                       << "between 1e-7 and 0.5";
+        QTest::newRow("rate zero") << "0" << 0.95 << ""
+                                   << "between 1e-7 and 0.5";
+        QTest::newRow("budget unit") << "1e-2" << 0.95 << "5x"
+                                     << "'5x'";
+        QTest::newRow("budget zero") << "1e-2" << 0.95 << "0s"
+                                     << "more than 0";
+    }
+
+    void untilRateFieldsSayWhatIsWrong()
+    {
+        QFETCH(QString, rate);
+        QFETCH(double, confidence);
+        QFETCH(QString, budget);
+        QFETCH(QString, error);
+        ReplayPanel* panel = m_window->replayPanel();
+        RepetitionOptions* repetitions = panel->repetitionOptions();
+        QVERIFY(panel->setCheckedTargets({"cpu"}));
+        repetitions->setMode(RepetitionOptions::Mode::UntilRate);
+        repetitions->setUntilRate(rate, confidence, budget);
+        // Beside the fields, the Run button off, and start() refuses with the same words.
+        QVERIFY2(repetitions->errorText().contains(error), qPrintable(repetitions->errorText()));
+        auto* label = m_window->findChild<QLabel*>("replayRepetitionError");
+        QVERIFY(label && !label->isHidden());
+        QCOMPARE(label->text(), repetitions->errorText());
+        QVERIFY(!m_window->findChild<QPushButton*>("replayRun")->isEnabled());
+        QSignalSpy failed(panel, &ReplayPanel::failed);
+        QVERIFY(!panel->start());
+        QCOMPARE(failed.count(), 1);
+        QVERIFY2(panel->lastError().contains(error), qPrintable(panel->lastError()));
+        QVERIFY(!panel->isRunning());
+        // Fixed again, nothing is wrong.
+        repetitions->setUntilRate("1e-2");
+        QVERIFY(repetitions->errorText().isEmpty() && label->isHidden());
+        QVERIFY(m_window->findChild<QPushButton*>("replayRun")->isEnabled());
+        panel->setReps(2);
+        QCOMPARE(repetitions->mode(), RepetitionOptions::Mode::FixedReps);
+    }
+
+    void untilRateStopsByConfidenceOrAtTheFirstFailure()
+    {
+        ReplayPanel* panel = m_window->replayPanel();
+        RepetitionOptions* repetitions = panel->repetitionOptions();
+        const QString healthy = "sim:healthy";
+        const QString flip = "sim:flip";
+        panel->setOpSelection(ReplayPanel::OpSelection::Divergent);
+        QVERIFY(panel->setCheckedTargets({healthy, flip}));
+        panel->setTimeoutMs(30000);
+        repetitions->setMode(RepetitionOptions::Mode::UntilRate);
+        repetitions->setUntilRate("1e-2", 0.95);
+        QVERIFY2(repetitions->errorText().isEmpty(), qPrintable(repetitions->errorText()));
+        QSignalSpy finished(panel, &ReplayPanel::finished);
+        QSignalSpy failed(panel, &ReplayPanel::failed);
+        QVERIFY2(panel->start(), qPrintable(panel->lastError()));
+        QVERIFY2(panel->stateText().contains("until a failure or rate < 0.01 at 95%"),
+                 qPrintable(panel->stateText()));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() >= 1, 120000);
+        QVERIFY2(failed.isEmpty(), qPrintable(panel->lastError()));
+        const auto report = panel->lastReport();
+        QVERIFY(report);
+        // The campaign ran with the CLI's options: --until-rate 1e-2 --confidence 0.95.
+        QCOMPARE(report->stopping.untilRate, 1e-2);
+        QCOMPARE(report->stopping.confidence, 0.95);
+        QCOMPARE(report->reps, 0u);
+
+        // The fewest clean runs that rule out 1e-2 at 95%: 1 - 0.05^(1/N) < 0.01.
+        const uint64_t needed = uint64_t(std::floor(std::log(0.05) / std::log(1 - 1e-2))) + 1;
+        QCOMPARE(needed, runsToRuleOut(1e-2, 0.95));
+        AdaptiveStopsModel* stops = panel->stopsModel();
+        QVERIFY(!report->ops.empty());
+        QCOMPARE(stops->rowCount(), int(report->ops.size()) * 2);
+        QVERIFY(!panel->stopsView()->isHidden());
+        // Finished: the progress bar is full though fewer runs than planned ran.
+        const auto* progress = panel->findChild<QProgressBar*>();
+        QVERIFY(progress && progress->maximum() > 0);
+        QCOMPARE(progress->value(), progress->maximum());
+        for (size_t op : report->ops) {
+            QCOMPARE(stops->stoppedByOf(op, healthy), std::optional(StoppedBy::Rate));
+            QCOMPARE(stops->runsOf(op, healthy), needed);
+            const QString clean = stops->rulesOutOf(op, healthy);
+            QVERIFY2(clean.startsWith(QString("no failure in %1 runs: rate < ").arg(needed)) &&
+                         clean.contains(" at 95% (stopped by rate: rate < 0.01 at 95% reached)"),
+                     qPrintable(clean));
+            QCOMPARE(stops->stoppedByOf(op, flip), std::optional(StoppedBy::Failure));
+            const quint64 flipRuns = stops->runsOf(op, flip);
+            QVERIFY2(flipRuns >= 1 && flipRuns < needed, qPrintable(QString::number(flipRuns)));
+            QCOMPARE(stops->rulesOutOf(op, flip),
+                     QString("stopped by a failure after %1 run(s) (1 failed)").arg(flipRuns));
+            // The table shows them.
+            const int row = stops->rowOf(op, healthy);
+            QCOMPARE(stops->data(stops->index(row, AdaptiveStopsModel::StoppedByColumn)).toString(),
+                     QString("rate"));
+            QCOMPARE(stops->data(stops->index(row, AdaptiveStopsModel::RulesOut)).toString(), clean);
+            QCOMPARE(stops->data(stops->index(stops->rowOf(op, flip), AdaptiveStopsModel::StoppedByColumn))
+                         .toString(),
+                     QString("failure"));
+        }
+        QCOMPARE(panel->resultsModel()->verdictOf(healthy), QString("healthy"));
+        QVERIFY(panel->resultsModel()->verdictOf(flip) != QString("healthy"));
+
+        // The saved results file (replay --out), opened beside the incident, shows the same words in
+        // its Ops table.
+        const QString saved = panel->lastResultsPath();
+        const auto incident = m_window->incident();
+        QSignalSpy shown(m_window.get(), &MainWindow::resultShown);
+        m_window->openFiles({saved});
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 30000);
+        ResultView* view = m_window->resultTabs()->viewOf(saved);
+        QVERIFY(view);
+        QCOMPARE(view->kind(), ResultKind::Campaign);
+        const ResultTableModel* ops = view->model("Ops");
+        QVERIFY(ops);
+        QCOMPARE(ops->rowCount(), stops->rowCount());
+        const auto cell = [&](int row, const QString& column) {
+            return ops->index(row, ops->column(column)).data().toString();
+        };
+        for (int row = 0; row < ops->rowCount(); ++row) {
+            const size_t op = cell(row, "Op").toULongLong();
+            const QString target = cell(row, "Target");
+            QVERIFY(stops->rowOf(op, target) >= 0);
+            QCOMPARE(cell(row, "Stopped by"),
+                     QString::fromStdString(nameOf(*stops->stoppedByOf(op, target))));
+            QCOMPARE(cell(row, "What it rules out"), stops->rulesOutOf(op, target));
+        }
+        QVERIFY2(view->headline()->text().contains("runs until a failure or rate &lt; 0.01 at 95%"),
+                 qPrintable(view->headline()->text()));
+        QCOMPARE(m_window->incident(), incident);  // opened beside it
+
+        // With FAULTLINE_DOC_SCREENSHOTS=DIR: the replay dock after this campaign (docs/reproducing.md).
+        if (const QString out = qEnvironmentVariable("FAULTLINE_DOC_SCREENSHOTS"); !out.isEmpty()) {
+            auto* dock = m_window->findChild<QDockWidget*>("replayDock");
+            dock->setFloating(true);  // room for the words and the rows
+            dock->resize(1100, 990);
+            QTest::qWait(300);
+            QVERIFY(dock->grab().save(out + "/screenshot-replay-until-rate.png"));
+            dock->setFloating(false);
+        }
+
+        // A fixed campaign afterwards hides the stops again.
+        panel->setReps(1);
+        QVERIFY(panel->start());
+        QVERIFY(panel->stopsView()->isHidden());
+        QCOMPARE(stops->rowCount(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel->isRunning(), 60000);
+        QVERIFY(panel->stopsView()->isHidden());
     }
 
     void ratesReadAsFailuresOfRuns()

@@ -1,11 +1,8 @@
 #include "views/replay/ReplayPanel.h"
 
 #include <QButtonGroup>
-#include <QComboBox>
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -14,12 +11,9 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
-#include <QSettings>
-#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTimer>
@@ -29,48 +23,22 @@
 #include <map>
 #include <set>
 
-#include "core/replay/FaultModel.h"
 #include "core/replay/TargetSpec.h"
 #include "views/plots/PlotStyle.h"
+#include "views/replay/AdaptiveStopsModel.h"
 #include "views/replay/CampaignRunner.h"
 #include "views/replay/ProgressBarDelegate.h"
+#include "views/replay/RepetitionOptions.h"
 #include "views/replay/ReplayResultsModel.h"
+#include "views/replay/TargetChooser.h"
 #include "views/replay/WorkerProgram.h"
 
 namespace faultline::views {
 namespace {
 
-constexpr int kSpecRole = Qt::UserRole;
-constexpr int kGpuNoteRole = Qt::UserRole + 1;
-
-QString normalise(const QString& spec, QString* error = nullptr)
-{
-    auto parsed = parseTargetSpec(spec.trimmed().toStdString());
-    if (!parsed) {
-        if (error) *error = QString::fromStdString(parsed.message());
-        return {};
-    }
-    if (parsed->kind == "sim") {  // unknown models and bad parameters now, not in the worker
-        auto model = createFaultModel(*parsed);
-        if (!model) {
-            if (error) *error = QString::fromStdString(model.message());
-            return {};
-        }
-    }
-    return QString::fromStdString(parsed->text);
-}
-
 QString journalOf(const QString& resultsPath)
 {
     return QString::fromStdString(Campaign::journalPath(resultsPath.toStdString()));
-}
-
-QString modelDescription(const QString& spec)
-{
-    auto parsed = parseTargetSpec(spec.toStdString());
-    if (!parsed || parsed->kind != "sim") return {};
-    auto model = createFaultModel(*parsed);
-    return model ? QString::fromStdString((*model)->describe()) : QString();
 }
 
 }  // namespace
@@ -105,48 +73,16 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     opsLayout->addWidget(m_selectedOp);
     layout->addWidget(opsBox);
 
-    auto* targetsBox = new QGroupBox(tr("Targets"));
-    auto* targetsLayout = new QVBoxLayout(targetsBox);
-    m_targets = new QListWidget;
-    m_targets->setObjectName(QStringLiteral("replayTargets"));
-    m_targets->setMinimumHeight(120);
-    targetsLayout->addWidget(m_targets);
-    auto* addRow = new QHBoxLayout;
-    m_customTarget = new QLineEdit;
-    m_customTarget->setPlaceholderText(tr("sim:stuck-bit:bit=20,lane=3"));
-    m_customTarget->setToolTip(tr("Add a target: cpu, sim:<model>[:k=v,…], cuda:<index>"));
-    auto* add = new QPushButton(tr("Add"));
-    addRow->addWidget(m_customTarget, 1);
-    addRow->addWidget(add);
-    targetsLayout->addLayout(addRow);
-    auto* referenceRow = new QHBoxLayout;
-    m_reference = new QComboBox;
-    m_reference->setObjectName(QStringLiteral("replayReference"));
-    m_reference->setToolTip(
-        tr("A target known to be healthy. Targets that are its peers (same GPU model, SM count "
-           "and libraries) must reproduce its bits exactly, even where a production library "
-           "is not the golden model. By default the peers' majority decides."));
-    referenceRow->addWidget(new QLabel(tr("Reference")));
-    referenceRow->addWidget(m_reference, 1);
-    targetsLayout->addLayout(referenceRow);
-    layout->addWidget(targetsBox);
-    connect(m_targets, &QListWidget::itemChanged, this, [this] { refreshReferenceChoices(); });
+    m_targets = new TargetChooser;
+    layout->addWidget(m_targets);
+    connect(m_targets, &TargetChooser::targetRefused, this, &ReplayPanel::showError);
+    connect(m_targets, &TargetChooser::targetAdded, this, [this] { m_note->clear(); });
+
+    m_repetitions = new RepetitionOptions;
+    layout->addWidget(m_repetitions);
+    connect(m_repetitions, &RepetitionOptions::changed, this, &ReplayPanel::updateControls);
 
     auto* form = new QFormLayout;
-    m_reps = new QSpinBox;
-    m_reps->setObjectName(QStringLiteral("replayReps"));
-    m_reps->setRange(1, 1000);
-    m_reps->setValue(3);
-    m_reps->setToolTip(tr("Repetitions per op and target: more runs, tighter rate intervals"));
-    form->addRow(tr("Repetitions"), m_reps);
-    m_timeout = new QDoubleSpinBox;
-    m_timeout->setObjectName(QStringLiteral("replayTimeout"));
-    m_timeout->setRange(0.1, 3600);
-    m_timeout->setDecimals(1);
-    m_timeout->setSuffix(tr(" s"));
-    m_timeout->setValue(60);
-    m_timeout->setToolTip(tr("A run that takes longer is recorded as a hang and its worker restarted"));
-    form->addRow(tr("Timeout per run"), m_timeout);
     auto* pathRow = new QHBoxLayout;
     m_resultsPath = new QLineEdit;
     m_resultsPath->setObjectName(QStringLiteral("replayResultsPath"));
@@ -215,6 +151,20 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
     m_table->setMinimumHeight(110);
     layout->addWidget(m_table, 1);
 
+    // An adaptive campaign's stops, per op and target: shown once one has finished.
+    m_stops = new AdaptiveStopsModel(this);
+    m_stopsTable = new QTableView;
+    m_stopsTable->setObjectName(QStringLiteral("replayStops"));
+    m_stopsTable->setModel(m_stops);
+    m_stopsTable->verticalHeader()->hide();
+    m_stopsTable->horizontalHeader()->setStretchLastSection(true);
+    m_stopsTable->setTextElideMode(Qt::ElideRight);
+    m_stopsTable->setWordWrap(false);
+    m_stopsTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_stopsTable->setMinimumHeight(90);
+    m_stopsTable->hide();
+    layout->addWidget(m_stopsTable, 2);  // a row per op and target: more rows than targets
+
     // The running timers of the runs in flight.
     m_clock = new QTimer(this);
     m_clock->setInterval(500);
@@ -228,10 +178,7 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent)
         m_pathIsDefault = false;
         updateControls();
     });
-    connect(add, &QPushButton::clicked, this, &ReplayPanel::addCustomTarget);
-    connect(m_customTarget, &QLineEdit::returnPressed, this, &ReplayPanel::addCustomTarget);
     setState(tr("Idle"));
-    rebuildTargets();
     updateControls();
 }
 
@@ -248,13 +195,15 @@ void ReplayPanel::setIncident(std::shared_ptr<const Incident> incident)
     m_selectedOpIndex.reset();
     m_report.reset();
     m_results->clear();
+    m_stops->clear();
+    m_stopsTable->hide();
     m_lastError.clear();
     m_lastResultsPath.clear();
     if (m_pathIsDefault) m_resultsPath->clear();
     m_done = m_total = 0;
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
-    rebuildTargets();
+    m_targets->setIncident(m_incident);
     const QString divergent = m_incident ? m_incident->divergentOpSelection() : QString();
     (divergent.isEmpty() ? m_allOps : m_divergentOps)->setChecked(true);
     setState(tr("Idle"));
@@ -290,190 +239,56 @@ QString ReplayPanel::opSelectionText() const
     return {};
 }
 
-void ReplayPanel::addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked)
-{
-    for (int i = 0; i < m_targets->count(); ++i)
-        if (m_targets->item(i)->data(kSpecRole).toString() == spec) {
-            m_targets->item(i)->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
-            return;
-        }
-    auto* item = new QListWidgetItem(label.isEmpty() ? spec : label, m_targets);
-    item->setData(kSpecRole, spec);
-    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
-    item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
-    item->setToolTip(tip.isEmpty() ? spec : tip);
-}
-
-void ReplayPanel::rebuildTargets()
-{
-    m_targets->clear();
-    addTargetItem(QStringLiteral("cpu"), tr("cpu — golden model"), tr("The bit-exact CPU golden model"),
-                  true);
-    if (m_incident && !m_incident->simulatedDefect.isEmpty()) {
-        const QString spec = normalise(m_incident->simulatedDefect);
-        if (!spec.isEmpty())
-            addTargetItem(spec, tr("%1's simulated defect: %2").arg(m_incident->suspectLabel, spec),
-                          modelDescription(spec), true);
-    }
-    for (const std::string& name : faultModelNames()) {
-        const QString spec = normalise(QStringLiteral("sim:") + QString::fromStdString(name));
-        if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), false);
-    }
-    // The targets added by hand for this incident before, checked as they were added.
-    if (const QString key = customTargetsKey(); !key.isEmpty())
-        for (const QString& kept : QSettings().value(key).toStringList()) {
-            const QString spec = normalise(kept);
-            if (!spec.isEmpty()) addTargetItem(spec, QString(), modelDescription(spec), true);
-        }
-    showLocalGpus();
-    refreshReferenceChoices();
-}
-
-// The reference choices: the peers' majority, or one of the checked targets; a choice whose
-// target is no longer checked falls back to the majority.
-void ReplayPanel::refreshReferenceChoices()
-{
-    const QString current = m_reference->currentData().toString();
-    const QStringList checked = checkedTargets();
-    const QSignalBlocker block(m_reference);
-    m_reference->clear();
-    m_reference->addItem(tr("Peers' majority"), QString());
-    for (const QString& t : checked) m_reference->addItem(t, t);
-    m_reference->setCurrentIndex(std::max(0, m_reference->findData(current)));
-}
-
-bool ReplayPanel::setReference(const QString& spec)
-{
-    const QString normalised = spec.isEmpty() ? QString() : normalise(spec);
-    if (!spec.isEmpty() && normalised.isEmpty()) return false;
-    const int index = m_reference->findData(normalised);
-    if (index < 0) return false;
-    m_reference->setCurrentIndex(index);
-    return true;
-}
-
-QString ReplayPanel::reference() const
-{
-    return m_reference->currentData().toString();
-}
-
-void ReplayPanel::setLocalGpus(const QStringList& specs, const QStringList& labels)
-{
-    m_gpuSpecs = specs;
-    m_gpuLabels = labels;
-    showLocalGpus();
-}
-
-// The GPU lines at the end of the target list: one unchecked target per local GPU (a GPU already
-// listed keeps its check), or a note when there is none.
-void ReplayPanel::showLocalGpus()
-{
-    for (int i = m_targets->count() - 1; i >= 0; --i) {
-        QListWidgetItem* item = m_targets->item(i);
-        const bool gpu = item->data(kSpecRole).toString().startsWith(QStringLiteral("cuda:"));
-        const bool note = item->data(kGpuNoteRole).toBool();
-        if (note || (gpu && !m_gpuSpecs.contains(item->data(kSpecRole).toString()) &&
-                     item->checkState() == Qt::Unchecked))
-            delete m_targets->takeItem(i);
-    }
-    for (qsizetype g = 0; g < m_gpuSpecs.size(); ++g) {
-        bool listed = false;
-        for (int i = 0; i < m_targets->count() && !listed; ++i)
-            listed = m_targets->item(i)->data(kSpecRole).toString() == m_gpuSpecs[g];
-        if (!listed)
-            addTargetItem(m_gpuSpecs[g], m_gpuLabels.value(g),
-                          tr("Replay on this machine's GPU %1").arg(m_gpuSpecs[g]), false);
-    }
-    if (m_gpuSpecs.isEmpty()) {
-        auto* cuda = new QListWidgetItem(tr("CUDA devices: none found (see the Devices tab)"), m_targets);
-        cuda->setFlags(Qt::NoItemFlags);
-        cuda->setData(kGpuNoteRole, true);
-        cuda->setToolTip(
-            tr("This machine's GPUs are listed in the Devices tab, with the reason when there are none; "
-               "cuda:<index> can still be added below"));
-    }
-}
-
-void ReplayPanel::addCustomTarget()
-{
-    QString error;
-    const QString spec = normalise(m_customTarget->text(), &error);
-    if (spec.isEmpty()) {
-        m_lastError = error;
-        m_note->setText(tr("<span style='color:%1'>%2</span>")
-                            .arg(PlotStyle::divergentColor().name(), error.toHtmlEscaped()));
-        return;
-    }
-    addTargetItem(spec, QString(), modelDescription(spec), true);
-    m_customTarget->clear();
-    m_note->clear();
-    // Kept for this incident: reopening it offers the target again.
-    if (const QString key = customTargetsKey(); !key.isEmpty()) {
-        QSettings settings;
-        QStringList kept = settings.value(key).toStringList();
-        if (!kept.contains(spec)) settings.setValue(key, kept << spec);
-    }
-}
-
-QString ReplayPanel::customTargetsKey() const
-{
-    if (!m_incident || m_incident->paths.isEmpty()) return {};
-    // The trace names the incident (its path, made absolute); without one, its files do.
-    const QString id = m_incident->tracePath.isEmpty() ? m_incident->paths.join(QLatin1Char('\n'))
-                                                       : QFileInfo(m_incident->tracePath).absoluteFilePath();
-    return QStringLiteral("replayCustomTargets/") +
-           QString::fromLatin1(QCryptographicHash::hash(id.toUtf8(), QCryptographicHash::Sha1).toHex());
-}
-
 bool ReplayPanel::setCheckedTargets(const QStringList& specs)
 {
-    QStringList normalised;
-    for (const QString& s : specs) {
-        QString error;
-        const QString n = normalise(s, &error);
-        if (n.isEmpty()) {
-            m_lastError = error;
-            m_note->setText(error);
-            return false;
-        }
-        normalised << n;
-    }
-    for (int i = 0; i < m_targets->count(); ++i) {
-        QListWidgetItem* item = m_targets->item(i);
-        if (item->flags() & Qt::ItemIsUserCheckable) item->setCheckState(Qt::Unchecked);
-    }
-    for (const QString& n : normalised) addTargetItem(n, QString(), modelDescription(n), true);
-    return true;
+    QString error;
+    if (m_targets->setCheckedTargets(specs, &error)) return true;
+    m_lastError = error;
+    m_note->setText(error);
+    return false;
 }
 
 QStringList ReplayPanel::checkedTargets() const
 {
-    QStringList out;
-    for (int i = 0; i < m_targets->count(); ++i) {
-        const QListWidgetItem* item = m_targets->item(i);
-        if ((item->flags() & Qt::ItemIsUserCheckable) && item->checkState() == Qt::Checked)
-            out << item->data(kSpecRole).toString();
-    }
-    return out;
+    return m_targets->checkedTargets();
 }
 
 QStringList ReplayPanel::availableTargets() const
 {
-    QStringList out;
-    for (int i = 0; i < m_targets->count(); ++i)
-        if (m_targets->item(i)->flags() & Qt::ItemIsUserCheckable)
-            out << m_targets->item(i)->data(kSpecRole).toString();
-    return out;
+    return m_targets->availableTargets();
+}
+
+bool ReplayPanel::setReference(const QString& spec)
+{
+    return m_targets->setReference(spec);
+}
+
+QString ReplayPanel::reference() const
+{
+    return m_targets->reference();
+}
+
+void ReplayPanel::setLocalGpus(const QStringList& specs, const QStringList& labels)
+{
+    m_targets->setLocalGpus(specs, labels);
+}
+
+void ReplayPanel::showError(const QString& message)
+{
+    m_lastError = message;
+    m_note->setText(tr("<span style='color:%1'>%2</span>")
+                        .arg(PlotStyle::divergentColor().name(), message.toHtmlEscaped()));
 }
 
 void ReplayPanel::setReps(int reps)
 {
-    m_reps->setValue(reps);
+    m_repetitions->setMode(RepetitionOptions::Mode::FixedReps);
+    m_repetitions->setReps(reps);
 }
 
 void ReplayPanel::setTimeoutMs(int ms)
 {
-    m_timeout->setValue(ms / 1000.0);
+    m_repetitions->setTimeoutMs(ms);
 }
 
 void ReplayPanel::setResultsPath(const QString& path)
@@ -580,14 +395,11 @@ void ReplayPanel::updateControls()
     m_selectedOp->setText(selected);
     m_selectedOp->setEnabled(!running && m_selectedOpIndex.has_value());
     m_allOps->setEnabled(!running && hasTrace);
-    m_targets->setEnabled(!running);
-    m_customTarget->setEnabled(!running);
-    m_reference->setEnabled(!running);
-    m_reps->setEnabled(!running);
-    m_timeout->setEnabled(!running);
+    m_targets->setRunning(running);
+    m_repetitions->setRunning(running);
     m_resultsPath->setEnabled(!running);
     m_browse->setEnabled(!running && hasTrace);
-    m_run->setEnabled(!running && hasTrace);
+    m_run->setEnabled(!running && hasTrace && m_repetitions->errorText().isEmpty());
     m_cancel->setEnabled(running && !m_runner->isCancelling());
     m_resume->setEnabled(!running && hasTrace && canResume());
     if (!hasTrace)
@@ -630,8 +442,11 @@ bool ReplayPanel::startCampaign(bool resume)
         options.targets.push_back(*spec);
     }
     options.ops = opSelectionText().toStdString();
-    options.reps = uint32_t(m_reps->value());
-    options.timeout = std::chrono::milliseconds(qint64(m_timeout->value() * 1000));
+    auto stopping = m_repetitions->stoppingRule();
+    if (!stopping) return refuse(QString::fromStdString(stopping.message()));
+    options.stopping = *stopping;
+    options.reps = uint32_t(m_repetitions->reps());
+    options.timeout = m_repetitions->timeout();
     options.workerProgram = workerProgramPath().toStdString();
     options.reference = reference().toStdString();
     std::vector<std::string> warnings;
@@ -660,8 +475,12 @@ bool ReplayPanel::startCampaign(bool resume)
 
     m_report.reset();
     m_done = 0;
-    m_total = quint64(ops->size()) * options.reps * targets.size();
-    m_results->begin(targets, quint64(ops->size()) * options.reps);
+    // An adaptive campaign plans the runs a clean target needs: a failure or the budget ends sooner.
+    const quint64 perOp = m_repetitions->runsPerOpAtMost();
+    m_total = quint64(ops->size()) * perOp * targets.size();
+    m_results->begin(targets, quint64(ops->size()) * perOp);
+    m_stops->clear();
+    m_stopsTable->hide();
     m_table->setColumnHidden(ReplayResultsModel::Progress, false);
     fitColumns();
     m_progress->setRange(0, int(std::min<quint64>(m_total, 1u << 30)));
@@ -669,10 +488,11 @@ bool ReplayPanel::startCampaign(bool resume)
     m_note->setText(warnings.empty() ? QString() : QString::fromStdString(warnings.front()));
     m_job = m_runner->startOnWorker(std::move(options), *ops);
     m_clock->start();
-    const QString plan = tr("%1 runs (%2 ops × %3 reps × %4 targets) into %5")
+    const QString plan = tr("%1%2 runs (%3 ops × %4 × %5 targets) into %6")
+                             .arg(options.stopping.adaptive() ? tr("at most ") : QString())
                              .arg(m_total)
                              .arg(ops->size())
-                             .arg(m_reps->value())
+                             .arg(m_repetitions->summaryText())
                              .arg(targets.size())
                              .arg(QFileInfo(path).fileName());
     setState(resume ? tr("Resuming: %1, journaled runs kept").arg(plan) : tr("Running: 0 of %1").arg(plan));
@@ -711,14 +531,21 @@ void ReplayPanel::onFinishedOnUi(quint64 job, std::shared_ptr<const CampaignRepo
     m_clock->stop();
     m_report = report;
     m_results->finish(*report);
+    m_stops->setReport(*report);
+    m_stopsTable->setVisible(report->stopping.adaptive());
+    if (report->stopping.adaptive()) m_stopsTable->resizeColumnsToContents();
     recordSmMaps(*report);
     m_table->setColumnHidden(ReplayResultsModel::Progress, true);  // the Failed column has the runs
     fitColumns();
     const quint64 runs = std::max<quint64>(report->runsTotal, report->runs.size());
-    if (report->cancelled)
+    if (report->cancelled) {
         setState(tr("Cancelled after %1 of %2 runs: verdicts are partial").arg(runs).arg(m_total));
-    else
+    } else {
+        // Done: an adaptive campaign planned the most runs it could take, and usually took fewer.
+        m_progress->setRange(0, int(std::min<quint64>(std::max<quint64>(runs, 1), 1u << 30)));
+        m_progress->setValue(m_progress->maximum());
         setState(tr("Finished: %1 runs").arg(runs));
+    }
     m_stateLabel->setToolTip(tr("Results: %1").arg(m_lastResultsPath));
     if (!report->warnings.empty()) m_note->setText(QString::fromStdString(report->warnings.front()));
     updateControls();

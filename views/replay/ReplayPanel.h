@@ -1,9 +1,12 @@
 #pragma once
-// The replay panel: which ops (all / divergent / the selected one), which targets (cpu, the
-// simulated fault models, the suspect's simulated defect preselected, the local GPUs), how
-// many repetitions and how long a run may take; Run starts a campaign on a worker thread (one
-// faultline-worker process per target), Cancel stops it after the runs in flight. A live table
-// shows each target's runs, failures, rate with its 95% interval and verdict.
+// The replay panel: which ops (all / divergent / the selected one), which targets
+// (TargetChooser: cpu, the simulated fault models, the suspect's simulated defect preselected,
+// the local GPUs), how many repetitions (RepetitionOptions: a fixed number, or until a rate is
+// ruled out, as `replay --until-rate`) and how long a run may take; Run starts a campaign on a
+// worker thread (one faultline-worker process per target), Cancel stops it after the runs in
+// flight. A live table shows each target's runs, failures, rate with its 95% interval and
+// verdict; after an adaptive campaign a second table (AdaptiveStopsModel) says for each op and
+// target what stopped its runs and what they rule out.
 //
 // Every campaign keeps its evidence: a results file (the CLI's `replay --out`, same core code)
 // and the journal beside it, written as runs finish. The file goes where "Save results to" says,
@@ -20,22 +23,21 @@
 #include "views/incident/Incident.h"
 
 class QButtonGroup;
-class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
-class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QRadioButton;
-class QSpinBox;
 class QTableView;
 class QTimer;
 
 namespace faultline::views {
 
+class AdaptiveStopsModel;
 class CampaignRunner;
+class RepetitionOptions;
 class ReplayResultsModel;
+class TargetChooser;
 
 class ReplayPanel : public QWidget {
     Q_OBJECT
@@ -65,8 +67,11 @@ public:
     // is "" or a checked target.
     bool setReference(const QString& spec);
     QString reference() const;
+    // Fixed repetitions (and switches the repetitions to that mode).
     void setReps(int reps);
     void setTimeoutMs(int ms);
+    // The repetitions: fixed, or until a rate is ruled out (its fields, their inline errors).
+    RepetitionOptions* repetitionOptions() const { return m_repetitions; }
     // Where the next campaign's results go ("" = next to the trace, a new name each time).
     void setResultsPath(const QString& path);
     // This machine's GPUs (DevicesPanel::localGpusListed): offered as unchecked targets.
@@ -91,6 +96,9 @@ public:
     QString lastError() const { return m_lastError; }
     ReplayResultsModel* resultsModel() const { return m_results; }
     QTableView* resultsView() const { return m_table; }
+    // An adaptive campaign's op × target stops (empty, and its table hidden, otherwise).
+    AdaptiveStopsModel* stopsModel() const { return m_stops; }
+    QTableView* stopsView() const { return m_stopsTable; }
     std::shared_ptr<const CampaignReport> lastReport() const { return m_report; }
 
 signals:
@@ -107,13 +115,7 @@ private:
     QString resumablePath() const;
     void chooseResultsPath();
     void recordSmMaps(const CampaignReport& report);
-    void rebuildTargets();
-    void refreshReferenceChoices();
-    void showLocalGpus();
-    void addTargetItem(const QString& spec, const QString& label, const QString& tip, bool checked);
-    void addCustomTarget();
-    // The QSettings key of the open incident's custom targets (by its trace's path); "" none.
-    QString customTargetsKey() const;
+    void showError(const QString& message);
     void updateControls();
     void fitColumns();
     void setState(const QString& state);
@@ -123,15 +125,13 @@ private:
 
     CampaignRunner* m_runner = nullptr;
     ReplayResultsModel* m_results = nullptr;
+    AdaptiveStopsModel* m_stops = nullptr;
     QButtonGroup* m_opGroup = nullptr;
     QRadioButton* m_allOps = nullptr;
     QRadioButton* m_divergentOps = nullptr;
     QRadioButton* m_selectedOp = nullptr;
-    QListWidget* m_targets = nullptr;
-    QLineEdit* m_customTarget = nullptr;
-    QComboBox* m_reference = nullptr;
-    QSpinBox* m_reps = nullptr;
-    QDoubleSpinBox* m_timeout = nullptr;
+    TargetChooser* m_targets = nullptr;
+    RepetitionOptions* m_repetitions = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
     QPushButton* m_resume = nullptr;
@@ -141,6 +141,7 @@ private:
     QLabel* m_stateLabel = nullptr;
     QLabel* m_note = nullptr;
     QTableView* m_table = nullptr;
+    QTableView* m_stopsTable = nullptr;
     QTimer* m_clock = nullptr;  // refreshes the running timers while a campaign runs
 
     std::shared_ptr<const Incident> m_incident;
@@ -152,7 +153,6 @@ private:
     bool m_pathIsDefault = false;  // the path field shows a default name, not one the user chose
     quint64 m_job = 0;
     quint64 m_done = 0, m_total = 0;
-    QStringList m_gpuSpecs, m_gpuLabels;
 };
 
 }  // namespace faultline::views
