@@ -37,8 +37,8 @@ double number(const json& j, const char* key)
     return m.is_number() ? m.get<double>() : 0.0;
 }
 
-// "3/200, 1.5% [0.5%, 4.3%]" from {runs, failures, rate, ci: [low, high]}.
-std::string rateCell(const json& r)
+// Two table cells, "3/200 | 1.5% [0.5%, 4.3%]", from {runs, failures, rate, ci: [low, high]}.
+std::string rateCells(const json& r)
 {
     const json& ci = member(r, "ci");
     RateInterval rate{number(r, "rate"), 0, 1};
@@ -46,7 +46,7 @@ std::string rateCell(const json& r)
         rate.low = ci[0].get<double>();
         rate.high = ci[1].get<double>();
     }
-    return field(r, "failures") + "/" + field(r, "runs") + " | " + rateText(rate);
+    return cell(field(r, "failures")) + "/" + cell(field(r, "runs")) + " | " + rateText(rate);
 }
 
 void campaignsPart(std::ostringstream& out, const json& campaigns)
@@ -64,7 +64,7 @@ void campaignsPart(std::ostringstream& out, const json& campaigns)
         out << "| " << cell(field(c, "at")) << " | " << field(c, "campaign")
             << (member(c, "fleet").is_boolean() && c["fleet"].get<bool>() ? " (fleet)" : "") << " | "
             << cell(field(c, "trace")) << " | " << cell(field(c, "target")) << " | " << cell(field(c, "host"))
-            << " | " << cell(field(c, "verdict")) << " | " << cell(rateCell(c)) << " |\n";
+            << " | " << cell(field(c, "verdict")) << " | " << rateCells(c) << " |\n";
     }
     if (campaigns.size() > kMaxCampaignRows)
         out << "\n" << campaigns.size() - kMaxCampaignRows << " more campaign(s) are in `case.json`.\n";
@@ -78,8 +78,7 @@ void campaignsPart(std::ostringstream& out, const json& campaigns)
             }
             ++ops;
             out << "| " << field(c, "campaign") << " | " << field(o, "op_index") << " "
-                << cell(field(o, "op")) << " (" << cell(field(o, "name")) << ") | " << cell(rateCell(o))
-                << " |\n";
+                << cell(field(o, "op")) << " (" << cell(field(o, "name")) << ") | " << rateCells(o) << " |\n";
         }
     if (left) out << "\n" << left << " more per-op line(s) are in `case.json`.\n";
     out << "\n";
@@ -92,8 +91,8 @@ void trendsPart(std::ostringstream& out, const json& trends)
         out << "Failure rate per " << field(trends, "window")
             << ":\n\n| window | campaigns | failed runs | rate (95% CI) |\n|---|---|---|---|\n";
         for (const json& r : rates)
-            out << "| " << cell(field(r, "window")) << " | " << field(r, "campaigns") << " | "
-                << cell(rateCell(r)) << " |\n";
+            out << "| " << cell(field(r, "window")) << " | " << field(r, "campaigns") << " | " << rateCells(r)
+                << " |\n";
         out << "\n";
     }
     const json& counters = arrayOf(trends, "counters");

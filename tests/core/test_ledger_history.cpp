@@ -168,6 +168,8 @@ private slots:
         for (const char* expected : {"RMA candidate", "Xid 79", "node2", "persistent", "gemm", "2026-03"})
             QVERIFY2(md.find(expected) != std::string::npos, expected);
         QVERIFY(md.find("S2") == std::string::npos);
+        // Failed runs and the rate are two cells of the campaigns' table.
+        QVERIFY2(md.find("| persistent | 40/100 | 40.0% [") != std::string::npos, md.c_str());
         const std::string none = deviceHistoryMarkdown({{"ledger_history", history("S9", "")}});
         QVERIFY2(none.find("holds no history") != std::string::npos, none.c_str());
     }
