@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "Cli.h"
 #include "Commands.h"
@@ -17,6 +18,7 @@
 #include "core/evidence/EvidenceBundle.h"
 #include "core/evidence/MinisignKey.h"
 #include "core/ledger/LedgerFiles.h"
+#include "core/ledger/LedgerHistory.h"
 
 #ifdef FAULTLINE_HAVE_GUI
 #include "views/evidence/EvidenceRendering.h"
@@ -86,12 +88,24 @@ CommandRunner addEvidenceCommand(CLI::App& app)
     addLedgerOption(cmd, *ledger);
     return [o, ledger] {
         o->faultlineVersion = FAULTLINE_VERSION;
+        // With --ledger the bundle carries the suspect's history (case.json `ledger_history`),
+        // read before this bundle is recorded into the same ledger.
+        std::optional<Ledger> open;
+        if (ledger->requested()) {
+            auto l = Ledger::open(ledger->url);
+            if (!l) return failWith(l.error());
+            open.emplace(std::move(*l));
+            o->deviceHistory = [&open](const SuspectGpu& s) {
+                return ledgerDeviceHistory(open->engine(), s.serial, s.uuid);
+            };
+        }
         if (!o->signKey.empty() && isEncryptedMinisignSecretKey(o->signKey))
             o->keyPassword = keyPassword(o->signKey);
 #ifdef FAULTLINE_HAVE_GUI
         views::attachEvidenceRendering(*o);  // figures and report.pdf
 #endif
         auto r = buildEvidenceBundle(*o);
+        o->deviceHistory = nullptr;  // it refers to `open`
         if (!r) {
             std::cerr << "error: " << r.message() << "\n";
             return kExitError;
@@ -100,13 +114,23 @@ CommandRunner addEvidenceCommand(CLI::App& app)
         std::cout << "evidence bundle: " << r->dir << " (" << r->files << " files) and " << r->tar << "\n"
                   << "case " << r->caseJson["case"].value("id", "") << ", suspect "
                   << r->caseJson["suspect"].value("serial", nlohmann::json("?")).dump() << "\n";
+        if (const auto h = r->caseJson.find("ledger_history"); h != r->caseJson.end())
+            std::cout << "device history from the ledger: "
+                      << (h->value("found", false)
+                              ? std::to_string(h->value("campaigns", nlohmann::json::array()).size()) +
+                                    " campaign(s), " +
+                                    std::to_string(h->value("rules", nlohmann::json::array()).size()) +
+                                    " rule(s) fired"
+                              : std::string("none for the suspect"))
+                      << "\n";
         if (!r->keyId.empty()) std::cout << "signed with key " << r->keyId << "\n";
         std::cout << "check it: faultline verify " << r->tar << (r->keyId.empty() ? "" : " --pubkey KEY.pub")
                   << "   (or: sha256sum -c MANIFEST.sha256"
                   << (r->keyId.empty() ? "" : "; minisign -V -p KEY.pub -m MANIFEST.sha256") << " in "
                   << r->dir << ")\n";
+        if (!open) return kExitOk;
         // The bundle as `ledger add DIR` reads it: verified, its case and manifest digest.
-        return recordInLedger(*ledger, [&](Ledger& l) -> Result<LedgerAdded> {
+        return recordInOpenLedger(*open, [&](Ledger& l) -> Result<LedgerAdded> {
             auto added = addLedgerFile(l, r->dir, ledgerHostName());
             if (!added) return added.error();
             return added->added;

@@ -28,9 +28,14 @@ int recordInLedger(const LedgerRequest& request, const std::function<Result<Ledg
     if (!request.requested()) return kExitOk;
     auto ledger = Ledger::open(request.url);
     if (!ledger) return failWith(ledger.error());
-    auto added = add(*ledger);
+    return recordInOpenLedger(*ledger, add);
+}
+
+int recordInOpenLedger(Ledger& ledger, const std::function<Result<LedgerAdded>(Ledger&)>& add)
+{
+    auto added = add(ledger);
     if (!added) return failWith(added.error());
-    std::cerr << "ledger " << printableText(ledger->location()) << ": " << added->total() << " row(s) added, "
+    std::cerr << "ledger " << printableText(ledger.location()) << ": " << added->total() << " row(s) added, "
               << added->repeated << " already there\n";
     return kExitOk;
 }

@@ -26,5 +26,7 @@ std::string ledgerHostName();
 // was recorded. An error is printed and returns its exit code (2); 0 when all went well or
 // nothing was requested.
 int recordInLedger(const LedgerRequest& request, const std::function<Result<LedgerAdded>(Ledger&)>& add);
+// The same into a ledger already open (a command that also reads it, as evidence does).
+int recordInOpenLedger(Ledger& ledger, const std::function<Result<LedgerAdded>(Ledger&)>& add);
 
 }  // namespace faultline::cli

@@ -370,6 +370,14 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             "or --logs that name it, a trace whose suspect device records it, or --suspect)",
             ErrorCode::Usage};
     completeSuspect(suspect, health, trace ? &*trace : nullptr, campaign ? &*campaign : nullptr, inventory);
+    // The suspect's history, taken before anything is written (and so before this bundle is
+    // recorded anywhere: it never cites itself).
+    nlohmann::json ledgerHistory;
+    if (o.deviceHistory) {
+        auto history = o.deviceHistory(suspect);
+        if (!history) return history.error();
+        ledgerHistory = std::move(*history);
+    }
     SuspectTargets ties;
     if (campaign) {
         ties = tieTargetsToSuspect(*campaign, {suspect.uuid, suspect.serial, suspect.busId}, inventory,
@@ -400,6 +408,7 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     c.health = health;
     c.campaign = campaign ? &*campaign : nullptr;
     c.targets = ties;
+    c.ledgerHistory = ledgerHistory;
     if (trace) c.traceAttributes = trace->attributes;
 
     for (const std::string& f : o.logs) {

@@ -12,7 +12,8 @@
 //   replay/campaign.json the campaign's report
 //   reproducer/          trace.h5 (only the divergent ops and their inputs, or --min-reproducer's
 //                        one op cut down by `faultline shrink`), reproduce.sh
-//   case.json            the case, schema v1
+//   case.json            the case, schema v1 (with `ledger_history`, the suspect's history from
+//                        the ledger, when one is given: deviceHistory)
 //   report.md            the human report (+ report.pdf and figures/ where the GUI is built)
 //   signing-key.pub, MANIFEST.sha256, MANIFEST.sha256.minisig
 //
@@ -52,6 +53,12 @@ struct EvidenceOptions {
         renderFigures;
     // Renders report.md as report.pdf (GUI builds).
     std::function<Status(const std::string& markdownPath, const std::string& pdfPath)> renderPdf;
+    // The suspect's history from the ledger (`evidence --ledger`): called once the suspect is known,
+    // before anything is written, with its identity; returns case.json's `ledger_history`
+    // (docs/formats.md), `{found: false, ...}` when the ledger holds nothing of it. An error refuses
+    // the export. Unset (no ledger given): case.json has no `ledger_history`. The ledger sits above
+    // this layer, so the caller (the CLI) queries it.
+    std::function<Result<nlohmann::json>(const SuspectGpu& suspect)> deviceHistory;
     // A trial bundle (the GUI's preview) that leaves report.pdf out on purpose: without renderPdf
     // the report then says the PDF is drawn on export, not that the build lacks the GUI.
     bool trialWithoutPdf = false;

@@ -61,6 +61,9 @@ struct EvidenceCase {
     std::vector<std::string> figures;
     std::vector<EvidenceFile> files;
     std::vector<std::string> warnings;
+    // The suspect's history from the ledger (EvidenceOptions::deviceHistory); null: no ledger was
+    // given, and case.json has no `ledger_history`.
+    nlohmann::json ledgerHistory;
 
     // Filled by finish(): the checklist (and a warning per missing item), RMA reasons (the
     // suspect's own evidence only), what other targets did (context, never an RMA reason), ruled

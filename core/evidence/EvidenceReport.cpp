@@ -8,32 +8,17 @@
 
 #include "../replay/Statistics.h"
 #include "../replay/StoppingRule.h"
+#include "DeviceHistorySection.h"
+#include "ReportText.h"
 
 namespace faultline {
 namespace {
 
 using json = nlohmann::json;
 
-std::string text(const json& j)
-{
-    if (j.is_null()) return "—";
-    if (j.is_string()) return j.get<std::string>().empty() ? "—" : j.get<std::string>();
-    if (j.is_boolean()) return j.get<bool>() ? "yes" : "no";
-    return j.dump();
-}
-
-std::string field(const json& j, const char* key)
-{
-    return j.is_object() && j.contains(key) ? text(j[key]) : "—";
-}
-
-// Table cells: no '|' or line breaks.
-std::string cell(std::string s)
-{
-    for (char& c : s)
-        if (c == '|' || c == '\n' || c == '\r') c = c == '|' ? '/' : ' ';
-    return s;
-}
+using report_text::cell;
+using report_text::field;
+using report_text::text;
 
 uint64_t countOf(const json& j, const char* key)
 {
@@ -250,6 +235,8 @@ std::string evidenceReportMarkdown(const json& c)
         if (!g.value("recommendation_reasons", json::array()).empty()) out << "\n";
         countersTable(out, g.value("counters_before", json()), g.value("counters_after", json()));
     }
+
+    out << deviceHistoryMarkdown(c);
 
     out << "## Reproduction\n\n";
     const json& replay = c.value("replay", json());

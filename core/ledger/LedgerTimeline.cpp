@@ -118,6 +118,16 @@ Status loadIdentities(LedgerEngine& engine, LedgerTimeline& t)
 
 Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key, TrendWindow window)
 {
+    auto found = findLedgerTimeline(engine, key, window);
+    if (!found) return found.error();
+    if (!*found)
+        return Error{engine.location() + ": no GPU with serial or UUID '" + key + "'", ErrorCode::Usage};
+    return std::move(**found);
+}
+
+Result<std::optional<LedgerTimeline>> findLedgerTimeline(LedgerEngine& engine, const std::string& key,
+                                                         TrendWindow window)
+{
     LedgerTimeline t;
     t.key = key;
     t.location = engine.location();
@@ -295,13 +305,12 @@ Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& k
                               {"host", sqlText(r[5])},
                               {"bus_id", sqlText(r[6])}}});
 
-    if (t.entries.empty())
-        return Error{engine.location() + ": no GPU with serial or UUID '" + key + "'", ErrorCode::Usage};
+    if (t.entries.empty()) return std::optional<LedgerTimeline>();
     std::stable_sort(t.entries.begin(), t.entries.end(),
                      [](const TimelineEntry& a, const TimelineEntry& b) { return a.at < b.at; });
     t.findings = applyLedgerRules(rules);
     t.trends = ledgerTrends(t.entries, window);
-    return t;
+    return std::optional<LedgerTimeline>(std::move(t));
 }
 
 nlohmann::json ledgerTimelineJson(const LedgerTimeline& t)

@@ -7,6 +7,7 @@
 // with, and the rows that name no GPU but a place (host and bus id) it was seen in: kernel-log
 // events often carry only a bus id.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -38,6 +39,9 @@ struct LedgerTimeline {
 // nothing about is an error naming it.
 Result<LedgerTimeline> ledgerTimeline(LedgerEngine& engine, const std::string& key,
                                       TrendWindow window = TrendWindow::Month);
+// The same, with nullopt for a key the ledger knows nothing about (an empty key is still an error).
+Result<std::optional<LedgerTimeline>> findLedgerTimeline(LedgerEngine& engine, const std::string& key,
+                                                         TrendWindow window = TrendWindow::Month);
 
 // The `ledger show --json` document and the text `ledger show` prints (inputs' text printable).
 nlohmann::json ledgerTimelineJson(const LedgerTimeline& t);
