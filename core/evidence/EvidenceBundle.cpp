@@ -293,14 +293,11 @@ Status writeText(const fs::path& path, const std::string& text)
     return writeNewTextFile(path.string(), text);
 }
 
-Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
+// What the options ask for, checked before anything is read: every input exists and is a file,
+// the outputs are new, and there is something to export.
+Status checkRequest(const EvidenceOptions& o, const fs::path& root, const std::string& tarPath)
 {
-    if (o.outDir.empty()) return Error{"evidence: --out DIR is required", ErrorCode::Usage};
-    const fs::path dir = fs::path(o.outDir).lexically_normal();
-    const fs::path root = dir.has_filename() ? dir : dir.parent_path();
-    std::error_code ec;
-    const std::string tarPath = root.string() + ".tar";
-    if (Status st = checkOutputs(o, root.string(), tarPath); !st) return st.error();
+    if (Status st = checkOutputs(o, root.string(), tarPath); !st) return st;
     if (!isBundlePath(root.filename().string()))
         return fileError(root.string(), "the bundle folder's name must be made of [A-Za-z0-9._+-]");
     if (!o.minReproducer.empty() && o.campaign.empty())
@@ -311,81 +308,99 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         return Error{"evidence: nothing to export: give --campaign, --logs or --nvidia-smi",
                      ErrorCode::Usage};
     for (const std::string& f : o.logs)
-        if (Status st = checkInput(f, "--logs"); !st) return st.error();
+        if (Status st = checkInput(f, "--logs"); !st) return st;
     for (const std::string& f : o.nvidiaSmi)
-        if (Status st = checkInput(f, "--nvidia-smi"); !st) return st.error();
+        if (Status st = checkInput(f, "--nvidia-smi"); !st) return st;
     for (const std::string& f : o.attachments)
-        if (Status st = checkInput(f, "--attach"); !st) return st.error();
+        if (Status st = checkInput(f, "--attach"); !st) return st;
     if (!o.campaign.empty())
-        if (Status st = checkInput(o.campaign, "--campaign"); !st) return st.error();
+        if (Status st = checkInput(o.campaign, "--campaign"); !st) return st;
     if (!o.minReproducer.empty())
-        if (Status st = checkInput(o.minReproducer, "--min-reproducer"); !st) return st.error();
+        if (Status st = checkInput(o.minReproducer, "--min-reproducer"); !st) return st;
+    if (!o.inventory.empty())
+        if (Status st = checkInput(o.inventory, "--inventory"); !st) return st;
+    return {};
+}
+
+// Everything the bundle is made from, read before anything is written.
+struct Gathered {
     nlohmann::json inventory;
+    std::optional<MinisignSecretKey> key;
+    nlohmann::json health;
+    std::optional<CampaignEvidence> campaign;
+    std::string tracePath;
+    std::optional<Trace> trace;
+    SuspectGpu suspect;
+    SuspectTargets ties;
+    nlohmann::json ledgerHistory;
+    std::vector<std::string> warnings;
+};
+
+Status gatherInputs(const EvidenceOptions& o, Gathered& g)
+{
     if (!o.inventory.empty()) {
-        if (Status st = checkInput(o.inventory, "--inventory"); !st) return st.error();
         auto inv = readInventoryJson(o.inventory);
         if (!inv) return inv.error();
-        inventory = *inv;
+        g.inventory = *inv;
     }
-    std::optional<MinisignSecretKey> key;
     if (!o.signKey.empty()) {
         auto k = readMinisignSecretKey(o.signKey, o.keyPassword ? &*o.keyPassword : nullptr);
         if (!k) return k.error();
-        key = *k;
+        g.key = *k;
     }
-
-    std::vector<std::string> warnings;
-    nlohmann::json health;
     if (!o.logs.empty() || !o.nvidiaSmi.empty()) {
         HealthInputs in;
         in.logFiles = o.logs;
         in.nvidiaSmiFiles = o.nvidiaSmi;
         auto report = collectHealth(in);
         if (!report) return report.error();
-        health = healthReportJson(*report);
-        for (const std::string& w : report->warnings) warnings.push_back("health: " + w);
+        g.health = healthReportJson(*report);
+        for (const std::string& w : report->warnings) g.warnings.push_back("health: " + w);
     }
-    std::optional<CampaignEvidence> campaign;
     if (!o.campaign.empty()) {
         auto c = readCampaignEvidence(o.campaign);
         if (!c) return c.error();
-        campaign = std::move(*c);
+        g.campaign = std::move(*c);
     }
-    const std::string tracePath = resolveTrace(o, campaign ? &*campaign : nullptr);
-    std::optional<Trace> trace;
-    if (!tracePath.empty()) {
-        if (Status st = checkInput(tracePath, o.trace.empty() ? "the campaign's trace" : "--trace"); !st)
-            return st.error();
-        auto t = readTrace(tracePath);
+    const CampaignEvidence* campaign = g.campaign ? &*g.campaign : nullptr;
+    g.tracePath = resolveTrace(o, campaign);
+    if (!g.tracePath.empty()) {
+        if (Status st = checkInput(g.tracePath, o.trace.empty() ? "the campaign's trace" : "--trace"); !st)
+            return st;
+        auto t = readTrace(g.tracePath);
         if (!t) return t.error();
-        trace = std::move(*t);
+        g.trace = std::move(*t);
     } else if (campaign) {
-        warnings.push_back("no reproducer: the campaign's trace '" + printableText(campaign->trace) +
-                           "' was not found (give --trace)");
+        g.warnings.push_back("no reproducer: the campaign's trace '" + printableText(campaign->trace) +
+                             "' was not found (give --trace)");
     }
-    SuspectGpu suspect = findSuspect(o, health, trace ? &*trace : nullptr);
-    if (suspect.busId.empty() && suspect.uuid.empty() && suspect.serial.empty())
+    const Trace* trace = g.trace ? &*g.trace : nullptr;
+    g.suspect = findSuspect(o, g.health, trace);
+    if (g.suspect.busId.empty() && g.suspect.uuid.empty() && g.suspect.serial.empty())
         return Error{
             "evidence: refusing to export: no serial, UUID or bus id for the suspect GPU (give --nvidia-smi "
             "or --logs that name it, a trace whose suspect device records it, or --suspect)",
             ErrorCode::Usage};
-    completeSuspect(suspect, health, trace ? &*trace : nullptr, campaign ? &*campaign : nullptr, inventory);
+    completeSuspect(g.suspect, g.health, trace, campaign, g.inventory);
     // The suspect's history, taken before anything is written (and so before this bundle is
     // recorded anywhere: it never cites itself).
-    nlohmann::json ledgerHistory;
     if (o.deviceHistory) {
-        auto history = o.deviceHistory(suspect);
+        auto history = o.deviceHistory(g.suspect);
         if (!history) return history.error();
-        ledgerHistory = std::move(*history);
+        g.ledgerHistory = std::move(*history);
     }
-    SuspectTargets ties;
     if (campaign) {
-        ties = tieTargetsToSuspect(*campaign, {suspect.uuid, suspect.serial, suspect.busId}, inventory,
-                                   trace ? trace->devices : std::vector<TraceDevice>{});
-        for (const std::string& w : ties.warnings) warnings.push_back(w);
+        g.ties = tieTargetsToSuspect(*campaign, {g.suspect.uuid, g.suspect.serial, g.suspect.busId},
+                                     g.inventory, trace ? trace->devices : std::vector<TraceDevice>{});
+        for (const std::string& w : g.ties.warnings) g.warnings.push_back(w);
     }
+    return {};
+}
 
-    // DIR itself is made here, new (mkdir neither follows a link nor takes an existing folder).
+// DIR itself is made here, new (mkdir neither follows a link nor takes an existing folder).
+Status makeBundleDir(const fs::path& root)
+{
+    std::error_code ec;
     if (root.has_parent_path()) {
         fs::create_directories(root.parent_path(), ec);
         if (ec)
@@ -397,20 +412,12 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
             return fileError(root.string(), "already exists (refusing to overwrite it)", ErrorCode::Usage);
         return fileError(root.string(), std::string("cannot create: ") + std::strerror(e), ErrorCode::Io);
     }
-    OutputGuard guard(root);
-    FileCopier copier(root);
-    EvidenceCase c;
-    c.caseId = o.caseId.empty() ? defaultCaseId(suspect) : o.caseId;
-    c.created = utcNow();
-    c.host = hostJson();
-    c.faultlineVersion = o.faultlineVersion;
-    c.suspect = suspect;
-    c.health = health;
-    c.campaign = campaign ? &*campaign : nullptr;
-    c.targets = ties;
-    c.ledgerHistory = ledgerHistory;
-    if (trace) c.traceAttributes = trace->attributes;
+    return {};
+}
 
+// The logs, attachments and nvidia-smi snapshots as given, and the health report decoded from them.
+Status addHealthFiles(const EvidenceOptions& o, const fs::path& root, FileCopier& copier, EvidenceCase& c)
+{
     for (const std::string& f : o.logs) {
         auto rel = copier.copy(f, isBugReport(f) ? "vendor" : "logs");
         if (!rel) return rel.error();
@@ -426,91 +433,101 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         if (!rel) return rel.error();
         c.files.push_back({*rel, "nvidia_smi_snapshot", f});
     }
-    if (!health.is_null()) {
-        if (Status st = writeText(root / "health/health.json", health.dump(2) + "\n"); !st) return st.error();
-        c.files.push_back({"health/health.json", "health_report", ""});
-        std::string lines;
-        for (const nlohmann::json& g : health.value("gpus", nlohmann::json::array()))
-            for (const nlohmann::json& e : g.value("events", nlohmann::json::array()))
-                lines += e.dump() + "\n";
-        for (const nlohmann::json& e : health.value("unattributed_events", nlohmann::json::array()))
-            lines += e.dump() + "\n";
-        if (Status st = writeText(root / "health/events.jsonl", lines); !st) return st.error();
-        c.files.push_back({"health/events.jsonl", "decoded_events", ""});
+    if (c.health.is_null()) return {};
+    if (Status st = writeText(root / "health/health.json", c.health.dump(2) + "\n"); !st) return st;
+    c.files.push_back({"health/health.json", "health_report", ""});
+    std::string lines;
+    for (const nlohmann::json& g : c.health.value("gpus", nlohmann::json::array()))
+        for (const nlohmann::json& e : g.value("events", nlohmann::json::array())) lines += e.dump() + "\n";
+    for (const nlohmann::json& e : c.health.value("unattributed_events", nlohmann::json::array()))
+        lines += e.dump() + "\n";
+    if (Status st = writeText(root / "health/events.jsonl", lines); !st) return st;
+    c.files.push_back({"health/events.jsonl", "decoded_events", ""});
+    return {};
+}
+
+// The symptom: the first divergent op against the golden model on its own inputs. A shrunk
+// reproducer holds no recorded outputs: the symptom comes from the incident's own op, written aside
+// for the bisection and removed.
+Status findSymptom(const Trace& trace, const ReproducerFiles& r, const fs::path& root, EvidenceCase& c)
+{
+    std::error_code ec;
+    const fs::path symptomTrace =
+        r.shrunkFrom.empty() ? fs::path(r.trace) : root / "reproducer" / ".symptom-ops.h5";
+    if (!r.shrunkFrom.empty())
+        if (Status st = writeTraceSubset(trace, {r.ops.begin(), r.ops.end()}, symptomTrace.string()); !st)
+            return st;
+    auto small = readTrace(symptomTrace.string());
+    if (small && !c.suspect.traceLabel.empty()) {
+        auto b = bisectTrace(*small, c.suspect.traceLabel);
+        if (b && b->firstDivergentOp)
+            for (const BisectOp& op : b->ops)
+                if (op.index == *b->firstDivergentOp && op.divergence)
+                    c.symptom =
+                        EvidenceFigureInput{op.index, op.op, op.name, c.suspect.traceLabel, *op.divergence};
     }
-    if (campaign) {
-        auto rel = copier.copy(o.campaign, "replay");
-        if (!rel) return rel.error();
-        c.files.push_back({*rel, "campaign_results", o.campaign});
-        const std::string journal = o.campaign + ".journal.jsonl";
-        if (fs::is_regular_file(journal, ec)) {
-            auto j = copier.copy(journal, "replay");
-            if (!j) return j.error();
-            c.files.push_back({*j, "campaign_journal", journal});
-        }
-        if (Status st = writeText(root / "replay/campaign.json", campaign->document.dump(2) + "\n"); !st)
-            return st.error();
-        c.files.push_back({"replay/campaign.json", "campaign_report", ""});
-        // Only the suspect's own divergent ops are reproduced (other targets are context).
-        const bool reproducible = !suspectDivergentOps(*campaign, ties).empty() && trace;
-        if (!reproducible && !o.minReproducer.empty())
-            return fileError(o.minReproducer,
-                             trace ? "has nothing to reproduce: the suspect GPU failed no op in the campaign"
-                                   : "cannot be used without the campaign's trace (give --trace)",
-                             ErrorCode::Usage);
-        if (reproducible) {
-            fs::create_directories(root / "reproducer", ec);
-            auto r = writeMinimalReproducer(*campaign, tracePath, (root / "reproducer").string(), ties,
-                                            o.minReproducer);
-            if (!r) return r.error();
-            c.reproducer = *r;
-            if (!r->replayable)
-                warnings.push_back(
-                    "reproducer: reproduce.sh cannot replay the campaign automatically (it exits "
-                    "2 saying why): " +
-                    printableText(r->notReplayable));
-            c.files.push_back({"reproducer/trace.h5", "reproducer_trace", ""});
-            c.files.push_back({"reproducer/reproduce.sh", "reproducer_script", ""});
-            // The symptom: the first divergent op against the golden model on its own inputs.
-            // A shrunk reproducer holds no recorded outputs: the symptom comes from the incident's
-            // own op, written aside for the bisection and removed.
-            const fs::path symptomTrace =
-                r->shrunkFrom.empty() ? fs::path(r->trace) : root / "reproducer" / ".symptom-ops.h5";
-            if (!r->shrunkFrom.empty())
-                if (Status st =
-                        writeTraceSubset(*trace, {r->ops.begin(), r->ops.end()}, symptomTrace.string());
-                    !st)
-                    return st.error();
-            {
-                auto small = readTrace(symptomTrace.string());
-                if (small && !suspect.traceLabel.empty()) {
-                    auto b = bisectTrace(*small, suspect.traceLabel);
-                    if (b && b->firstDivergentOp)
-                        for (const BisectOp& op : b->ops)
-                            if (op.index == *b->firstDivergentOp && op.divergence)
-                                c.symptom = EvidenceFigureInput{op.index, op.op, op.name, suspect.traceLabel,
-                                                                *op.divergence};
-                }
-            }
-            if (!r->shrunkFrom.empty()) fs::remove(symptomTrace, ec);
-        }
+    if (!r.shrunkFrom.empty()) fs::remove(symptomTrace, ec);
+    return {};
+}
+
+// The campaign's results, journal and report, and the reproducer of the suspect's own divergent
+// ops (other targets are context).
+Status addCampaign(const EvidenceOptions& o, const Gathered& g, const fs::path& root, FileCopier& copier,
+                   EvidenceCase& c)
+{
+    std::error_code ec;
+    auto rel = copier.copy(o.campaign, "replay");
+    if (!rel) return rel.error();
+    c.files.push_back({*rel, "campaign_results", o.campaign});
+    const std::string journal = o.campaign + ".journal.jsonl";
+    if (fs::is_regular_file(journal, ec)) {
+        auto j = copier.copy(journal, "replay");
+        if (!j) return j.error();
+        c.files.push_back({*j, "campaign_journal", journal});
     }
+    if (Status st = writeText(root / "replay/campaign.json", g.campaign->document.dump(2) + "\n"); !st)
+        return st;
+    c.files.push_back({"replay/campaign.json", "campaign_report", ""});
+    const bool reproducible = !suspectDivergentOps(*g.campaign, g.ties).empty() && g.trace;
+    if (!reproducible && !o.minReproducer.empty())
+        return fileError(o.minReproducer,
+                         g.trace ? "has nothing to reproduce: the suspect GPU failed no op in the campaign"
+                                 : "cannot be used without the campaign's trace (give --trace)",
+                         ErrorCode::Usage);
+    if (!reproducible) return {};
+    fs::create_directories(root / "reproducer", ec);
+    auto r = writeMinimalReproducer(*g.campaign, g.tracePath, (root / "reproducer").string(), g.ties,
+                                    o.minReproducer);
+    if (!r) return r.error();
+    c.reproducer = *r;
+    if (!r->replayable)
+        c.warnings.push_back(
+            "reproducer: reproduce.sh cannot replay the campaign automatically (it exits 2 saying why): " +
+            printableText(r->notReplayable));
+    c.files.push_back({"reproducer/trace.h5", "reproducer_trace", ""});
+    c.files.push_back({"reproducer/reproduce.sh", "reproducer_script", ""});
+    return findSymptom(*g.trace, *r, root, c);
+}
+
+// The symptom's figures, report.md (and report.pdf where the GUI draws it) and case.json.
+Result<nlohmann::json> writeReports(const EvidenceOptions& o, const fs::path& root, EvidenceCase& c)
+{
+    std::error_code ec;
     if (c.symptom && o.renderFigures) {
         auto figs = o.renderFigures(root.string(), *c.symptom);
         if (figs) {
             for (const std::string& f : *figs) c.files.push_back({f, "figure", ""});
             c.figures = *figs;
         } else {
-            warnings.push_back("figures: " + figs.message());
+            c.warnings.push_back("figures: " + figs.message());
         }
     }
     if (!o.renderPdf && o.trialWithoutPdf)
-        warnings.push_back("trial bundle: report.pdf is left out here and drawn when the bundle is exported");
+        c.warnings.push_back(
+            "trial bundle: report.pdf is left out here and drawn when the bundle is exported");
     else if (!o.renderPdf)
-        warnings.push_back(
+        c.warnings.push_back(
             "no report.pdf or figures: this faultline was built without the GUI (report.md only)");
-    c.signedBy = key ? key->publicPart().keyIdText() : std::string();
-    c.warnings = warnings;
     c.finish();
     c.files.push_back({"case.json", "case", ""});
     c.files.push_back({"report.md", "report", ""});
@@ -528,9 +545,42 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
         }
     }
     if (Status st = writeText(root / "case.json", caseJson.dump(2) + "\n"); !st) return st.error();
+    return caseJson;
+}
+
+Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
+{
+    if (o.outDir.empty()) return Error{"evidence: --out DIR is required", ErrorCode::Usage};
+    const fs::path dir = fs::path(o.outDir).lexically_normal();
+    const fs::path root = dir.has_filename() ? dir : dir.parent_path();
+    if (Status st = checkRequest(o, root, root.string() + ".tar"); !st) return st.error();
+    Gathered g;
+    if (Status st = gatherInputs(o, g); !st) return st.error();
+    if (Status st = makeBundleDir(root); !st) return st.error();
+
+    OutputGuard guard(root);
+    FileCopier copier(root);
+    EvidenceCase c;
+    c.caseId = o.caseId.empty() ? defaultCaseId(g.suspect) : o.caseId;
+    c.created = utcNow();
+    c.host = hostJson();
+    c.faultlineVersion = o.faultlineVersion;
+    c.suspect = g.suspect;
+    c.health = g.health;
+    c.campaign = g.campaign ? &*g.campaign : nullptr;
+    c.targets = g.ties;
+    c.ledgerHistory = g.ledgerHistory;
+    if (g.trace) c.traceAttributes = g.trace->attributes;
+    c.warnings = g.warnings;
+    c.signedBy = g.key ? g.key->publicPart().keyIdText() : std::string();
+    if (Status st = addHealthFiles(o, root, copier, c); !st) return st.error();
+    if (g.campaign)
+        if (Status st = addCampaign(o, g, root, copier, c); !st) return st.error();
+    auto caseJson = writeReports(o, root, c);
+    if (!caseJson) return caseJson.error();
 
     SealOptions seal;
-    seal.key = key ? &*key : nullptr;
+    seal.key = g.key ? &*g.key : nullptr;
     seal.trustedComment =
         "faultline evidence case " + bundleSafeName(c.caseId) + "\tfile:MANIFEST.sha256\thashed";
     auto sealed = sealBundle(root.string(), seal);
@@ -539,7 +589,7 @@ Result<EvidenceResult> buildBundle(const EvidenceOptions& o)
     EvidenceResult result;
     result.dir = root.string();
     result.tar = sealed->tarPath;
-    result.caseJson = caseJson;
+    result.caseJson = *caseJson;
     result.warnings = c.warnings;
     result.files = sealed->files;
     result.keyId = sealed->keyId;
