@@ -125,8 +125,15 @@ DeviceHistory deviceHistoryFromTimeline(const LedgerTimeline& timeline)
                 if (it == e.detail.end() || !it->is_number()) continue;
                 HistoryCounter& c = counters[name];
                 c.name = qs(name);
-                c.t.push_back(t);
-                c.value.push_back(it->get<double>());
+                const double value = it->get<double>();
+                // Drawn as steps: a snapshot that repeats the value before it draws nothing new, so
+                // only the snapshots where the counter changed are kept, and the last one.
+                if (c.value.size() >= 2 && c.value.back() == value && c.value[c.value.size() - 2] == value) {
+                    c.t.back() = t;
+                } else {
+                    c.t.push_back(t);
+                    c.value.push_back(value);
+                }
             }
         }
         if (*lane == HistoryLane::Campaign) {

@@ -36,7 +36,8 @@ struct HistoryRate {
     bool failing = false;  // the verdict says silent data corruption (LedgerRules.h: sdcPositive)
 };
 
-// A health counter over the snapshots that report it, in time order.
+// A health counter over the snapshots that report it, in time order, as steps: of a run of
+// snapshots with one value, the first and the last are kept.
 struct HistoryCounter {
     QString name;
     QVector<double> t, value;

@@ -215,6 +215,11 @@ DeviceHistoryView::DeviceHistoryView(QWidget* parent)
     m_lanesRect->insetLayout()->take(m_plot->legend);
     m_ratesRect->insetLayout()->addElement(m_plot->legend, Qt::AlignTop | Qt::AlignLeft);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    // Marks, bars, steps, grids and axes drawn without antialiasing and lines as fast polylines: a replot of
+    // the whole history stays within a frame (bench/RESULTS.md, "Device history view").
+    m_plot->setNotAntialiasedElements(QCP::aePlottables | QCP::aeScatters | QCP::aeGrid | QCP::aeSubGrid |
+                                      QCP::aeAxes);
+    m_plot->setPlottingHint(QCP::phFastPolylines, true);
     PlotStyle::apply(m_plot);
     // The two time axes move together; a range change re-bins the rows once per turn.
     QCPAxis* lanesX = m_lanesRect->axis(QCPAxis::atBottom);
