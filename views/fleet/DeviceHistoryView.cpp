@@ -243,6 +243,8 @@ DeviceHistoryView::DeviceHistoryView(QWidget* parent)
     m_rules->setRootIsDecorated(false);
     m_rules->setWordWrap(true);
     m_rules->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_rules->header()->setStretchLastSection(true);
+    m_rules->setMinimumWidth(300);
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
@@ -254,6 +256,7 @@ DeviceHistoryView::DeviceHistoryView(QWidget* parent)
     split->addWidget(m_rules);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
+    split->setSizes({1000, 500});
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
