@@ -137,7 +137,7 @@ DeviceHistoryView* openDeviceHistory(QWidget* from, const QString& key, const QS
 }
 
 DeviceHistoryView::DeviceHistoryView(QWidget* parent)
-    : QWidget(parent), m_history(std::make_shared<DeviceHistory>())
+    : QWidget(parent), m_history(std::make_shared<DeviceHistory>()), m_maxRawMarks(kMaxRawMarks)
 {
     setObjectName(QStringLiteral("deviceHistoryView"));
     setWindowTitle(tr("Device history"));
@@ -413,6 +413,12 @@ void DeviceHistoryView::showAll()
     setTimeRange(m_history->first - span * 0.02, m_history->last + span * 0.02);
 }
 
+void DeviceHistoryView::setMaxRawMarks(int marks)
+{
+    m_maxRawMarks = marks;
+    rebinOnUi();
+}
+
 void DeviceHistoryView::scheduleRebinOnUi()
 {
     if (m_rebinQueued) return;
@@ -429,7 +435,8 @@ void DeviceHistoryView::rebinOnUi()
     const int maxBins = std::max(50, m_lanesRect->width() / kPixelsPerBin);
     QString binned;
     for (size_t i = 0; i < kHistoryLaneCount; ++i) {
-        HistoryPoints p = historyPoints(m_history->lanes[i], range.lower, range.upper, kMaxRawMarks, maxBins);
+        HistoryPoints p =
+            historyPoints(m_history->lanes[i], range.lower, range.upper, m_maxRawMarks, maxBins);
         QVector<double> y(p.t.size(), laneY(HistoryLane(i)));
         m_laneGraphs[i]->setData(p.t, y, true);
         if (p.binSeconds > 0 && binned.isEmpty()) binned = historyBinName(p.binSeconds);

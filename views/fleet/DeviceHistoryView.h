@@ -65,6 +65,9 @@ public:
     void setTimeRange(double from, double to);
     // The whole history in view.
     void showAll();
+    // A row draws its marks themselves while at most this many are in view (default 1,000), else
+    // counts per bin; a huge number draws every mark (the benchmark's anchor).
+    void setMaxRawMarks(int marks);
     // The fact under a point of the plot (in the plot's pixels): its line, or "" when none is near.
     QString factAt(const QPointF& pixel) const;
 
@@ -102,6 +105,7 @@ private:
     quint64 m_job = 0;
     bool m_loading = false;
     bool m_rebinQueued = false;
+    int m_maxRawMarks;
 };
 
 // Opens a device history window for `key` over `from`'s window (the ledger at `ledgerSpec`, "" = the
