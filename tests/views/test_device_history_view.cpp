@@ -34,6 +34,7 @@
 #include "views/fleet/DeviceHistoryView.h"
 #include "views/fleet/FleetView.h"
 #include "views/replay/DevicesPanel.h"
+#include "views/shell/ViewText.h"
 
 using namespace faultline;
 using namespace faultline::views;
@@ -57,11 +58,6 @@ double seconds(int day, int hour = 0)
 {
     const auto t = kStart + std::chrono::days{day} + std::chrono::hours{hour};
     return double(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
-}
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
 }
 
 }  // namespace

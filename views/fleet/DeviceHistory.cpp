@@ -11,14 +11,10 @@
 #include "core/ledger/LedgerRules.h"
 #include "core/ledger/LedgerTimeline.h"
 #include "core/ledger/LedgerTrends.h"
+#include "views/shell/ViewText.h"
 
 namespace faultline::views {
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 // The lane an entry of the timeline goes in (health snapshots with flags or a recommendation
 // go in Flags as well as Health).
