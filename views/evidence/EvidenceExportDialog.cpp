@@ -32,6 +32,7 @@
 #include "views/evidence/EvidenceRendering.h"
 #include "views/evidence/FileListEditor.h"
 #include "views/evidence/ReportFonts.h"
+#include "views/fleet/DeviceHistoryView.h"
 
 namespace faultline::views {
 namespace {
@@ -68,7 +69,14 @@ EvidenceExportDialog::EvidenceExportDialog(QWidget* parent) : QDialog(parent)
     m_suspect = new QLineEdit;
     m_suspect->setObjectName(QStringLiteral("evidenceSuspect"));
     m_suspect->setPlaceholderText(tr("bus id, UUID or serial; default: the trace's suspect device"));
-    form->addRow(tr("Suspect GPU"), m_suspect);
+    m_historyButton = new QPushButton(tr("&History…"));
+    m_historyButton->setObjectName(QStringLiteral("evidenceHistory"));
+    m_historyButton->setAutoDefault(false);
+    m_historyButton->setToolTip(tr("The suspect GPU's history from the ledger (its serial or UUID)"));
+    auto* suspectRow = new QHBoxLayout;
+    suspectRow->addWidget(m_suspect, 1);
+    suspectRow->addWidget(m_historyButton);
+    form->addRow(tr("Suspect GPU"), suspectRow);
     // Ties the campaign's cuda:N targets to boards where the campaign recorded no inventory.
     m_inventory = fileRow(form, QStringLiteral("evidenceInventory"),
                           tr("GPU inventory (faultline devices --json)"), tr("JSON (*.json)"), false);
@@ -124,6 +132,13 @@ EvidenceExportDialog::EvidenceExportDialog(QWidget* parent) : QDialog(parent)
     connect(m_previewButton, &QPushButton::clicked, this, &EvidenceExportDialog::runPreview);
     connect(m_exportButton, &QPushButton::clicked, this, &EvidenceExportDialog::runExport);
     connect(m_keyButton, &QPushButton::clicked, this, &EvidenceExportDialog::generateKey);
+    connect(m_historyButton, &QPushButton::clicked, this, [this] {
+        if (m_suspect->text().trimmed().isEmpty()) {
+            m_status->setText(tr("Name the suspect GPU by its serial or UUID to see its history."));
+            return;
+        }
+        openDeviceHistory(this, m_suspect->text().trimmed());
+    });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     auto* layout = new QVBoxLayout(this);

@@ -50,6 +50,8 @@ public:
     // The files of the last bundle built (trial or real), relative to its folder, with sizes.
     QTreeWidget* bundleFiles() const { return m_bundleFiles; }
     QLabel* status() const { return m_status; }
+    // Opens the suspect GPU's history from the default ledger (DeviceHistoryView).
+    QPushButton* historyButton() const { return m_historyButton; }
 
 public slots:
     // A trial bundle in a temporary folder: fills the checklist, the preview and the file list.
@@ -101,7 +103,8 @@ private:
     QTextBrowser* m_preview = nullptr;
     QTreeWidget* m_bundleFiles = nullptr;
     QLabel* m_status = nullptr;
-    QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr, *m_keyButton = nullptr;
+    QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr, *m_keyButton = nullptr,
+                *m_historyButton = nullptr;
     QPointer<QTextDocument> m_report;  // shown in m_preview
     QString m_trialDir;                // the last trial bundle's temporary folder ("" = none)
     std::unique_ptr<PendingReport> m_pending;

@@ -11,6 +11,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/fleet/DeviceHistoryView.h"
 #include "views/fleet/FleetTableModel.h"
 
 namespace faultline::views {
@@ -50,6 +51,11 @@ FleetView::FleetView(QWidget* parent) : QWidget(parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->verticalHeader()->hide();
+    m_historyAction = addDeviceHistoryAction(m_table, [this](const QModelIndex& index) {
+        if (!index.isValid()) return QString();
+        const FleetTableModel::Row& r = m_model->row(m_proxy->mapToSource(index).row());
+        return deviceHistoryKey(r.serial, r.uuid);
+    });
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_filter, 1);

@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <nlohmann/json.hpp>
 
+class QAction;
 class QCheckBox;
 class QLabel;
 class QLineEdit;
@@ -48,6 +49,8 @@ public:
     QCheckBox* problemsOnlyBox() const { return m_problemsOnly; }
     // The selected GPU's campaign: identity, verdict and explanation, one line per op.
     QPlainTextEdit* detail() const { return m_detail; }
+    // "Device history…" on the table's context menu: the selected GPU's ledger history.
+    QAction* historyAction() const { return m_historyAction; }
 
 signals:
     void gpuSelected(const QString& resultsFile, const QString& target);
@@ -62,6 +65,7 @@ private:
     QCheckBox* m_problemsOnly = nullptr;
     QLabel* m_summary = nullptr;
     QPlainTextEdit* m_detail = nullptr;
+    QAction* m_historyAction = nullptr;
 };
 
 }  // namespace faultline::views

@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "views/fleet/DeviceHistoryView.h"
 #include "views/fleet/HealthPanel.h"
 #include "views/plots/PlotStyle.h"
 #include "views/replay/WorkerProgram.h"
@@ -88,6 +89,17 @@ DevicesPanel::DevicesPanel(QWidget* parent) : QWidget(parent)
                                 {tr("Label"), tr("Name"), tr("UUID"), tr("Serial"), tr("PCI bus id"),
                                  tr("Driver"), tr("Role"), tr("Notes")});
     layout->addWidget(m_table, 1);
+    const auto keyOfRow = [](QTableWidget* table, int serial, int uuid) {
+        return [table, serial, uuid](const QModelIndex& index) {
+            const auto text = [&](int c) {
+                const QTableWidgetItem* item = index.isValid() ? table->item(index.row(), c) : nullptr;
+                return item ? item->text() : QString();
+            };
+            return deviceHistoryKey(text(serial), text(uuid));
+        };
+    };
+    m_localHistory = addDeviceHistoryAction(m_local, keyOfRow(m_local, GpuSerial, GpuUuid));
+    m_traceHistory = addDeviceHistoryAction(m_table, keyOfRow(m_table, Serial, Uuid));
 
     m_timer = new QTimer(this);
     m_timer->setSingleShot(true);

@@ -11,6 +11,7 @@
 #include "core/devices/DeviceReport.h"
 #include "views/incident/Incident.h"
 
+class QAction;
 class QLabel;
 class QProcess;
 class QPushButton;
@@ -64,6 +65,9 @@ public:
     void setTimeoutMs(int ms) { m_timeoutMs = ms; }
 
     QTableWidget* localDevices() const { return m_local; }
+    // "Device history…" on the local and the trace's tables: the selected GPU's ledger history.
+    QAction* localHistoryAction() const { return m_localHistory; }
+    QAction* traceHistoryAction() const { return m_traceHistory; }
     HealthPanel* healthPanel() const { return m_health; }
     // The summary above the local table: versions, or why there are no devices, or the error.
     QString inventoryText() const;
@@ -91,6 +95,8 @@ private:
     HealthPanel* m_health = nullptr;
     QLabel* m_traceTitle = nullptr;
     QTableWidget* m_table = nullptr;
+    QAction* m_localHistory = nullptr;
+    QAction* m_traceHistory = nullptr;
 
     QString m_program;
     int m_timeoutMs = 10000;
