@@ -12,13 +12,14 @@
 #include "Commands.h"
 #include "core/replay/Campaign.h"
 #include "core/replay/CampaignPlan.h"
+#include "core/replay/StoppingRule.h"
 
 namespace faultline::cli {
 namespace {
 
 struct PlanOptions {
-    std::string trace, targets, ops, from;
-    double rate = 0, confidence = 0.95;
+    std::string trace, targets, ops, from, rateText;
+    double confidence = 0.95;
     uint32_t measureRuns = 3;
     bool json = false, allowExternal = false;
 };
@@ -26,7 +27,9 @@ struct PlanOptions {
 int runPlan(const PlanOptions& o)
 {
     // Checked before anything is measured.
-    if (auto checked = planCampaign({}, {}, {}, {}, o.rate, o.confidence); !checked)
+    auto rate = parseRate(o.rateText, "--rate");
+    if (!rate) return failWith(rate.error());
+    if (auto checked = planCampaign({}, {}, {}, {}, *rate, o.confidence); !checked)
         return failWith(checked.error());
     auto targets = parseTargetList(o.targets);
     if (!targets) return failWith(targets.error());
@@ -73,7 +76,7 @@ int runPlan(const PlanOptions& o)
         }
         runs = std::move(report->runs);
     }
-    auto plan = planCampaign(runs, *ops, labels, names, o.rate, o.confidence);
+    auto plan = planCampaign(runs, *ops, labels, names, *rate, o.confidence);
     if (!plan) return failWith(plan.error());
     plan->source = source;
     plan->sourcePath = sourcePath;
@@ -97,7 +100,7 @@ CommandRunner addPlanCommand(CLI::App& app)
     CLI::App* cmd = app.add_subcommand(
         "plan", "How many runs and how much time `replay --until-rate RATE` needs per op and target");
     cmd->add_option("TRACE", o->trace, "trace v1 file")->required();
-    cmd->add_option("--rate", o->rate, "the failure rate to rule out, e.g. 1e-3")->required();
+    cmd->add_option("--rate", o->rateText, "the failure rate to rule out: 1e-3, 0.001 or 0.1%")->required();
     cmd->add_option("--targets", o->targets, "comma-separated: cpu, sim:<model>[:k=v,...], cuda:<index>")
         ->required();
     cmd->add_option("--confidence", o->confidence, "confidence of the bound (default 0.95)");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../Text.h"
 #include "Statistics.h"
 
 namespace faultline {
@@ -49,18 +50,17 @@ StoppedBy stoppedBy(uint64_t runs, uint64_t failures, const StoppingRule& rule, 
     return cancelled ? StoppedBy::Cancelled : StoppedBy::Budget;
 }
 
-Result<double> parseRate(std::string_view text)
+Result<double> parseRate(std::string_view text, std::string_view option)
 {
-    std::string s(text);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
+    const std::string s = trimmed(text);
     const bool percent = !s.empty() && s.back() == '%';
     const std::string number = percent ? s.substr(0, s.size() - 1) : s;
     char* end = nullptr;
     const double value = number.empty() ? 0 : std::strtod(number.c_str(), &end);
     if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value))
-        return Error{"--until-rate '" + std::string(text) + "': expected a rate such as 1e-3, 0.001 or 0.1%",
-                     ErrorCode::Usage};
+        return Error{
+            std::string(option) + " '" + std::string(text) + "': expected a rate such as 1e-3, 0.001 or 0.1%",
+            ErrorCode::Usage};
     return percent ? value / 100.0 : value;
 }
 

@@ -45,8 +45,8 @@ bool stopReached(uint64_t runs, uint64_t failures, const StoppingRule& rule);
 StoppedBy stoppedBy(uint64_t runs, uint64_t failures, const StoppingRule& rule, bool cancelled);
 
 // A rate as `--until-rate` takes it: a number, plain or with an exponent ("1e-3", "0.001"), or a
-// percentage ("0.1%"). Errors name the text; the range is checkStoppingRule's.
-Result<double> parseRate(std::string_view text);
+// percentage ("0.1%"). Errors name the option and the text; the range is checkStoppingRule's.
+Result<double> parseRate(std::string_view text, std::string_view option = "--until-rate");
 
 // A duration as `--budget` takes it: a number with a unit, s, m or h ("90s", "10m", "1.5h"); a
 // bare number is seconds. Errors name the text.

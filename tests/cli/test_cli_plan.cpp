@@ -95,11 +95,21 @@ private slots:
         QVERIFY2(r.out.contains("read from the journal") && r.out.contains("unknown"), r.out.constData());
     }
 
+    // --rate reads rates as replay --until-rate does: a percentage is its fraction.
+    void percentRateIsItsFraction()
+    {
+        auto r =
+            runFaultline({"plan", m_trace, "--rate", "0.5%", "--targets", "cpu", "--ops", "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(jsonObject(r.out).value("runs_needed_per_op").toInteger(), minimumRuns(5e-3, 0.95));
+    }
+
     void errors_data()
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("phrase");
         QTest::newRow("rate") << QStringList{"--rate", "0.9", "--targets", "cpu"} << "--rate 0.9";
+        QTest::newRow("rate text") << QStringList{"--rate", "often", "--targets", "cpu"} << "--rate 'often'";
         QTest::newRow("confidence") << QStringList{"--rate", "1e-3",      "--confidence",
                                                    "0.2",    "--targets", "cpu"}
                                     << "--confidence";
