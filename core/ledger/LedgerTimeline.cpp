@@ -7,6 +7,7 @@
 #include "../Text.h"
 #include "../replay/Statistics.h"
 #include "Ledger.h"
+#include "LedgerSlots.h"
 
 namespace faultline {
 namespace {
@@ -136,16 +137,27 @@ Result<std::optional<LedgerTimeline>> findLedgerTimeline(LedgerEngine& engine, c
     RuleInputs rules;
     rules.locations = t.locations;
 
+    // Rows naming no GPU, found by place, are its own only while it held that slot (LedgerSlots.h).
+    auto tenancy = loadSlotTenancy(engine, t.locations, t.serials, t.uuids);
+    if (!tenancy) return tenancy.error();
+    auto ownRow = [&](const SqlValue& host, const SqlValue& bus, const SqlValue& at, const SqlValue& serial,
+                      const SqlValue& uuid) {
+        if (!sqlText(serial).empty() || !sqlText(uuid).empty()) return true;
+        return tenancy->holds(sqlText(host), sqlText(bus),
+                              sqlIsNull(at) ? std::nullopt : std::optional<std::string>(sqlText(at)));
+    };
+
     GpuWhere w = gpuWhere(t, true);
-    auto health =
-        runSql(engine,
-               "SELECT COALESCE(at, recorded_at), host, bus_id, flags, ecc_corrected, ecc_uncorrected, "
-               "remapped_correctable, remapped_uncorrectable, retired_single_bit, retired_double_bit, "
-               "recovery_action, recommendation, source, boot_id FROM health_snapshots WHERE " +
-                   w.sql,
-               w.params);
+    auto health = runSql(
+        engine,
+        "SELECT COALESCE(at, recorded_at), host, bus_id, flags, ecc_corrected, ecc_uncorrected, "
+        "remapped_correctable, remapped_uncorrectable, retired_single_bit, retired_double_bit, "
+        "recovery_action, recommendation, source, boot_id, at, serial, uuid FROM health_snapshots WHERE " +
+            w.sql,
+        w.params);
     if (!health) return health.error();
     for (const SqlRow& r : *health) {
+        if (!ownRow(r[1], r[2], r[14], r[15], r[16])) continue;
         const std::string rec = sqlText(r[11]);
         t.entries.push_back({sqlText(r[0]),
                              "health",
@@ -173,11 +185,12 @@ Result<std::optional<LedgerTimeline>> findLedgerTimeline(LedgerEngine& engine, c
     auto events = runSql(
         engine,
         "SELECT COALESCE(at, recorded_at), host, bus_id, kind, code, name, message, action, time_text, "
-        "uptime_s, boot_id, source FROM xid_events WHERE " +
+        "uptime_s, boot_id, source, at, serial, uuid FROM xid_events WHERE " +
             w.sql,
         w.params);
     if (!events) return events.error();
     for (const SqlRow& r : *events) {
+        if (!ownRow(r[1], r[2], r[12], r[13], r[14])) continue;
         const std::string kind = sqlText(r[3]);
         const std::string what =
             kind == "reset" ? std::string("GPU reset") : (kind == "sxid" ? "SXid " : "Xid ") + sqlText(r[4]);

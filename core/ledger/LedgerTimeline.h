@@ -4,8 +4,9 @@
 // per-op rates, its evidence bundles, in time order, and what the rules conclude (LedgerRules.h).
 //
 // A GPU is found by board serial or UUID. Its rows are those naming any serial or UUID it was seen
-// with, and the rows that name no GPU but a place (host and bus id) it was seen in: kernel-log
-// events often carry only a bus id.
+// with, and the rows that name no GPU but a place (host and bus id) it held at their time
+// (LedgerSlots.h): kernel-log events often carry only a bus id, and a slot may hold another board
+// before or after it.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>

@@ -4,7 +4,9 @@
 // the same logs and campaigns; the history is read before the bundle is recorded (a bundle never
 // cites itself, the next one cites it); the bundle still verifies; `found: false` for a suspect the
 // ledger does not know; no field without --ledger; a ledger that cannot be opened is exit 2
-// before anything is written. On SQLite and on a PostgreSQL server the test starts.
+// before anything is written; a bus-only Xid from when another board sat in the suspect's slot
+// stays out of its bundle and its `ledger show` alike. On SQLite and on a PostgreSQL server the
+// test starts.
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -13,6 +15,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "support/LedgerEngines.h"
 #include "support/TestSupport.h"
@@ -110,6 +115,40 @@ nlohmann::json campaign(const std::string& trace, int suspectFailures)
                {"op", "gemm"},
                {"name", "layers.0.mlp"},
                {"targets", {{"cuda:0", opRate(suspectFailures)}, {"cuda:1", opRate(9)}}}}}}};
+}
+
+// A health document (`ledger add` input): `serial` seen in testhost's 0000:3b:00.0 at `timestamp`,
+// and Xids naming only that bus id ({code, time}).
+nlohmann::json slotDocument(const std::string& serial, const std::string& timestamp,
+                            const std::vector<std::pair<int, std::string>>& busOnlyXids)
+{
+    const nlohmann::json identity = {
+        {"bus_id", "0000:3b:00.0"}, {"serial", serial}, {"product", "NVIDIA H100"}};
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& [code, time] : busOnlyXids)
+        events.push_back({{"kind", "xid"},
+                          {"xid", code},
+                          {"time", time},
+                          {"bus_id", "0000:3b:00.0"},
+                          {"message", "bus-only"},
+                          {"source", "dmesg"}});
+    return {{"format", "faultline-health"},
+            {"version", 1},
+            {"gpus",
+             {{{"bus_id", "0000:3b:00.0"},
+               {"serial", serial},
+               {"identity", identity},
+               {"snapshots",
+                {{{"source", "smi-" + timestamp}, {"timestamp", timestamp}, {"identity", identity}}}}}}},
+            {"unattributed_events", events}};
+}
+
+std::set<int> xidCodes(const nlohmann::json& timeline)
+{
+    std::set<int> codes;
+    for (const auto& e : timeline.value("timeline", nlohmann::json::array()))
+        if (e.value("kind", "") == "xid") codes.insert(e["xid"].get<int>());
+    return codes;
 }
 
 }  // namespace
@@ -217,6 +256,44 @@ private slots:
         for (const auto& e : timeline.value("timeline", nlohmann::json::array()))
             recorded += e.value("kind", "") == "evidence";
         QCOMPARE(recorded, 2);
+    }
+
+    void anotherBoardsBusOnlyEventsStayOut()
+    {
+        // An earlier board in the suspect's slot (May), then the suspect (from June); an Xid 31
+        // naming only the bus id in May, an Xid 94 in June.
+        const QString ledger = ledgerPath("slot");
+        writeFile(path("old-may1.json"),
+                  QByteArray::fromStdString(slotDocument("OLDBOARD", "2026-05-01T00:00:00Z", {}).dump()));
+        writeFile(path("old-may20.json"),
+                  QByteArray::fromStdString(slotDocument("OLDBOARD", "2026-05-20T00:00:00Z", {}).dump()));
+        writeFile(path("suspect-june.json"),
+                  QByteArray::fromStdString(
+                      slotDocument(kSuspect, "2026-06-01T00:00:00Z",
+                                   {{31, "2026-05-10T00:00:00Z"}, {94, "2026-06-15T00:00:00Z"}})
+                          .dump()));
+        ProcessResult added = run({"ledger", "add", "--host", "testhost", "--ledger", ledger,
+                                   path("old-may1.json"), path("old-may20.json"), path("suspect-june.json")});
+        QVERIFY2(added.exitCode == 0, added.err.constData());
+
+        auto show = [&](const char* serial) {
+            ProcessResult r = run({"ledger", "show", serial, "--ledger", ledger, "--json"});
+            [&] { QVERIFY2(r.exitCode == 0, r.err.constData()); }();
+            return xidCodes(nlohmann::json::parse(r.out.toStdString(), nullptr, false));
+        };
+        const std::set<int> suspect = show(kSuspect);
+        QVERIFY2(suspect.count(94) && !suspect.count(31), "the suspect's timeline: Xid 94 only of the two");
+        const std::set<int> old = show("OLDBOARD");
+        QCOMPARE(old, (std::set<int>{31}));
+
+        ProcessResult r = evidence("case-slot", {"--case-id", "CASE-SLOT", "--ledger", ledger});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const nlohmann::json h = readJson(path("case-slot/case.json"))["ledger_history"];
+        QVERIFY(h["found"].get<bool>());
+        std::set<int> inBundle;
+        for (const auto& e : h["event_summary"]) inBundle.insert(e["code"].get<int>());
+        QCOMPARE(inBundle, suspect);  // the bundle and `ledger show` agree
+        QVERIFY(h.dump().find("OLDBOARD") == std::string::npos);
     }
 
     void suspectUnknownToTheLedgerIsFoundFalse()

@@ -2,17 +2,80 @@
 // `ledger_history`) and the report's "Device history" section (core/evidence/DeviceHistorySection.h):
 // the suspect's rows only (another board's serial, UUID, host and events never appear), found by
 // serial or else by UUID, `found: false` for a GPU the ledger does not know, the field absent from
-// case.json without a ledger; on SQLite and on a PostgreSQL server the test starts.
+// case.json without a ledger; an event naming only a bus id goes to the board that sat in that slot
+// at its time, never to a board seen there before or after (LedgerSlots.h), in the timeline
+// (`ledger show`) and the history alike; on SQLite and on a PostgreSQL server the test starts.
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "core/evidence/DeviceHistorySection.h"
 #include "core/evidence/EvidenceCase.h"
 #include "core/ledger/LedgerHistory.h"
+#include "core/ledger/LedgerSlots.h"
+#include "core/ledger/LedgerTimeline.h"
 #include "support/LedgerEngines.h"
 #include "test_ledger_support.h"
 
 using namespace faultline;
+
+namespace {
+
+// A snapshot of one board at slothost's 0000:3b:00.0 at `timestamp`: an identity record there.
+nlohmann::json slotSighting(const std::string& serial, const std::string& uuid, const std::string& timestamp)
+{
+    const nlohmann::json identity = {
+        {"bus_id", "0000:3b:00.0"}, {"uuid", uuid}, {"serial", serial}, {"product", "NVIDIA H100"}};
+    return {{"format", "faultline-health"},
+            {"version", 1},
+            {"gpus",
+             {{{"bus_id", "0000:3b:00.0"},
+               {"uuid", uuid},
+               {"serial", serial},
+               {"identity", identity},
+               {"snapshots",
+                {{{"source", "smi-" + timestamp}, {"timestamp", timestamp}, {"identity", identity}}}}}}},
+            {"unattributed_events", nlohmann::json::array()}};
+}
+
+// Kernel-log Xids that name only the bus id 0000:3b:00.0 (no serial, no UUID): {code, time}, a
+// time "" for a line without a date.
+nlohmann::json busOnlyXids(const std::vector<std::pair<int, std::string>>& xids)
+{
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& [code, time] : xids)
+        events.push_back({{"kind", "xid"},
+                          {"xid", code},
+                          {"time", time},
+                          {"bus_id", "0000:3b:00.0"},
+                          {"message", "bus-only event " + std::to_string(code)},
+                          {"source", "dmesg"}});
+    return {{"format", "faultline-health"},
+            {"version", 1},
+            {"gpus", nlohmann::json::array()},
+            {"unattributed_events", events}};
+}
+
+std::multiset<int> xidCodes(const nlohmann::json& timeline)
+{
+    std::multiset<int> codes;
+    for (const auto& e : timeline["timeline"])
+        if (e["kind"] == "xid") codes.insert(e["xid"].get<int>());
+    return codes;
+}
+
+std::multiset<int> historyCodes(const nlohmann::json& history)
+{
+    std::multiset<int> codes;
+    for (const auto& e : history["event_summary"])
+        for (int i = 0; i < e["count"].get<int>(); ++i) codes.insert(e["code"].get<int>());
+    return codes;
+}
+
+}  // namespace
 
 class TestLedgerHistory : public QObject {
     Q_OBJECT
@@ -132,6 +195,70 @@ private slots:
         const std::string all = h.dump();
         for (const char* other : {"S2", "GPU-CD", "gpu-cd", "node3", "fourth.h5"})
             QVERIFY2(all.find(other) == std::string::npos, other);
+    }
+
+    void busOnlyEventsGoToTheBoardInTheSlotAtTheirTime()
+    {
+        auto opened = Ledger::open(test::ledgerSpec(m_dir.path(), "slots"));
+        QVERIFY2(opened.ok(), opened.ok() ? "" : opened.message().c_str());
+        Ledger& ledger = *opened;
+        // Board A at slothost 0000:3b:00.0 from May 1 (seen again May 20), board B in the same slot
+        // from June 1 (seen again July 1).
+        for (const auto& [serial, uuid, at] : {std::tuple{"SA", "GPU-A", "2026-05-01T00:00:00Z"},
+                                               std::tuple{"SA", "GPU-A", "2026-05-20T00:00:00Z"},
+                                               std::tuple{"SB", "GPU-B", "2026-06-01T00:00:00Z"},
+                                               std::tuple{"SB", "GPU-B", "2026-07-01T00:00:00Z"}})
+            QVERIFY(ledger.addHealth(slotSighting(serial, uuid, at), {"slothost", std::string(at) + ".json"})
+                        .ok());
+        // Xids naming only the bus id: 31 before anyone was seen there, 48 in A's time, 13 after A
+        // was last seen but before B came (A still held the slot), 79 in B's time, 45 without a date.
+        QVERIFY(ledger
+                    .addHealth(busOnlyXids({{31, "2026-04-01T00:00:00Z"},
+                                            {48, "2026-05-10T00:00:00Z"},
+                                            {13, "2026-05-25T00:00:00Z"},
+                                            {79, "2026-06-15T00:00:00Z"},
+                                            {45, ""}}),
+                               {"slothost", "dmesg"})
+                    .ok());
+
+        const std::map<std::string, std::multiset<int>> expected = {{"SA", {13, 48}}, {"SB", {79}}};
+        for (const auto& [serial, codes] : expected) {
+            auto timeline = ledgerTimeline(ledger.engine(), serial);
+            QVERIFY2(timeline.ok(), timeline.ok() ? "" : timeline.message().c_str());
+            const nlohmann::json shown = ledgerTimelineJson(*timeline);  // what `ledger show` prints
+            QCOMPARE(xidCodes(shown), codes);
+            auto h = ledgerDeviceHistory(ledger.engine(), serial, "");
+            QVERIFY2(h.ok(), h.ok() ? "" : h.message().c_str());
+            QCOMPARE(historyCodes(*h), codes);  // what `evidence --ledger` puts in case.json
+            QCOMPARE((*h)["events"]["xid"].get<size_t>(), codes.size());
+        }
+        // Looked up by UUID: the same.
+        auto byUuid = ledgerDeviceHistory(ledger.engine(), "", "GPU-B");
+        QVERIFY(byUuid.ok());
+        QCOMPARE(historyCodes(*byUuid), (std::multiset<int>{79}));
+    }
+
+    void slotSpans()
+    {
+        // Sightings in any order; at the same time another board's sighting ends the span.
+        const SlotTenancy t = slotTenancy({{"h", "b", "2026-03-01", false},
+                                           {"h", "b", "2026-01-01", true},
+                                           {"h", "b", "2026-02-01", true},
+                                           {"h", "b", "2026-04-01", true},
+                                           {"h", "b", "2026-05-01", false},
+                                           {"h", "b", "2026-05-01", true},
+                                           {"h", "c", "2026-01-01", true}});
+        QVERIFY(!t.holds("h", "b", std::string("2025-12-31")));
+        QVERIFY(t.holds("h", "b", std::string("2026-01-01")));
+        QVERIFY(t.holds("h", "b", std::string("2026-02-15")));
+        QVERIFY(!t.holds("h", "b", std::string("2026-03-01")));
+        QVERIFY(t.holds("h", "b", std::string("2026-04-30")));
+        QVERIFY(!t.holds("h", "b", std::string("2026-05-01")));
+        QVERIFY(!t.holds("h", "b", std::string("2027-01-01")));
+        QVERIFY(!t.holds("h", "b", std::nullopt));  // another board was seen there
+        QVERIFY(t.holds("h", "c", std::nullopt));   // only this board ever was
+        QVERIFY(t.holds("h", "c", std::string("2030-01-01")));
+        QVERIFY(!t.holds("h", "d", std::string("2026-01-01")));
     }
 
     void unknownSuspectIsFoundFalse()
