@@ -105,23 +105,7 @@ private slots:
                                                      "2026-03-01T07:00:00Z"),
                                 {"node1", "h1.json"})
                     .ok());
-        QVERIFY(m_ledger
-                    ->addCampaign({test::campaignReport("node1", "S1", "GPU-AB", "transient", 3), "a.h5",
-                                   std::string("2026-03-02T00:00:00Z")},
-                                  {"node1", "a.h5"})
-                    .ok());
-        QVERIFY(m_ledger
-                    ->addCampaign(
-                        {test::campaignReport("node1", "S1", "GPU-AB", "persistent", 40, 100, "other.h5"),
-                         "b.h5", std::string("2026-03-12T00:00:00Z")},
-                        {"node1", "b.h5"})
-                    .ok());
-        QVERIFY(
-            m_ledger
-                ->addCampaign({test::campaignReport("node2", "S1", "GPU-AB", "healthy", 0, 500, "third.h5"),
-                               "c.h5", std::string("2026-04-01T00:00:00Z")},
-                              {"node2", "c.h5"})
-                .ok());
+        QVERIFY(test::addS1Campaigns(*m_ledger));
         // Another board, S2 on node3: its own Xid 48, snapshot and failing campaign.
         QVERIFY(m_ledger
                     ->addHealth(test::healthDocument("S2", "GPU-CD", "Mon Mar  2 08:00:00 2026", true, 48,

@@ -48,6 +48,28 @@ inline nlohmann::json campaignReport(const std::string& host, const std::string&
             {{"cuda:0", {{"runs", runs}, {"failures", failures}, {"rate", rate}, {"ci", {0.0, 0.1}}}}}}}}}};
 }
 
+// GPU S1 (GPU-AB)'s three campaigns: on node1 a transient 3/100 (2026-03-02) and a persistent
+// 40/100 (2026-03-12, trace other.h5), then on node2 a clean 0/500 (2026-04-01, trace third.h5):
+// two failing campaigns 10 days apart, and a move. True when the ledger took all three.
+inline bool addS1Campaigns(Ledger& ledger)
+{
+    return ledger
+               .addCampaign({campaignReport("node1", "S1", "GPU-AB", "transient", 3), "a.h5",
+                             std::string("2026-03-02T00:00:00Z")},
+                            {"node1", "a.h5"})
+               .ok() &&
+           ledger
+               .addCampaign({campaignReport("node1", "S1", "GPU-AB", "persistent", 40, 100, "other.h5"),
+                             "b.h5", std::string("2026-03-12T00:00:00Z")},
+                            {"node1", "b.h5"})
+               .ok() &&
+           ledger
+               .addCampaign({campaignReport("node2", "S1", "GPU-AB", "healthy", 0, 500, "third.h5"), "c.h5",
+                             std::string("2026-04-01T00:00:00Z")},
+                            {"node2", "c.h5"})
+               .ok();
+}
+
 // A `faultline health --json` document of one GPU with one nvidia-smi snapshot at `timestamp`
 // (ctime text) and one event.
 inline nlohmann::json healthDocument(const std::string& serial, const std::string& uuid,

@@ -33,23 +33,7 @@ private slots:
                                            "2026-03-01T07:00:00Z");
         health["gpus"][0]["snapshots"][0]["boot_id"] = "b0000000000000000000000000000001";
         QVERIFY(m_ledger->addHealth(health, {"node1", "h.json"}).ok());
-        QVERIFY(m_ledger
-                    ->addCampaign({test::campaignReport("node1", "S1", "GPU-AB", "transient", 3), "a.h5",
-                                   std::string("2026-03-02T00:00:00Z")},
-                                  {"node1", "a.h5"})
-                    .ok());
-        QVERIFY(m_ledger
-                    ->addCampaign(
-                        {test::campaignReport("node1", "S1", "GPU-AB", "persistent", 40, 100, "other.h5"),
-                         "b.h5", std::string("2026-03-12T00:00:00Z")},
-                        {"node1", "b.h5"})
-                    .ok());
-        QVERIFY(
-            m_ledger
-                ->addCampaign({test::campaignReport("node2", "S1", "GPU-AB", "healthy", 0, 500, "third.h5"),
-                               "c.h5", std::string("2026-04-01T00:00:00Z")},
-                              {"node2", "c.h5"})
-                .ok());
+        QVERIFY(test::addS1Campaigns(*m_ledger));
         // Another GPU, healthy, on node3.
         QVERIFY(m_ledger
                     ->addCampaign({test::campaignReport("node3", "S2", "GPU-CD", "healthy", 0), "d.h5",
