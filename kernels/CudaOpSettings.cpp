@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/golden/GoldenSupport.h"
+#include "core/golden/ReplaySettings.h"
 
 namespace faultline::cuda {
 namespace {
@@ -136,8 +137,12 @@ Result<CudaOpSettings> parseCudaOpSettings(const std::string& op,
     };
     for (auto [key, wanted] :
          {std::pair{"math_mode", CudaImpl::Cublas}, std::pair{"compute_type", CudaImpl::CublasLt},
-          std::pair{"algo", CudaImpl::CublasLt}, std::pair{"workspace", CudaImpl::CublasLt}})
+          std::pair{"algo", CudaImpl::CublasLt}, std::pair{"workspace", CudaImpl::CublasLt},
+          std::pair{"grid", CudaImpl::Golden}})
         if (Status st = onlyFor(key, wanted); !st) return st.error();
+    auto grid = golden::replayGrid(op, params);
+    if (!grid) return grid.error();
+    s.grid = *grid;
 
     if (s.impl == CudaImpl::Cublas) {
         s.mathMode = s.tf32 ? CublasMathMode::Tf32 : CublasMathMode::Pedantic;

@@ -18,6 +18,8 @@
 //   algo = N >= 0                cublaslt: the N-th entry of cublasLtMatmulAlgoGetHeuristic's list
 //                                (default 0, the heuristic's first choice)
 //   workspace = BYTES >= 0       cublaslt: the per-stream workspace (default 32 MiB)
+//   grid = N in [1, 65535]       golden: at most N thread blocks, striding over the tiles (tile t
+//                                on block t mod N: the same work on other SMs; ScopedGridCap)
 // A setting that the chosen impl does not read is an error, so a replay never silently ignores
 // what the trace says ran.
 #include <cstdint>
@@ -45,6 +47,7 @@ struct CudaOpSettings {
     LtComputeType computeType = LtComputeType::Auto;     // cublaslt; Auto: see resolveLtComputeType
     int64_t algo = 0;                                    // cublaslt
     uint64_t workspace = kDefaultLtWorkspace;            // cublaslt
+    uint32_t grid = 0;                                   // golden: the most thread blocks (0: no cap)
 };
 
 // Errors read "op NAME: parameter impl=X is not golden, cublas, cublaslt or nccl" and the like.

@@ -217,6 +217,7 @@ private:
         DeviceBuffer outBuf, smBuf, extra;
         float* dOut = r.allocate<float>(outBuf, count);
         TileGrid tiles = tileGrid(view, kSmallTile);
+        const ScopedGridCap gridCap(settings.grid);  // grid=N: the launches below stride over N blocks
         if (op == "gemm") {
             auto shape = gemmShape(in, p, spec);
             if (!shape) return shape.error();

@@ -22,19 +22,15 @@ using golden::sqrtRn;
 // memory; each accumulator is one FMA chain over k ascending from +0.0f, carried across slices.
 constexpr int kLanes = kGemmBlock / kGemmThreadTile;  // 16
 
-// Block (x, y, z) computes columns from x * kGemmBlock, rows from (rowBlockBase + y) * kGemmBlock
-// of batch batchBase + z (the bases let a launch cover more than 65535 row blocks or batches).
-__global__ void __launch_bounds__(kGemmThreads)
-    goldenGemmKernel(DeviceGemm g, uint32_t smTile, int64_t batchBase, int64_t rowBlockBase)
+// One kGemmBlock x kGemmBlock block of the output: columns from col0, rows from row0 of `batch`.
+// Every thread of the block calls it with the same arguments (it synchronises the block).
+__device__ void gemmBlock(const DeviceGemm& g, uint32_t smTile, int64_t batch, int64_t row0, int64_t col0)
 {
     __shared__ float as[kGemmBlockK][kGemmBlock];
     __shared__ float bs[kGemmBlockK][kGemmBlock];
     __shared__ int32_t sm;
     const int tid = int(threadIdx.x);
     const int tx = tid % kLanes, ty = tid / kLanes;
-    const int64_t batch = batchBase + blockIdx.z;
-    const int64_t row0 = (rowBlockBase + int64_t(blockIdx.y)) * kGemmBlock,
-                  col0 = int64_t(blockIdx.x) * kGemmBlock;
     const float* a = g.a + (g.aOffsets ? g.aOffsets[batch] : 0);
     const float* b = g.b + (g.bOffsets ? g.bOffsets[batch] : 0);
     const bool aKFast = g.aColStride == 1;  // A's k index is contiguous: load along k
@@ -112,6 +108,27 @@ __global__ void __launch_bounds__(kGemmThreads)
     const int64_t count = (tr1 - tr0 + 1) * width;
     for (int64_t t = tid; t < count; t += kGemmThreads)
         g.tileSm[(tr0 + t / width) * tileCols + tc0 + t % width] = sm;
+    __syncthreads();  // `sm` is read before a strided block's next gemmBlock writes it
+}
+
+// Block (x, y, z) computes columns from x * kGemmBlock, rows from (rowBlockBase + y) * kGemmBlock
+// of batch batchBase + z (the bases let a launch cover more than 65535 row blocks or batches).
+__global__ void __launch_bounds__(kGemmThreads)
+    goldenGemmKernel(DeviceGemm g, uint32_t smTile, int64_t batchBase, int64_t rowBlockBase)
+{
+    gemmBlock(g, smTile, batchBase + blockIdx.z, (rowBlockBase + int64_t(blockIdx.y)) * kGemmBlock,
+              int64_t(blockIdx.x) * kGemmBlock);
+}
+
+// A capped grid (gridCap): gridDim.x blocks stride over all of `all`'s blocks in row-major order
+// (column blocks fastest, then row blocks, then batches), so block b computes blocks b, b + N, ...
+__global__ void __launch_bounds__(kGemmThreads) goldenGemmStridedKernel(DeviceGemm g, uint32_t smTile, GemmGrid all)
+{
+    const uint64_t total = uint64_t(all.x) * all.y * all.z;
+    for (uint64_t t = blockIdx.x; t < total; t += gridDim.x) {
+        const uint64_t x = t % all.x, y = (t / all.x) % all.y, z = t / (uint64_t(all.x) * all.y);
+        gemmBlock(g, smTile, int64_t(z), int64_t(y) * kGemmBlock, int64_t(x) * kGemmBlock);
+    }
 }
 
 __global__ void smIdBoundKernel(int32_t* out)
@@ -257,6 +274,12 @@ int launchGoldenGemm(const DeviceGemm& g, cudaStream_t stream)
 {
     if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return int(cudaSuccess);
     const uint32_t smTile = gemmSmTile(g.batch, g.m);
+    if (gridCap() > 0) {
+        const GemmGrid all = gemmGrid(g.batch, g.m, g.n);
+        const uint64_t total = uint64_t(all.x) * all.y * all.z;
+        goldenGemmStridedKernel<<<gridFor(total), kGemmThreads, 0, stream>>>(g, smTile, all);
+        return int(cudaGetLastError());
+    }
     for (const GemmLaunch& l : gemmLaunches(g.batch, g.m, g.n)) {
         goldenGemmKernel<<<dim3(l.blocks.x, l.blocks.y, l.blocks.z), kGemmThreads, 0, stream>>>(
             g, smTile, l.batchBase, l.rowBlockBase);

@@ -64,9 +64,29 @@ std::vector<GemmLaunch> gemmLaunches(int64_t batch, int64_t m, int64_t n)
     return launches;
 }
 
+namespace {
+thread_local uint32_t t_gridCap = 0;
+}
+
+uint32_t gridCap()
+{
+    return t_gridCap;
+}
+
+ScopedGridCap::ScopedGridCap(uint32_t cap) : m_previous(t_gridCap)
+{
+    t_gridCap = cap;
+}
+
+ScopedGridCap::~ScopedGridCap()
+{
+    t_gridCap = m_previous;
+}
+
 uint32_t gridFor(uint64_t work)
 {
-    return uint32_t(std::clamp<uint64_t>(work, 1, kMaxGridBlocks));
+    const uint64_t most = t_gridCap ? std::min<uint64_t>(t_gridCap, kMaxGridBlocks) : kMaxGridBlocks;
+    return uint32_t(std::clamp<uint64_t>(work, 1, most));
 }
 
 uint32_t attentionBlocks(uint64_t rows, uint64_t sk)

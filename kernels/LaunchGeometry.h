@@ -61,7 +61,22 @@ struct GemmLaunch {
 };
 std::vector<GemmLaunch> gemmLaunches(int64_t batch, int64_t m, int64_t n);
 
-// Blocks to launch for `work` independent units with a grid-stride loop.
+// The most thread blocks the golden kernels launch on the calling thread: an op's grid=N setting
+// (core/golden/ReplaySettings.h), set for one op's launches by ScopedGridCap; 0 for no cap. With a
+// cap, every kernel strides over its tiles (the gemm too), so tile t is computed by block t mod N.
+uint32_t gridCap();
+class ScopedGridCap {
+public:
+    explicit ScopedGridCap(uint32_t cap);
+    ~ScopedGridCap();
+    ScopedGridCap(const ScopedGridCap&) = delete;
+    ScopedGridCap& operator=(const ScopedGridCap&) = delete;
+
+private:
+    uint32_t m_previous;
+};
+
+// Blocks to launch for `work` independent units with a grid-stride loop (at most gridCap()).
 uint32_t gridFor(uint64_t work);
 
 // Attention: one block of kSmallTile warps per band of kSmallTile query rows (grid-stride), each

@@ -85,16 +85,4 @@ Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs i
     return def->bound(inputs, params, golden, options);
 }
 
-std::vector<std::string> unknownGoldenParams(std::string_view op, const OpParams& params)
-{
-    std::vector<std::string> unknown;
-    const GoldenOp* def = findGoldenOp(op);
-    for (const auto& [name, value] : params) {
-        (void)value;
-        if (!def || std::find(def->params.begin(), def->params.end(), name) == def->params.end())
-            unknown.push_back(name);
-    }
-    return unknown;  // std::map keys: already sorted
-}
-
 }  // namespace faultline::golden

@@ -62,14 +62,11 @@ const GoldenOp* findGoldenOp(std::string_view name);
 
 // The same three, by name; an unknown op is an error "op NAME: the golden model has no such op",
 // and so is a parameter the op does not read (what faultline_capture records on every op, such
-// as aten and allow_tf32, excepted).
+// as aten and allow_tf32, and how a cuda target replays it, such as impl and tf32, excepted).
 Result<OutputSpec> inferGoldenOutput(std::string_view op, GoldenInputs inputs, const OpParams& params);
 Result<HostTensor> runGolden(std::string_view op, GoldenInputs inputs, const OpParams& params,
                              const GoldenRunOptions& options = {});
 Result<std::vector<double>> goldenErrorBound(std::string_view op, GoldenInputs inputs, const OpParams& params,
                                              const HostTensor& golden, const BoundOptions& options = {});
-
-// Parameters the op does not read, sorted.
-std::vector<std::string> unknownGoldenParams(std::string_view op, const OpParams& params);
 
 }  // namespace faultline::golden

@@ -5,6 +5,7 @@
 #include "../trace/TraceOps.h"
 #include "CpuGemmNumerics.h"
 #include "GoldenSupport.h"
+#include "ReplaySettings.h"
 
 namespace faultline::golden {
 
@@ -123,9 +124,12 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
     RecordedJudgement j;
     const auto device = params.find("device_type");
     const TraceOpSpec* spec = findTraceOp(op);
-    if (device == params.end() || inputs.empty() || !spec) return j;
-    const auto* deviceName = std::get_if<std::string>(&device->second);
-    const bool cuda = deviceName && *deviceName == "cuda";
+    const bool cublas = replaysOnCublas(params);
+    if ((device == params.end() && !cublas) || inputs.empty() || !spec) return j;
+    const auto* deviceName = device != params.end() ? std::get_if<std::string>(&device->second) : nullptr;
+    // A replay through cuBLAS (impl=cublas|cublaslt) computes as CUDA's libraries do, whatever
+    // device recorded the op.
+    const bool cuda = (deviceName && *deviceName == "cuda") || cublas;
     const DType dtype = inputs[0].dtype;
     const bool narrow = dtype == DType::BFloat16 || dtype == DType::Float16;
     const double un = narrow ? unitRoundoff(dtype) : 0.0;
@@ -135,6 +139,18 @@ RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params,
     if (product && dtype == DType::Float32 && cuda && flag(params, "allow_tf32")) {
         j.options.tf32 = true;
         j.model = "TF32 operands (allow_tf32=1)";
+    }
+    if (product && dtype == DType::Float32) {
+        const CublasOperands operands = replayOperands(params);
+        if (operands == CublasOperands::Tf32) {
+            j.options.tf32 = true;
+            j.model = "TF32 operands (the replay's cuBLAS setting: tf32=1, math_mode=tf32 or 32F_FAST_TF32)";
+        } else if (operands == CublasOperands::Fp16 || operands == CublasOperands::Bf16) {
+            const bool half = operands == CublasOperands::Fp16;
+            j.options.operandUnitRoundoff = half ? 0x1p-11 : 0x1p-8;
+            j.model = std::string("operands rounded to ") + (half ? "float16" : "bfloat16") +
+                      " (compute_type=32F_FAST_" + (half ? "16F" : "16BF") + ")";
+        }
     }
     // PyTorch 1.x's CPU sqrt is IEEE's (correctly rounded), as is CUDA's (PyTorch builds without
     // fast math); PyTorch 2.x's vectorised CPU sqrt is measured one ulp off (2.15, AVX-512), and a

@@ -7,6 +7,10 @@
 //   device_type        cpu | cuda (where the kernel ran); absent: not a framework capture, and
 //                      the strict bounds apply
 //   allow_tf32         1: float32 GEMM/attention operands may be rounded to TF32 (cuda)
+//   impl/library, tf32, math_mode, compute_type
+//                      how a cuda target replays a gemm (kernels/CudaOpSettings.h): through cuBLAS
+//                      the op is judged as CUDA's (device_type or not); TF32 or FAST_16F/16BF
+//                      compute types widen a float32 GEMM's bound by its operands' rounding
 //   reduced_precision_reduction
 //                      1: bf16/fp16 GEMMs may reduce split-K parts in the narrow type (cuda)
 //   split_k_max        optional: the most parts cuBLAS may split k into (else kSplitKMinimumDepth)
@@ -68,6 +72,7 @@ struct RecordedJudgement {
 };
 
 RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params, GoldenInputs inputs);
+
 
 // What a recorded output is judged against: the golden model and its bound under the recorded
 // numerics, or, for an emulated op, the production order's result with bound 0 everywhere.

@@ -10,7 +10,9 @@
 
 #include "../Convert.h"
 #include "../Text.h"
+#include "../golden/ReplaySettings.h"
 #include "../io/ScratchDirectory.h"
+#include "../trace/TraceOps.h"
 #include "FaultTrigger.h"
 #include "InputCuts.h"
 #include "OneOpTrace.h"
@@ -107,7 +109,27 @@ std::vector<Variant> blockVariants(const TraceOp& op, const std::vector<HostTens
     return out;
 }
 
-std::vector<Variant> dtypeVariants(const TraceOp& op, const std::vector<HostTensor>& inputs)
+// The float32 inputs replayed with TF32 operands: through cuBLAS (the recorded impl when it is
+// cublas or cublaslt, else cublaslt) with tf32=1, judged with TF32's bound (golden::replayOperands).
+Variant tf32Variant(const TraceOp& op, const std::vector<HostTensor>& inputs)
+{
+    Variant v{conditionOf("dtype", "dtype", "tf32"), op, mapFloats(inputs, DType::Float32, [](double x) { return x; })};
+    auto& p = v.op.params;
+    // cuBLAS as recorded (impl or its synonym library), else cuBLASLt.
+    std::string impl = "cublaslt";
+    const bool cublas = golden::replaysOnCublas(p);
+    for (const char* key : {"library", "impl"})
+        if (const auto it = p.find(key); cublas && it != p.end())
+            if (const auto* text = std::get_if<std::string>(&it->second)) impl = lowerAscii(*text);
+    for (const char* key : {"library", "math_mode", "compute_type", "grid"}) p.erase(key);
+    if (!cublas) p.erase("algo"), p.erase("workspace");
+    p["impl"] = impl;
+    p["tf32"] = int64_t(1);
+    if (p.count("out_dtype")) p["out_dtype"] = std::string(dtypeName(DType::Float32));
+    return v;
+}
+
+std::vector<Variant> dtypeVariants(const TraceOp& op, const std::vector<HostTensor>& inputs, bool withTf32)
 {
     std::vector<Variant> out;
     for (DType d : {DType::Float32, DType::BFloat16, DType::Float16}) {
@@ -115,6 +137,22 @@ std::vector<Variant> dtypeVariants(const TraceOp& op, const std::vector<HostTens
                   mapFloats(inputs, d, [](double x) { return x; })};
         if (op.op == "gemm" && op.params.count("out_dtype"))
             v.op.params["out_dtype"] = std::string(dtypeName(d));
+        out.push_back(std::move(v));
+        if (d == DType::Float32 && withTf32) out.push_back(tf32Variant(op, inputs));
+    }
+    return out;
+}
+
+// The recorded inputs with smaller grids: the same tiles computed by fewer blocks, on other SMs.
+std::vector<Variant> gridVariants(const TraceOp& op, const std::vector<HostTensor>& inputs)
+{
+    std::vector<Variant> out;
+    for (uint32_t g : kExploreGrids) {
+        Variant v{conditionOf("placement", "grid",
+                              "grid of " + std::to_string(g) + (g == 1 ? " block" : " blocks")),
+                  op, inputs};
+        v.op.params["grid"] = int64_t(g);
+        v.condition.grid = g;
         out.push_back(std::move(v));
     }
     return out;
@@ -184,6 +222,38 @@ ExploreFinding findingFor(const ExploreReport& r, const std::string& target, con
     return f;
 }
 
+// What the smaller grids showed on one target: "" without grid conditions that fired, else whether
+// the failures stayed on one SM while the grids moved the tiles (oneSm), or moved with them.
+std::string gridText(const ExploreReport& r, const std::string& target, bool oneSm)
+{
+    std::vector<std::string> fired, never;
+    std::set<std::set<int32_t>> smSets;
+    for (const ExploreCell& c : r.cells) {
+        const ExploreCondition& k = r.conditions[c.condition];
+        if (c.target != target || k.axis != "grid" || !c.rate.replayable || c.rate.runs == 0) continue;
+        if (c.rate.failures == 0) {
+            never.push_back(std::to_string(k.grid));
+            continue;
+        }
+        fired.push_back(std::to_string(k.grid));
+        std::set<int32_t> sms;
+        for (const auto& [sm, runs] : c.rate.failedRunsBySm) sms.insert(sm);
+        if (!sms.empty()) smSets.insert(sms);
+    }
+    if (fired.empty()) return never.empty() ? std::string() : "; never fired with grids of " + joinText(never) + " blocks";
+    std::string text;
+    if (oneSm && fired.size() >= 2)
+        text = "; it stayed there with grids of " + joinText(fired) +
+               " blocks, which compute the tiles on other SMs: bound to the SM, not to the tiles";
+    else if (oneSm)
+        text = "; it stayed there with a grid of " + fired.front() + " blocks";
+    else if (smSets.size() >= 2)
+        text = "; the SMs changed with the grid (grids of " + joinText(fired) +
+               " blocks): the defect follows the tiles (their data or addresses), not one SM";
+    if (!never.empty()) text += "; never fired with grids of " + joinText(never) + " blocks";
+    return text;
+}
+
 // The SMs the failed runs of every condition differed in, on one target.
 ExploreFinding placementFinding(const ExploreReport& r, const std::string& target)
 {
@@ -199,6 +269,7 @@ ExploreFinding placementFinding(const ExploreReport& r, const std::string& targe
             (c.rate.failures ? f.fired : f.never).push_back(c.condition);
     }
     for (const auto& [sm, runs] : bySm) f.sms.push_back(sm);
+    const std::string grids = gridText(r, target, f.sms.size() == 1);
     if (failed == 0) {
         f.text = "never fired";
     } else if (withSms == 0) {
@@ -215,6 +286,7 @@ ExploreFinding placementFinding(const ExploreReport& r, const std::string& targe
         f.low = f.sms.front();
         f.high = f.sms.back();
     }
+    if (failed > 0 && withSms > 0) f.text += grids;
     return f;
 }
 
@@ -261,15 +333,23 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
         for (Variant& v : scaleVariants(*found, *inputs)) variants.push_back(std::move(v));
     if (wants("block"))
         for (Variant& v : blockVariants(*found, *inputs)) variants.push_back(std::move(v));
-    if (wants("dtype"))
-        for (Variant& v : dtypeVariants(*found, *inputs)) variants.push_back(std::move(v));
+    if (wants("dtype")) {
+        // TF32 is a condition of a gemm on a GPU: a cuda target, or a simulated one (whose
+        // triggers tell FP32 from TF32); a cpu target never computes with it.
+        const bool gpu = std::any_of(o.targets.begin(), o.targets.end(),
+                                     [](const TargetSpec& t) { return t.kind == "cuda" || t.kind == "sim"; });
+        const bool tf32 = gpu && opKindOf(found->op) == OpKind::Gemm && !inputs->empty() &&
+                          isFloatingPoint(inputs->front().dtype);
+        for (Variant& v : dtypeVariants(*found, *inputs, tf32)) variants.push_back(std::move(v));
+    }
     if (wants("placement")) {
         Variant v{conditionOf("placement", "sm", "recorded inputs (SM attribution)"), *found, *inputs};
         v.condition.recorded = true;
         variants.push_back(std::move(v));
-        r.warnings.push_back(
-            "placement names the SMs whose tiles held the failed runs' differing elements; it "
-            "does not move tiles to other SMs (smaller grids)");
+        if (golden::replaysOnCublas(found->params))
+            r.warnings.push_back("the op runs through cuBLAS, whose grid Faultline does not choose: no smaller grids");
+        else
+            for (Variant& g : gridVariants(*found, *inputs)) variants.push_back(std::move(g));
     }
 
     RateProbeSetup setup = o.setup;

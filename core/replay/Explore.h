@@ -7,11 +7,15 @@
 //              the largest finite |x| of the inputs (what a defect's trigger sees)
 //   block      sub-blocks of each dimension (rows, cols, k, batch: InputCuts.h): its first half,
 //              quarter, ... down to one index, and each of its four quarters
-//   dtype      the floating-point inputs converted to fp32, bf16 and fp16 (gemm's out_dtype too)
-//   placement  the recorded inputs once more, and on targets that record which SM computed each
-//              output tile, the SMs whose tiles held the differing elements of every failed run
-//              of every condition (vs_golden.sms): the SM a defect is bound to. Tiles are not
-//              moved to other SMs (smaller grids): a warning says so
+//   dtype      the floating-point inputs converted to fp32, bf16 and fp16 (gemm's out_dtype too),
+//              and for a gemm with a cuda or sim target, fp32 with TF32 operands ("tf32": through
+//              cuBLAS with tf32=1, judged with TF32's bound): FP32 cores against tensor cores
+//   placement  the recorded inputs once more, and again with smaller grids (grid=N of
+//              kExploreGrids: N thread blocks stride over the tiles, golden/ReplaySettings.h), so
+//              the same tiles are computed on other SMs; on targets that record which SM computed
+//              each output tile, the SMs whose tiles held the differing elements of every failed
+//              run of every condition (vs_golden.sms): whether a defect stays on one SM while the
+//              tiles move (bound to the SM) or moves with the tiles (bound to the data)
 // Each condition is a one-op trace (OneOpTrace.h) measured through a campaign (RateProbe.h) for a
 // fixed number of runs.
 #include <cstdint>
@@ -26,6 +30,7 @@
 namespace faultline {
 
 inline constexpr int kExploreScales[] = {-8, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 6, 8};
+inline constexpr uint32_t kExploreGrids[] = {1, 2, 4, 8, 32};
 
 struct ExploreOptions {
     std::string tracePath;
@@ -45,6 +50,7 @@ struct ExploreCondition {
     uint64_t inner = 0;  // the inner dimension (gemm's k, else the last dimension of input 0)
     std::string dtype;   // of input 0
     uint64_t first = 0, size = 0;  // block: the indices kept [first, first + size)
+    uint32_t grid = 0;             // placement: the grid=N the condition replays with (0: as recorded)
     bool recorded = false;         // the recorded inputs unchanged (scale 2^0)
 };
 

@@ -18,6 +18,7 @@ nlohmann::json exploreJson(const ExploreReport& r)
                          {"label", c.label}, {"max_abs", c.maxAbs},   {"inner", c.inner},
                          {"dtype", c.dtype}, {"recorded", c.recorded}};
         if (c.vary == "block") j["block"] = {{"first", c.first}, {"size", c.size}};
+        if (c.grid) j["grid"] = c.grid;
         conditions.push_back(std::move(j));
     }
     for (const ExploreCell& c : r.cells)

@@ -140,7 +140,7 @@ public:
         std::uniform_int_distribution<unsigned> bit(lo, hi);
         uint64_t changed = 0;
         for (uint64_t i = 0; i < n; ++i) {
-            if (m_sm.smOfElement(i / cols, i % cols, cols) != int32_t(sm)) continue;
+            if (m_sm.smOfElement(i / cols, i % cols, cols, ctx.grid) != int32_t(sm)) continue;
             if (u(rng) >= rate) continue;
             setElementBits(out, i, elementBits(out, i) ^ (1ull << bit(rng)));
             ++changed;
@@ -247,18 +247,23 @@ uint64_t mixSeed(uint64_t a, uint64_t b)
     return z ^ (z >> 31);
 }
 
-int32_t VirtualSmLayout::smOfElement(uint64_t row, uint64_t col, uint64_t cols) const
+int32_t VirtualSmLayout::smOfTile(uint64_t t, uint32_t grid) const
 {
-    const uint64_t tilesPerRow = (cols + tile - 1) / tile;
-    const uint64_t t = (row / tile) * tilesPerRow + col / tile;
-    return int32_t(t % sms);
+    const uint64_t block = grid ? t % grid : t;
+    return int32_t(block % sms);
 }
 
-std::vector<int32_t> VirtualSmLayout::tileMap(uint64_t rows, uint64_t cols) const
+int32_t VirtualSmLayout::smOfElement(uint64_t row, uint64_t col, uint64_t cols, uint32_t grid) const
+{
+    const uint64_t tilesPerRow = (cols + tile - 1) / tile;
+    return smOfTile((row / tile) * tilesPerRow + col / tile, grid);
+}
+
+std::vector<int32_t> VirtualSmLayout::tileMap(uint64_t rows, uint64_t cols, uint32_t grid) const
 {
     const uint64_t tr = (rows + tile - 1) / tile, tc = (cols + tile - 1) / tile;
     std::vector<int32_t> map(size_t(tr * tc));
-    for (uint64_t t = 0; t < tr * tc; ++t) map[size_t(t)] = int32_t(t % sms);
+    for (uint64_t t = 0; t < tr * tc; ++t) map[size_t(t)] = smOfTile(t, grid);
     return map;
 }
 
@@ -295,7 +300,7 @@ uint64_t FaultModel::inject(std::vector<HostTensor>& outputs, const FaultContext
         for (uint64_t e = 0; e < n; ++e) {
             const uint64_t bits = elementBits(corrupted, e);
             if (bits == elementBits(out, e)) continue;
-            if (m_sm.smOfElement(e / cols, e % cols, cols) != int32_t(*m_trigger.onlySm)) continue;
+            if (m_sm.smOfElement(e / cols, e % cols, cols, ctx.grid) != int32_t(*m_trigger.onlySm)) continue;
             setElementBits(out, e, bits);
             ++changed;
         }

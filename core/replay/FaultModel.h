@@ -39,6 +39,7 @@ struct FaultContext {
     uint64_t opsRun = 0;     // ops this worker process has run before this one (hang/crash)
     uint32_t repetition = 0;
     uint64_t seed = 0;
+    uint32_t grid = 0;  // the op's grid=N setting (golden/ReplaySettings.h); 0: one block per tile
 };
 
 enum class FaultAction { None, Hang, Crash };
@@ -52,14 +53,16 @@ constexpr RunOutcome outcomeOf(FaultAction a)
 }
 
 // Virtual SM assignment of a 2-D output view (last dim = columns): tiles of `tile`×`tile`
-// elements in row-major tile order, tile t computed by SM t mod sms — the order a one-wave
-// grid launch schedules blocks.
+// elements in row-major tile order, tile t computed by block t (or, with a grid of N blocks that
+// stride over the tiles, block t mod N), and block b by SM b mod sms — the order a one-wave grid
+// launch schedules blocks.
 struct VirtualSmLayout {
     uint32_t tile = 64;
     uint32_t sms = 132;
-    int32_t smOfElement(uint64_t row, uint64_t col, uint64_t cols) const;
+    int32_t smOfTile(uint64_t t, uint32_t grid = 0) const;
+    int32_t smOfElement(uint64_t row, uint64_t col, uint64_t cols, uint32_t grid = 0) const;
     // SM id per tile, row-major over ceil(rows/tile) × ceil(cols/tile) tiles.
-    std::vector<int32_t> tileMap(uint64_t rows, uint64_t cols) const;
+    std::vector<int32_t> tileMap(uint64_t rows, uint64_t cols, uint32_t grid = 0) const;
 };
 
 class FaultModel {

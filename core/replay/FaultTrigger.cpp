@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "../Convert.h"
+#include "../Text.h"
 #include "../golden/GoldenSupport.h"
+#include "../golden/ReplaySettings.h"
 #include "FaultModel.h"
 
 namespace faultline {
@@ -42,6 +44,8 @@ TriggerInputs measureTriggerInputs(const TraceOp* op, std::span<const HostTensor
     if (inputs.empty()) return in;
     in.hasInputs = true;
     in.dtype = inputs.front().dtype;
+    in.tf32 = op && in.dtype == DType::Float32 &&
+              golden::replayOperands(op->params) == golden::CublasOperands::Tf32;
     for (const HostTensor& t : inputs) in.maxAbs = std::max(in.maxAbs, maxFiniteAbs(t));
     const std::vector<uint64_t>& a = inputs.front().shape;
     if (!a.empty()) {
@@ -62,6 +66,7 @@ bool FaultTrigger::fires(const TriggerInputs& in, uint64_t seed, uint64_t opInde
     if (innerLo && in.inner < *innerLo) return false;
     if (innerHi && in.inner > *innerHi) return false;
     if (onlyDType && in.dtype != *onlyDType) return false;
+    if (onlyTf32 && in.tf32 != *onlyTf32) return false;
     if (runRate >= 1.0) return true;
     // A uniform draw in [0, 1) from the top 53 bits of a hash of (seed, op, repetition).
     const uint64_t h =
@@ -80,7 +85,12 @@ std::string FaultTrigger::describe() const
     if (innerLo || innerHi)
         parts.push_back("for inner dimensions " + std::to_string(innerLo.value_or(0)) + ".." +
                         (innerHi ? std::to_string(*innerHi) : std::string("any")));
-    if (onlyDType) parts.push_back("on " + std::string(dtypeName(*onlyDType)) + " inputs");
+    if (onlyTf32 && *onlyTf32)
+        parts.push_back("on float32 inputs computed with TF32 operands (tensor cores)");
+    else if (onlyTf32)
+        parts.push_back("on float32 inputs computed in FP32 (not TF32)");
+    else if (onlyDType)
+        parts.push_back("on " + std::string(dtypeName(*onlyDType)) + " inputs");
     if (parts.empty()) return {};
     std::string text = "; fires only";
     for (const std::string& p : parts) text += " " + p + (&p == &parts.back() ? "" : ",");
@@ -129,13 +139,15 @@ Result<FaultTrigger> parseFaultTrigger(const TargetSpec& spec, std::vector<std::
     known.push_back("only_dtype");
     if (spec.params.count("only_dtype")) {
         const std::string name = spec.param("only_dtype", "");
-        const std::optional<DType> d = parseDTypeName(name);
+        const bool tf32 = lowerAscii(name) == "tf32";
+        const std::optional<DType> d = tf32 ? DType::Float32 : parseDTypeName(name);
         if (!d || !isFloatingPoint(*d))
             return Error{"target '" + spec.text + "': only_dtype=" + name +
-                             " is not a floating-point dtype (fp32, bf16, fp16, float64, float8_e4m3fn, "
-                             "float8_e5m2)",
+                             " is not a floating-point dtype (fp32, tf32, bf16, fp16, float64, "
+                             "float8_e4m3fn, float8_e5m2)",
                          ErrorCode::Usage};
         t.onlyDType = *d;
+        if (*d == DType::Float32) t.onlyTf32 = tf32;
     }
     return t;
 }

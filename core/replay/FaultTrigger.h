@@ -11,7 +11,10 @@
 //   only_sm=S           only elements in output tiles computed by virtual SM S (below sms=)
 //   inner_lo=A, inner_hi=B  only when the op's inner dimension is in [A, B]: gemm's k (columns
 //                       of op(A)), the last dimension of the first input for other ops
-//   only_dtype=D        only when the op's first input has dtype D (fp32, bf16, fp16, float64, ...)
+//   only_dtype=D        only when the op's first input has dtype D (fp32, bf16, fp16, float64, ...);
+//                       tf32: float32 inputs whose GEMM runs on TF32 tensor cores (the replay's
+//                       cuBLAS settings: tf32=1, ...), and fp32 then means float32 computed in
+//                       FP32 (the CUDA cores), not TF32
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,6 +34,7 @@ struct TriggerInputs {
     double maxAbs = 0;   // largest finite |x| among the floating-point inputs (0: none)
     uint64_t inner = 0;  // the inner (reduction) dimension, 0 when unknown
     DType dtype = DType::Float32;
+    bool tf32 = false;  // float32 GEMM operands rounded to TF32 (golden::replayOperands)
     bool hasInputs = false;
 };
 
@@ -43,6 +47,7 @@ struct FaultTrigger {
     std::optional<uint32_t> onlySm;
     std::optional<uint64_t> innerLo, innerHi;
     std::optional<DType> onlyDType;
+    std::optional<bool> onlyTf32;  // with onlyDType float32: TF32 operands (true) or FP32 (false)
 
     // Whether any condition is set (a trigger of none fires on every run).
     bool any() const { return runRate < 1.0 || onlySm || readsInputs(); }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../golden/OpRegistry.h"
+#include "../golden/ReplaySettings.h"
 #include "FaultModel.h"
 #include "HostRepeatCheck.h"
 #include "SimLibrary.h"
@@ -68,6 +69,11 @@ public:
         ctx.opsRun = opsRun;
         ctx.repetition = request.repetition;
         ctx.seed = request.seed;
+        if (request.op) {
+            auto grid = golden::replayGrid(request.op->op, request.op->params);
+            if (!grid) return grid.error();
+            ctx.grid = *grid;
+        }
         switch (m_model->actionBefore(ctx)) {
             case FaultAction::Hang:
                 for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -91,7 +97,7 @@ public:
             const HostTensor& o = out.outputs.front();
             const uint64_t cols = o.shape.empty() ? 1 : o.shape.back();
             const uint64_t rows = cols ? o.elementCount() / cols : 0;
-            out.tileSm = m_model->smLayout().tileMap(rows, cols);
+            out.tileSm = m_model->smLayout().tileMap(rows, cols, ctx.grid);
             out.smTile = m_model->smLayout().tile;
             out.repeatCheck = m_repeats.check(ctx.opIndex, request.repetition, o);
             out.outputOmitted = mayOmitOutput(request, out.repeatCheck, out.outputs.size());

@@ -32,6 +32,13 @@ const std::vector<std::string_view>& captureTraceOpAttributes()
     return attributes;
 }
 
+const std::vector<std::string_view>& replaySettingAttributes()
+{
+    static const std::vector<std::string_view> settings = {
+        "impl", "library", "tf32", "math_mode", "compute_type", "algo", "workspace", "grid"};
+    return settings;
+}
+
 std::span<const TraceOpSpec> traceOpTable()
 {
     return table();
@@ -125,8 +132,10 @@ bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute
     if (std::find(common.begin(), common.end(), attribute) != common.end()) return true;
     const auto& known = knownTraceOpParameters(op);
     if (std::find(known.begin(), known.end(), attribute) != known.end()) return true;
-    const auto& capture = captureTraceOpAttributes();
-    return isKnownTraceOp(op) && std::find(capture.begin(), capture.end(), attribute) != capture.end();
+    if (!isKnownTraceOp(op)) return false;
+    for (const auto* list : {&captureTraceOpAttributes(), &replaySettingAttributes()})
+        if (std::find(list->begin(), list->end(), attribute) != list->end()) return true;
+    return false;
 }
 
 OutputReproducibility outputReproducibility(const TraceOp& op, const std::string& label)

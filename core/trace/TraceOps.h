@@ -63,10 +63,16 @@ const std::vector<std::string_view>& commonTraceOpAttributes();
 // What faultline_capture records on every op (docs/capture.md): how the aten call ran, not what
 // the op computes (aten, device_type, call, allow_tf32, ...).
 const std::vector<std::string_view>& captureTraceOpAttributes();
+// How a `cuda:N` target replays the op (kernels/CudaOpSettings.h; other targets ignore them): impl,
+// library, tf32, math_mode, compute_type, algo, workspace, grid. Not what the op computes, so the
+// golden model accepts them; tf32 and the FAST compute types widen the bound, grid places tiles on
+// fewer SMs (golden/ReplaySettings.h).
+const std::vector<std::string_view>& replaySettingAttributes();
 // The op parameters this version knows for `op` (e.g. gemm: trans_a, trans_b, alpha, beta,
 // out_dtype); empty for unknown ops.
 const std::vector<std::string_view>& knownTraceOpParameters(const std::string& op);
-// True when `attribute` is a common attribute or a known parameter of `op`.
+// True when `attribute` is a common attribute, a known parameter of `op`, or (for a known op) a
+// capture or replay-setting attribute.
 bool isKnownTraceOpAttribute(const std::string& op, const std::string& attribute);
 
 }  // namespace faultline

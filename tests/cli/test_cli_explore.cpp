@@ -107,9 +107,31 @@ private slots:
                                "cpu,sim:flip:rate=1,only_dtype=bf16,run_rate=0.5", "--vary", "dtype",
                                "--runs", "20", "--out", out});
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.out.contains("dtype: fired on bfloat16; never on float32, float16"), r.out.constData());
+        QVERIFY2(r.out.contains("dtype: fired on bfloat16; never on float32, tf32, float16"), r.out.constData());
         QVERIFY2(r.out.contains("dtype: never fired"), r.out.constData());  // the golden cpu
         QVERIFY(QFile::exists(out));
+    }
+
+    // A defect of the FP32 cores (float32 computed in FP32, never with TF32 operands) is told from
+    // one of the tensor cores: the tf32 condition replays the gemm through cuBLAS with tf32=1.
+    void namesTheCores()
+    {
+        const QJsonObject o = explore("1", "sim:flip:rate=1,only_dtype=fp32,run_rate=0.5", "dtype");
+        QVERIFY(!o.isEmpty());
+        const QJsonObject d = finding(o, "dtype");
+        QVERIFY2(d.value("text").toString() == "fired on float32; never on tf32, bfloat16, float16",
+                 qPrintable(d.value("text").toString()));
+        const QJsonObject t = explore("1", "sim:flip:rate=1,only_dtype=tf32,run_rate=0.5", "dtype");
+        QVERIFY2(finding(t, "dtype").value("text").toString() == "fired on tf32; never on float32, bfloat16, float16",
+                 qPrintable(finding(t, "dtype").value("text").toString()));
+        // A cpu target alone never computes with TF32: no such condition.
+        auto r = runFaultline({"explore", m_trace, "--op", "1", "--targets", "cpu", "--vary", "dtype", "--runs",
+                               "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QStringList labels;
+        for (const auto& c : jsonObject(r.out).value("conditions").toArray())
+            labels << c.toObject().value("label").toString();
+        QCOMPARE(labels, (QStringList{"float32", "bfloat16", "float16"}));
     }
 
     void namesTheSm()
@@ -123,10 +145,32 @@ private slots:
         QVERIFY2(sm.value("text").toString().startsWith("fired only in tiles of SM 3"),
                  qPrintable(sm.value("text").toString()));
         QVERIFY(!sm.value("fired").toArray().isEmpty());
+        // Smaller grids put the same tiles on other SMs: the failures stay on SM 3, and grids of 1
+        // and 2 blocks, which never reach it, never fire.
+        QVERIFY2(sm.value("text").toString().contains(
+                     "it stayed there with grids of 4, 8, 32 blocks, which compute the tiles on other SMs: "
+                     "bound to the SM, not to the tiles; never fired with grids of 1, 2 blocks"),
+                 qPrintable(sm.value("text").toString()));
         // A defect bound to no SM is named in the tiles of many.
         const QJsonObject all = explore("1", "sim:flip:rate=1,sms=8,tile=8,run_rate=0.5", "placement");
         QVERIFY(!all.isEmpty());
         QCOMPARE(finding(all, "sm").value("sms").toArray().size(), 8);
+    }
+
+    // A defect bound to the data (a corrupted address range) moves to other SMs with the grid.
+    void smallerGridsShowADataBoundDefect()
+    {
+        const QJsonObject o = explore("1", "sim:range:length=256,sms=8,tile=8", "placement");
+        QVERIFY(!o.isEmpty());
+        const QString text = finding(o, "sm").value("text").toString();
+        QVERIFY2(text.contains("the SMs changed with the grid (grids of 1, 2, 4, 8, 32 blocks): the defect "
+                               "follows the tiles"),
+                 qPrintable(text));
+        QStringList grids;
+        for (const auto& c : o.value("conditions").toArray())
+            if (c.toObject().value("axis").toString() == "grid")
+                grids << QString::number(c.toObject().value("grid").toInt());
+        QCOMPARE(grids, (QStringList{"1", "2", "4", "8", "32"}));
     }
 
     void healthyAndErrors()

@@ -41,11 +41,12 @@ std::unique_ptr<FaultModel> model(const std::string& text)
 // Elements `inject` changed in a 64x64 output of a gemm of A [64, k] and B [k, 64] whose largest
 // input magnitude is exactly `scale` (a whole-output flip fires visibly when the trigger does).
 uint64_t changedFor(const FaultModel& m, float scale, uint64_t k, uint32_t rep = 0,
-                    DType dtype = DType::Float32)
+                    DType dtype = DType::Float32, std::map<std::string, AttrValue> params = {})
 {
     TraceOp op;
     op.index = 2;
     op.op = "gemm";
+    op.params = std::move(params);
     std::vector<HostTensor> inputs{filled(64, k, scale, dtype), filled(k, 64, scale, dtype)};
     std::vector<HostTensor> outputs{filled(64, 64, 1.0f)};
     FaultContext ctx;
@@ -163,6 +164,58 @@ private slots:
         auto fp32 = model("sim:flip:rate=1,only_dtype=fp32");
         QVERIFY(changedFor(*fp32, 1, 32, 0, DType::Float32) > 0);
         QCOMPARE(changedFor(*fp32, 1, 32, 0, DType::BFloat16), uint64_t(0));
+    }
+
+    // A defect of the FP32 cores fires on float32 computed in FP32 and never with TF32 operands
+    // (tensor cores); only_dtype=tf32 the other way round.
+    void fp32CoresOrTensorCores()
+    {
+        auto fp32 = model("sim:flip:rate=1,only_dtype=fp32");
+        auto tf32 = model("sim:flip:rate=1,only_dtype=TF32");
+        const std::map<std::string, AttrValue> lt{{"impl", std::string("cublaslt")}, {"tf32", int64_t(1)}};
+        const std::map<std::string, AttrValue> fast{{"impl", std::string("cublaslt")},
+                                                    {"compute_type", std::string("CUBLAS_COMPUTE_32F_FAST_TF32")}};
+        QVERIFY(changedFor(*fp32, 1, 32) > 0);
+        QCOMPARE(changedFor(*tf32, 1, 32), uint64_t(0));
+        QCOMPARE(changedFor(*fp32, 1, 32, 0, DType::Float32, lt), uint64_t(0));
+        QVERIFY(changedFor(*tf32, 1, 32, 0, DType::Float32, lt) > 0);
+        QVERIFY(changedFor(*tf32, 1, 32, 0, DType::Float32, fast) > 0);
+        QCOMPARE(changedFor(*tf32, 1, 32, 0, DType::BFloat16, lt), uint64_t(0));  // bf16 is never TF32
+        QVERIFY2(fp32->describe().find("computed in FP32 (not TF32)") != std::string::npos,
+                 fp32->describe().c_str());
+        QVERIFY2(tf32->describe().find("with TF32 operands") != std::string::npos, tf32->describe().c_str());
+    }
+
+    // grid=N: N blocks stride over the tiles, so tile t runs on block t mod N and SM (t mod N) mod
+    // sms; a defect bound to one SM fires only where a block lands on it.
+    void smallerGridsMoveTiles()
+    {
+        VirtualSmLayout l;
+        l.tile = 8;
+        l.sms = 8;
+        QCOMPARE(l.smOfTile(13), 5);
+        QCOMPARE(l.smOfTile(13, 4), 1);
+        QCOMPARE(l.smOfTile(13, 1), 0);
+        QCOMPARE(l.smOfTile(13, 32), 5);
+        QCOMPARE(l.tileMap(16, 24, 2), (std::vector<int32_t>{0, 1, 0, 1, 0, 1}));
+        QCOMPARE(l.smOfElement(9, 17, 24, 4), 1);  // tile 5
+        auto m = model("sim:flip:rate=1,only_sm=3,sms=8,tile=8");
+        auto changed = [&](uint32_t grid) {
+            TraceOp op;
+            op.index = 2;
+            op.op = "gemm";
+            std::vector<HostTensor> inputs{filled(64, 16, 1), filled(16, 64, 1)};
+            std::vector<HostTensor> outputs{filled(64, 64, 1.0f)};
+            FaultContext ctx;
+            ctx.op = "gemm";
+            ctx.opIndex = op.index;
+            ctx.seed = 1;
+            ctx.grid = grid;
+            return m->inject(outputs, ctx, &op, inputs);
+        };
+        QCOMPARE(changed(0), uint64_t(8 * 8 * 8));  // 8 of 64 tiles
+        QCOMPARE(changed(2), uint64_t(0));          // SMs 0 and 1 only
+        QCOMPARE(changed(4), uint64_t(16 * 8 * 8)); // tiles 3, 7, 11, ...: 16 of 64
     }
 
     void runRateIsSeededAndNearTheRate_data()

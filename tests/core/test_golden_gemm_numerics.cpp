@@ -275,6 +275,68 @@ private slots:
             for (double b : ref->bound) QCOMPARE(b, 0.0);
     }
 
+    // How a cuda target replays a float32 gemm (impl, tf32, math_mode, compute_type) decides how
+    // its operands are rounded, and so the bound; through cuBLAS a narrow gemm is judged as CUDA's.
+    void replaySettingsWidenTheBound_data()
+    {
+        QTest::addColumn<QString>("settings");  // key=value;...
+        QTest::addColumn<bool>("tf32");
+        QTest::addColumn<double>("operandRoundoff");
+        QTest::newRow("none") << "" << false << 0.0;
+        QTest::newRow("golden impl") << "impl=golden" << false << 0.0;
+        QTest::newRow("cublaslt tf32=1") << "impl=cublaslt;tf32=1" << true << 0.0;
+        QTest::newRow("cublas math_mode") << "impl=CUBLAS;math_mode=CUBLAS_TF32_TENSOR_OP_MATH" << true << 0.0;
+        QTest::newRow("cublas math_mode short") << "library=cublas;math_mode=tf32" << true << 0.0;
+        QTest::newRow("lt fast tf32") << "impl=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_TF32" << true << 0.0;
+        QTest::newRow("lt pedantic") << "impl=cublaslt;compute_type=32F_PEDANTIC" << false << 0.0;
+        QTest::newRow("lt fast 16bf") << "impl=cublaslt;compute_type=32F_FAST_16BF" << false << 0x1p-8;
+        QTest::newRow("lt fast 16f") << "impl=cublaslt;compute_type=cublas_compute_32f_fast_16f" << false
+                                     << 0x1p-11;
+    }
+    void replaySettingsWidenTheBound()
+    {
+        QFETCH(QString, settings);
+        QFETCH(bool, tf32);
+        QFETCH(double, operandRoundoff);
+        OpParams p;
+        for (const QString& kv : settings.split(';', Qt::SkipEmptyParts)) {
+            const QStringList parts = kv.split('=');
+            bool number = false;
+            const int64_t v = parts[1].toLongLong(&number);
+            if (number)
+                p[parts[0].toStdString()] = v;
+            else
+                p[parts[0].toStdString()] = parts[1].toStdString();
+        }
+        std::vector<float> a(1024), b(1024);
+        for (size_t i = 0; i < a.size(); ++i) a[i] = 1.0f + float(i % 7) / 7.0f, b[i] = 1.0f - float(i % 5) / 11.0f;
+        const std::vector<HostTensor> in{tensor(DType::Float32, {4, 256}, a), tensor(DType::Float32, {256, 4}, b)};
+        const RecordedJudgement j = faultline::golden::recordedJudgement("gemm", p, in);
+        QCOMPARE(j.options.tf32, tf32);
+        QCOMPARE(j.options.operandUnitRoundoff, operandRoundoff);
+        QCOMPARE(j.model.empty(), !tf32 && operandRoundoff == 0.0);
+        // The golden model accepts the settings, and the bound they give is wider where operands round.
+        auto golden = runGolden("gemm", in, p);
+        QVERIFY2(golden, golden ? "" : golden.message().c_str());
+        auto strict = goldenErrorBound("gemm", in, p, *golden);
+        auto recorded = goldenErrorBound("gemm", in, p, *golden, j.options);
+        QVERIFY(strict && recorded);
+        const bool wider = tf32 || operandRoundoff > 0;
+        QCOMPARE((*recorded)[0] > 4 * (*strict)[0], wider);
+    }
+
+    void narrowGemmThroughCublasIsJudgedAsCuda()
+    {
+        const std::vector<HostTensor> in{tensor(DType::BFloat16, {4, 256}, std::vector<float>(1024, 1.0f)),
+                                         tensor(DType::BFloat16, {256, 4}, std::vector<float>(1024, 1.0f))};
+        const RecordedJudgement lt =
+            faultline::golden::recordedJudgement("gemm", {{"impl", std::string("cublaslt")}}, in);
+        QVERIFY2(QString::fromStdString(lt.model).contains("float32 accumulation (cuBLAS"), lt.model.c_str());
+        QCOMPARE(lt.options.accumulationUnitRoundoff, 0x1p-23);
+        const RecordedJudgement plain = faultline::golden::recordedJudgement("gemm", {}, in);
+        QVERIFY(plain.model.empty());
+    }
+
     // Every product and partial sum rounded to bf16 (ATen's seq kernel): 1 + 4 x 2^-9 stays 1,
     // where the golden order gives 1 + 2^-7. The reference is the production order, bound 0.
     void emulatesTheSeqKernel()

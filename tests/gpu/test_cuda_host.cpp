@@ -104,6 +104,21 @@ private slots:
         QCOMPARE(gridFor(0), 1u);
         QCOMPARE(gridFor(70000), uint32_t(kMaxGridBlocks));
         QCOMPARE(gridFor(12), 12u);
+        {
+            // grid=N (ScopedGridCap): every launch on this thread strides over at most N blocks.
+            const ScopedGridCap cap(4);
+            QCOMPARE(gridCap(), 4u);
+            QCOMPARE(gridFor(12), 4u);
+            QCOMPARE(gridFor(3), 3u);
+            QVERIFY(attentionBlocks(1024, 64) <= 4u);
+            {
+                const ScopedGridCap inner(0);
+                QCOMPARE(gridFor(12), 12u);
+            }
+            QCOMPARE(gridFor(12), 4u);
+        }
+        QCOMPARE(gridCap(), 0u);
+        QCOMPARE(gridFor(12), 12u);
     }
 
     void gemmTileMapIsBounded()
@@ -178,6 +193,9 @@ private slots:
         QTest::newRow("golden") << "gemm"
                                 << "impl=golden"
                                 << "golden" << true << false << "";
+        QTest::newRow("golden grid") << "softmax"
+                                     << "grid=8"
+                                     << "golden" << true << false << "grid 8";
         QTest::newRow("cublas") << "gemm"
                                 << "impl=cublas"
                                 << "cublas" << true << false << "pedantic";
@@ -274,6 +292,14 @@ private slots:
             << "gemm"
             << "impl=cublaslt;algo=-1"
             << "op gemm: parameter algo=-1 is not a non-negative integer" << false << false << "";
+        QTest::newRow("grid on cublas")
+            << "gemm"
+            << "impl=cublas;grid=4"
+            << "op gemm: parameter grid applies to impl=golden, not impl=cublas" << false << false << "";
+        QTest::newRow("grid zero")
+            << "gemm"
+            << "grid=0"
+            << "op gemm: parameter grid=0 is not an integer in [1, 65535]" << false << false << "";
         QTest::newRow("fractional workspace")
             << "gemm"
             << "impl=cublaslt;workspace=1.5"
@@ -308,6 +334,7 @@ private slots:
         }
         QCOMPARE(QString(cudaImplName(s->impl)), impl);
         QCOMPARE(s->tf32, useTf32);
+        if (detail.startsWith("grid ")) QCOMPARE(QString::number(s->grid), detail.mid(5));
         if (s->impl == CudaImpl::Cublas) {
             const char* mode = s->mathMode == CublasMathMode::Default    ? "default"
                                : s->mathMode == CublasMathMode::Pedantic ? "pedantic"
