@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(kGemmThreads)
 
 // A capped grid (gridCap): gridDim.x blocks stride over all of `all`'s blocks in row-major order
 // (column blocks fastest, then row blocks, then batches), so block b computes blocks b, b + N, ...
-__global__ void __launch_bounds__(kGemmThreads) goldenGemmStridedKernel(DeviceGemm g, uint32_t smTile, GemmGrid all)
+__global__ void __launch_bounds__(kGemmThreads)
+    goldenGemmStridedKernel(DeviceGemm g, uint32_t smTile, GemmGrid all)
 {
     const uint64_t total = uint64_t(all.x) * all.y * all.z;
     for (uint64_t t = blockIdx.x; t < total; t += gridDim.x) {

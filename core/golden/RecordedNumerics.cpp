@@ -11,17 +11,6 @@ namespace faultline::golden {
 
 namespace {
 
-// A boolean op parameter, false when absent or unreadable.
-bool flag(const OpParams& params, const char* name)
-{
-    const auto it = params.find(name);
-    if (it == params.end()) return false;
-    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
-    if (const auto* d = std::get_if<double>(&it->second)) return *d != 0.0;
-    if (const auto* s = std::get_if<std::string>(&it->second)) return *s == "1" || *s == "true";
-    return false;
-}
-
 std::optional<int64_t> positiveInt(const OpParams& params, const char* name)
 {
     const auto it = params.find(name);

@@ -73,7 +73,6 @@ struct RecordedJudgement {
 
 RecordedJudgement recordedJudgement(std::string_view op, const OpParams& params, GoldenInputs inputs);
 
-
 // What a recorded output is judged against: the golden model and its bound under the recorded
 // numerics, or, for an emulated op, the production order's result with bound 0 everywhere.
 struct RecordedReference {

@@ -8,17 +8,6 @@ namespace faultline::golden {
 
 namespace {
 
-// A boolean setting, false when absent or unreadable.
-bool flag(const OpParams& params, const char* name)
-{
-    const auto it = params.find(name);
-    if (it == params.end()) return false;
-    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
-    if (const auto* d = std::get_if<double>(&it->second)) return *d != 0.0;
-    if (const auto* s = std::get_if<std::string>(&it->second)) return *s == "1" || *s == "true";
-    return false;
-}
-
 // A setting's text in upper case without cuBLAS's prefix ("cublas_compute_32f" -> "32F").
 std::string settingText(const OpParams& params, const char* name, std::string_view prefix)
 {
@@ -32,6 +21,16 @@ std::string settingText(const OpParams& params, const char* name, std::string_vi
 }
 
 }  // namespace
+
+bool flag(const OpParams& params, const char* name)
+{
+    const auto it = params.find(name);
+    if (it == params.end()) return false;
+    if (const auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
+    if (const auto* d = std::get_if<double>(&it->second)) return *d != 0.0;
+    if (const auto* s = std::get_if<std::string>(&it->second)) return *s == "1" || *s == "true";
+    return false;
+}
 
 bool replaysOnCublas(const OpParams& params)
 {

@@ -11,6 +11,9 @@
 
 namespace faultline::golden {
 
+// A boolean op parameter or setting (1, 1.0, "1", "true"), false when absent or unreadable.
+bool flag(const OpParams& params, const char* name);
+
 // How a float32 GEMM's operands are rounded: not at all, to TF32 (tf32=1, math_mode=tf32,
 // compute_type=32F_FAST_TF32), or to float16/bfloat16 (32F_FAST_16F, 32F_FAST_16BF). Case and
 // cuBLAS's prefixes (CUBLAS_COMPUTE_, CUBLAS_..._MATH) are optional, as CudaOpSettings takes them.

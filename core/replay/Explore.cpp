@@ -113,7 +113,8 @@ std::vector<Variant> blockVariants(const TraceOp& op, const std::vector<HostTens
 // cublas or cublaslt, else cublaslt) with tf32=1, judged with TF32's bound (golden::replayOperands).
 Variant tf32Variant(const TraceOp& op, const std::vector<HostTensor>& inputs)
 {
-    Variant v{conditionOf("dtype", "dtype", "tf32"), op, mapFloats(inputs, DType::Float32, [](double x) { return x; })};
+    Variant v{conditionOf("dtype", "dtype", "tf32"), op,
+              mapFloats(inputs, DType::Float32, [](double x) { return x; })};
     auto& p = v.op.params;
     // cuBLAS as recorded (impl or its synonym library), else cuBLASLt.
     std::string impl = "cublaslt";
@@ -240,7 +241,8 @@ std::string gridText(const ExploreReport& r, const std::string& target, bool one
         for (const auto& [sm, runs] : c.rate.failedRunsBySm) sms.insert(sm);
         if (!sms.empty()) smSets.insert(sms);
     }
-    if (fired.empty()) return never.empty() ? std::string() : "; never fired with grids of " + joinText(never) + " blocks";
+    if (fired.empty())
+        return never.empty() ? std::string() : "; never fired with grids of " + joinText(never) + " blocks";
     std::string text;
     if (oneSm && fired.size() >= 2)
         text = "; it stayed there with grids of " + joinText(fired) +
@@ -347,7 +349,8 @@ Result<ExploreReport> exploreOp(const ExploreOptions& o)
         v.condition.recorded = true;
         variants.push_back(std::move(v));
         if (golden::replaysOnCublas(found->params))
-            r.warnings.push_back("the op runs through cuBLAS, whose grid Faultline does not choose: no smaller grids");
+            r.warnings.push_back(
+                "the op runs through cuBLAS, whose grid Faultline does not choose: no smaller grids");
         else
             for (Variant& g : gridVariants(*found, *inputs)) variants.push_back(std::move(g));
     }

@@ -173,17 +173,18 @@ private slots:
         auto fp32 = model("sim:flip:rate=1,only_dtype=fp32");
         auto tf32 = model("sim:flip:rate=1,only_dtype=TF32");
         const std::map<std::string, AttrValue> lt{{"impl", std::string("cublaslt")}, {"tf32", int64_t(1)}};
-        const std::map<std::string, AttrValue> fast{{"impl", std::string("cublaslt")},
-                                                    {"compute_type", std::string("CUBLAS_COMPUTE_32F_FAST_TF32")}};
+        const std::map<std::string, AttrValue> fast{
+            {"impl", std::string("cublaslt")}, {"compute_type", std::string("CUBLAS_COMPUTE_32F_FAST_TF32")}};
         QVERIFY(changedFor(*fp32, 1, 32) > 0);
         QCOMPARE(changedFor(*tf32, 1, 32), uint64_t(0));
         QCOMPARE(changedFor(*fp32, 1, 32, 0, DType::Float32, lt), uint64_t(0));
         QVERIFY(changedFor(*tf32, 1, 32, 0, DType::Float32, lt) > 0);
         QVERIFY(changedFor(*tf32, 1, 32, 0, DType::Float32, fast) > 0);
         QCOMPARE(changedFor(*tf32, 1, 32, 0, DType::BFloat16, lt), uint64_t(0));  // bf16 is never TF32
-        QVERIFY2(fp32->describe().find("computed in FP32 (not TF32)") != std::string::npos,
-                 fp32->describe().c_str());
-        QVERIFY2(tf32->describe().find("with TF32 operands") != std::string::npos, tf32->describe().c_str());
+        QVERIFY2(fp32->trigger().describe().find("computed in FP32 (not TF32)") != std::string::npos,
+                 fp32->trigger().describe().c_str());
+        QVERIFY2(tf32->trigger().describe().find("with TF32 operands") != std::string::npos,
+                 tf32->trigger().describe().c_str());
     }
 
     // grid=N: N blocks stride over the tiles, so tile t runs on block t mod N and SM (t mod N) mod
@@ -213,9 +214,9 @@ private slots:
             ctx.grid = grid;
             return m->inject(outputs, ctx, &op, inputs);
         };
-        QCOMPARE(changed(0), uint64_t(8 * 8 * 8));  // 8 of 64 tiles
-        QCOMPARE(changed(2), uint64_t(0));          // SMs 0 and 1 only
-        QCOMPARE(changed(4), uint64_t(16 * 8 * 8)); // tiles 3, 7, 11, ...: 16 of 64
+        QCOMPARE(changed(0), uint64_t(8 * 8 * 8));   // 8 of 64 tiles
+        QCOMPARE(changed(2), uint64_t(0));           // SMs 0 and 1 only
+        QCOMPARE(changed(4), uint64_t(16 * 8 * 8));  // tiles 3, 7, 11, ...: 16 of 64
     }
 
     void runRateIsSeededAndNearTheRate_data()

@@ -285,9 +285,11 @@ private slots:
         QTest::newRow("none") << "" << false << 0.0;
         QTest::newRow("golden impl") << "impl=golden" << false << 0.0;
         QTest::newRow("cublaslt tf32=1") << "impl=cublaslt;tf32=1" << true << 0.0;
-        QTest::newRow("cublas math_mode") << "impl=CUBLAS;math_mode=CUBLAS_TF32_TENSOR_OP_MATH" << true << 0.0;
+        QTest::newRow("cublas math_mode")
+            << "impl=CUBLAS;math_mode=CUBLAS_TF32_TENSOR_OP_MATH" << true << 0.0;
         QTest::newRow("cublas math_mode short") << "library=cublas;math_mode=tf32" << true << 0.0;
-        QTest::newRow("lt fast tf32") << "impl=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_TF32" << true << 0.0;
+        QTest::newRow("lt fast tf32")
+            << "impl=cublaslt;compute_type=CUBLAS_COMPUTE_32F_FAST_TF32" << true << 0.0;
         QTest::newRow("lt pedantic") << "impl=cublaslt;compute_type=32F_PEDANTIC" << false << 0.0;
         QTest::newRow("lt fast 16bf") << "impl=cublaslt;compute_type=32F_FAST_16BF" << false << 0x1p-8;
         QTest::newRow("lt fast 16f") << "impl=cublaslt;compute_type=cublas_compute_32f_fast_16f" << false
@@ -309,8 +311,10 @@ private slots:
                 p[parts[0].toStdString()] = parts[1].toStdString();
         }
         std::vector<float> a(1024), b(1024);
-        for (size_t i = 0; i < a.size(); ++i) a[i] = 1.0f + float(i % 7) / 7.0f, b[i] = 1.0f - float(i % 5) / 11.0f;
-        const std::vector<HostTensor> in{tensor(DType::Float32, {4, 256}, a), tensor(DType::Float32, {256, 4}, b)};
+        for (size_t i = 0; i < a.size(); ++i)
+            a[i] = 1.0f + float(i % 7) / 7.0f, b[i] = 1.0f - float(i % 5) / 11.0f;
+        const std::vector<HostTensor> in{tensor(DType::Float32, {4, 256}, a),
+                                         tensor(DType::Float32, {256, 4}, b)};
         const RecordedJudgement j = faultline::golden::recordedJudgement("gemm", p, in);
         QCOMPARE(j.options.tf32, tf32);
         QCOMPARE(j.options.operandUnitRoundoff, operandRoundoff);

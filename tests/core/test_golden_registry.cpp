@@ -297,8 +297,10 @@ private slots:
         QVERIFY(runGolden("gemm", in, captured).ok());
         // Nor is how a cuda target replays it (kernels/CudaOpSettings.h): a gemm recorded as
         // cuBLASLt with TF32 is judged like any other, not refused.
-        const OpParams replayed{{"impl", std::string("cublaslt")}, {"tf32", int64_t(1)},
-                                {"compute_type", std::string("32F_FAST_TF32")}, {"algo", int64_t(2)},
+        const OpParams replayed{{"impl", std::string("cublaslt")},
+                                {"tf32", int64_t(1)},
+                                {"compute_type", std::string("32F_FAST_TF32")},
+                                {"algo", int64_t(2)},
                                 {"workspace", int64_t(1024)}};
         QVERIFY(runGolden("gemm", in, replayed).ok());
         QVERIFY(goldenErrorBound("gemm", in, replayed, *runGolden("gemm", in, replayed)).ok());

@@ -296,10 +296,10 @@ private slots:
             << "gemm"
             << "impl=cublas;grid=4"
             << "op gemm: parameter grid applies to impl=golden, not impl=cublas" << false << false << "";
-        QTest::newRow("grid zero")
-            << "gemm"
-            << "grid=0"
-            << "op gemm: parameter grid=0 is not an integer in [1, 65535]" << false << false << "";
+        QTest::newRow("grid zero") << "gemm"
+                                   << "grid=0"
+                                   << "op gemm: parameter grid=0 is not an integer in [1, 65535]" << false
+                                   << false << "";
         QTest::newRow("fractional workspace")
             << "gemm"
             << "impl=cublaslt;workspace=1.5"

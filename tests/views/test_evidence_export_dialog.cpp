@@ -9,6 +9,7 @@
 // fails the test only when gross (StallProbe::kGrossStallMs).
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -23,7 +24,9 @@
 
 #include "cli/ReplayTrace.h"
 #include "core/evidence/BundleVerifier.h"
+#include "core/ledger/Ledger.h"
 #include "core/replay/CampaignResultsFile.h"
+#include "core/test_ledger_support.h"
 #include "support/StallProbe.h"
 #include "support/TestSupport.h"
 #include "views/evidence/EvidenceExportDialog.h"
@@ -355,6 +358,62 @@ private slots:
         QVERIFY(fixed);
         faultline::views::meetFontOnUi(
             fonts.front().resolve(base));  // loads the engine; must not crash off a widget
+    }
+
+    // With "Device history from the ledger" the bundle carries the suspect's history as
+    // `evidence --ledger` writes it (case.json ledger_history, the report's Device history); a
+    // ledger that does not exist is refused by name and nothing is created.
+    void bundleCarriesTheLedgerHistory()
+    {
+        QTemporaryDir dir;
+        const QString ledgerPath = dir.filePath("fleet.sqlite");
+        {
+            auto ledger = faultline::Ledger::open(ledgerPath.toStdString());
+            QVERIFY2(ledger, ledger ? "" : ledger.message().c_str());
+            QVERIFY(ledger
+                        ->addCampaign({faultline::test::campaignReport("node7", "1652822001234", "GPU-77",
+                                                                       "persistent", 40),
+                                       "a.h5", std::string("2026-03-12T00:00:00Z")},
+                                      {"node7", "a.h5"})
+                        .ok());
+        }
+        EvidenceExportDialog d;
+        d.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&d));
+        d.logs()->addPaths({fixture("dmesg-incident.log")});
+        d.nvidiaSmi()->addPaths({fixture("nvidia-smi-before-reset.xml")});
+        type(edit(d, "evidenceSuspect"), "1652822001234");
+        d.historyInBundle()->setChecked(true);
+        type(d.ledger(), ledgerPath);
+        const QString out = dir.filePath("case-ledger");
+        type(edit(d, "evidenceOut"), out);
+        QSignalSpy exported(&d, &EvidenceExportDialog::exported);
+        click(button(d, "evidenceExportButton"));
+        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 60000);
+        QFile caseFile(out + "/case.json");
+        QVERIFY(caseFile.open(QIODevice::ReadOnly));
+        const auto caseJson = nlohmann::json::parse(caseFile.readAll().toStdString());
+        const auto& history = caseJson.at("ledger_history");
+        QVERIFY2(history.value("found", false), history.dump().c_str());
+        QCOMPARE(history.at("campaigns").size(), size_t(1));
+        QVERIFY(d.preview()->toPlainText().contains("Device history"));
+        QVERIFY2(d.preview()->toPlainText().contains("node7"), qPrintable(d.preview()->toPlainText()));
+
+        // A ledger that does not exist: refused, named, not created.
+        const QString missing = dir.filePath("none.sqlite");
+        type(d.ledger(), missing);
+        QSignalSpy failed(&d, &EvidenceExportDialog::failed);
+        click(button(d, "evidencePreviewButton"));
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+        QVERIFY2(d.status()->text().contains("none.sqlite"), qPrintable(d.status()->text()));
+        QVERIFY(!QFile::exists(missing));
+
+        // Unchecked: no history in the bundle.
+        d.historyInBundle()->setChecked(false);
+        QSignalSpy shown(&d, &EvidenceExportDialog::previewShown);
+        click(button(d, "evidencePreviewButton"));
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+        QVERIFY(!d.preview()->toPlainText().contains("Device history"));
     }
 
     void refusalIsShown()

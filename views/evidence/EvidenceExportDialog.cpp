@@ -1,6 +1,7 @@
 #include "views/evidence/EvidenceExportDialog.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDirIterator>
@@ -27,8 +28,12 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <algorithm>
+#include <optional>
 
 #include "core/evidence/MinisignKey.h"
+#include "core/ledger/Ledger.h"
+#include "core/ledger/LedgerHistory.h"
+#include "core/ledger/LedgerLocation.h"
 #include "views/evidence/EvidenceRendering.h"
 #include "views/evidence/FileListEditor.h"
 #include "views/evidence/ReportFonts.h"
@@ -77,6 +82,22 @@ EvidenceExportDialog::EvidenceExportDialog(QWidget* parent) : QDialog(parent)
     suspectRow->addWidget(m_suspect, 1);
     suspectRow->addWidget(m_historyButton);
     form->addRow(tr("Suspect GPU"), suspectRow);
+    // The suspect's history from the ledger, into the bundle.
+    m_historyInBundle = new QCheckBox(tr("Device history from the ledger"));
+    m_historyInBundle->setObjectName(QStringLiteral("evidenceHistoryInBundle"));
+    m_historyInBundle->setToolTip(
+        tr("case.json's ledger_history and the report's Device history section, read from the ledger "
+           "(as faultline evidence --ledger; the ledger is not written)"));
+    m_ledger = new QLineEdit;
+    m_ledger->setObjectName(QStringLiteral("evidenceLedger"));
+    const auto defaultLedger = defaultLedgerPath();
+    m_ledger->setPlaceholderText(defaultLedger ? tr("default: %1").arg(QString::fromStdString(*defaultLedger))
+                                               : tr("path or postgresql:// URL"));
+    m_historyInBundle->setChecked(defaultLedger && QFileInfo::exists(QString::fromStdString(*defaultLedger)));
+    auto* ledgerRow = new QHBoxLayout;
+    ledgerRow->addWidget(m_historyInBundle);
+    ledgerRow->addWidget(m_ledger, 1);
+    form->addRow(tr("Ledger"), ledgerRow);
     // Ties the campaign's cuda:N targets to boards where the campaign recorded no inventory.
     m_inventory = fileRow(form, QStringLiteral("evidenceInventory"),
                           tr("GPU inventory (faultline devices --json)"), tr("JSON (*.json)"), false);
@@ -137,7 +158,7 @@ EvidenceExportDialog::EvidenceExportDialog(QWidget* parent) : QDialog(parent)
             m_status->setText(tr("Name the suspect GPU by its serial or UUID to see its history."));
             return;
         }
-        openDeviceHistory(this, m_suspect->text().trimmed());
+        openDeviceHistory(this, m_suspect->text().trimmed(), m_ledger->text().trimmed());
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
@@ -284,9 +305,25 @@ void EvidenceExportDialog::start(bool preview)
             delete outcome.report;
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([o] {
+    const bool withHistory = m_historyInBundle->isChecked();
+    const std::string ledgerSpec = m_ledger->text().trimmed().toStdString();
+    watcher->setFuture(QtConcurrent::run([o, withHistory, ledgerSpec] {
         Outcome out;
-        out.result = buildEvidenceBundle(o);
+        EvidenceOptions opts = o;
+        std::optional<Ledger> ledger;  // read here, before the bundle is built; never written
+        if (withHistory) {
+            auto l = Ledger::openExisting(ledgerSpec);
+            if (!l) {
+                out.result = l.error();
+                return out;
+            }
+            ledger.emplace(std::move(*l));
+            opts.deviceHistory = [&ledger](const SuspectGpu& s) {
+                return ledgerDeviceHistory(ledger->engine(), s.serial, s.uuid);
+            };
+        }
+        out.result = buildEvidenceBundle(opts);
+        opts.deviceHistory = nullptr;  // it refers to `ledger`
         if (!out.result) return out;
         const QString dir = QString::fromStdString(out.result->dir);
         QFile md(QDir(dir).filePath(QStringLiteral("report.md")));

@@ -18,6 +18,7 @@
 
 class QFormLayout;
 class QLabel;
+class QCheckBox;
 class QLineEdit;
 class QPushButton;
 class QTabWidget;
@@ -50,8 +51,14 @@ public:
     // The files of the last bundle built (trial or real), relative to its folder, with sizes.
     QTreeWidget* bundleFiles() const { return m_bundleFiles; }
     QLabel* status() const { return m_status; }
-    // Opens the suspect GPU's history from the default ledger (DeviceHistoryView).
+    // Opens the suspect GPU's history from the ledger (DeviceHistoryView).
     QPushButton* historyButton() const { return m_historyButton; }
+    // Whether the bundle carries the suspect's history from the ledger (case.json ledger_history
+    // and the report's "Device history", as `evidence --ledger`); checked when the default ledger
+    // exists. The ledger is read, never written, on the worker thread that builds the bundle.
+    QCheckBox* historyInBundle() const { return m_historyInBundle; }
+    // As --ledger takes it; empty: the default ledger.
+    QLineEdit* ledger() const { return m_ledger; }
 
 public slots:
     // A trial bundle in a temporary folder: fills the checklist, the preview and the file list.
@@ -105,6 +112,8 @@ private:
     QLabel* m_status = nullptr;
     QPushButton *m_previewButton = nullptr, *m_exportButton = nullptr, *m_keyButton = nullptr,
                 *m_historyButton = nullptr;
+    QCheckBox* m_historyInBundle = nullptr;
+    QLineEdit* m_ledger = nullptr;
     QPointer<QTextDocument> m_report;  // shown in m_preview
     QString m_trialDir;                // the last trial bundle's temporary folder ("" = none)
     std::unique_ptr<PendingReport> m_pending;
