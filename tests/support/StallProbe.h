@@ -1,11 +1,13 @@
 #pragma once
 // Measures how long the GUI thread's event loop stops turning during a journey: a 1 ms precise
 // timer on the GUI thread, whose longest gap between two ticks is the longest stall. The figure
-// is an upper bound of the application's stalls: QTest's waits sleep up to 10 ms between turns,
-// and a test's own synchronous steps count too unless step() starts after them. Tests print it
+// is an upper bound of the application's stalls: QTest's waits sleep up to 10 ms between turns
+// (turn() and turnUntil() do not), and a test's own synchronous steps count too unless step()
+// starts after them. Tests print it
 // (summary()) for bench/RESULTS.md and fail only on a gross stall (kGrossStallMs), since the
 // figure depends on the machine's load.
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -38,6 +40,31 @@ public:
     {
         m_step = name;
         m_last = double(m_clock.nsecsElapsed()) / 1e6;
+    }
+    // Turns the event loop for `ms`, waking for every event: unlike QTest's waits, which sleep up to
+    // 10 ms between turns (a gap the probe counts as a stall), nothing is added to the figure.
+    static void turn(int ms)
+    {
+        QEventLoop loop;
+        QTimer::singleShot(ms, Qt::PreciseTimer, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    // Turns the event loop until done() or `timeoutMs`, as turn(); returns done().
+    template <class Done>
+    static bool turnUntil(Done done, int timeoutMs)
+    {
+        if (done()) return true;
+        QEventLoop loop;
+        QTimer poll;
+        poll.setTimerType(Qt::PreciseTimer);
+        poll.setInterval(2);
+        QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
+            if (done()) loop.quit();
+        });
+        poll.start();
+        QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+        loop.exec();
+        return done();
     }
     double longest() const { return m_longest; }
     QString where() const { return m_where; }

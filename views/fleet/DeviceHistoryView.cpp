@@ -424,13 +424,14 @@ void DeviceHistoryView::scheduleRebinOnUi()
     if (m_rebinQueued) return;
     m_rebinQueued = true;
     QTimer::singleShot(0, this, [this] {
-        m_rebinQueued = false;
+        if (!m_rebinQueued) return;  // a direct rebinOnUi already drew this range
         rebinOnUi();
     });
 }
 
 void DeviceHistoryView::rebinOnUi()
 {
+    m_rebinQueued = false;
     const QCPRange range = m_lanesRect->axis(QCPAxis::atBottom)->range();
     const int maxBins = std::max(50, m_lanesRect->width() / kPixelsPerBin);
     QString binned;
