@@ -72,6 +72,7 @@ public:
     QString factAt(const QPointF& pixel) const;
 
 signals:
+    // The answer is drawn, and (a turn later) its status line and rules' list are filled.
     void historyShown();
     void failed(const QString& message);
 
