@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "core/golden/GoldenOrder.h"
 #include "core/golden/GoldenSupport.h"
@@ -248,6 +249,44 @@ private slots:
         const cuda::TileGrid tg = cuda::tileGrid(v, gpu->smTile);
         QCOMPARE(uint64_t(gpu->tileSm.size()), tg.count());
         QCOMPARE(cuda::countBadTileSm(gpu->tileSm, tg, m_smIdBound), uint64_t(0));
+    }
+
+    // grid=N: the same bits from at most N thread blocks striding over the tiles, and the tile map
+    // names at most N distinct SMs (each block runs on one SM).
+    void smallerGridsSameBits_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("grid");
+        for (const char* op : {"gemm", "add", "softmax", "attention"})
+            for (int grid : {1, 3})
+                QTest::newRow(qPrintable(QStringLiteral("%1 grid=%2").arg(op).arg(grid))) << op << grid;
+    }
+    void smallerGridsSameBits()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, grid);
+        const DType f32 = DType::Float32;
+        OpCase c;
+        c.op = op.toStdString();
+        if (op == "gemm")
+            c.inputs = {randomTensor(f32, {300, 70}, 101), randomTensor(f32, {70, 260}, 102)};
+        else if (op == "add")
+            c.inputs = {randomTensor(f32, {100, 90}, 103), randomTensor(f32, {100, 90}, 104)};
+        else if (op == "softmax")
+            c.inputs = {randomTensor(f32, {70, 50}, 105)};
+        else
+            c.inputs = {randomTensor(f32, {2, 40, 16}, 106), randomTensor(f32, {2, 40, 16}, 107),
+                        randomTensor(f32, {2, 40, 16}, 108)};
+        auto cpu = golden::runGolden(c.op, c.inputs, c.params);
+        QVERIFY2(cpu.ok(), cpu.ok() ? "" : cpu.message().c_str());
+        c.params["grid"] = int64_t(grid);
+        auto gpu = runOnGpu(c);
+        QVERIFY2(gpu.ok(), gpu.ok() ? "" : gpu.message().c_str());
+        QCOMPARE(bytesOf(gpu->outputs.at(0)), bytesOf(*cpu));
+        if (gpu->tileSm.empty()) return;
+        const std::set<int32_t> sms(gpu->tileSm.begin(), gpu->tileSm.end());
+        QVERIFY2(sms.size() <= size_t(grid),
+                 qPrintable(QStringLiteral("%1 SMs for grid=%2").arg(sms.size()).arg(grid)));
     }
 
     void cublasDeterministic_data()
