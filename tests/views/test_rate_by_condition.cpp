@@ -235,6 +235,28 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(view->rates() != nullptr, 5000);
         QVERIFY(!view->rates()->shownPoints().empty());
     }
+
+    // With FAULTLINE_DOC_SCREENSHOTS=DIR: the rate by condition of a gemm on the golden cpu and
+    // two simulated defects (one on bfloat16 inputs in 5% of runs, one bound to SM 3 of 8), every
+    // kind of condition (magnitude, sub-blocks, dtypes with TF32, smaller grids), as
+    // docs/reproducing.md shows it.
+    void screenshot()
+    {
+        const QString out = qEnvironmentVariable("FAULTLINE_DOC_SCREENSHOTS");
+        if (out.isEmpty()) QSKIP("FAULTLINE_DOC_SCREENSHOTS is not set");
+        const QString trace = m_dir.filePath("trace.h5");
+        const QString h5 = m_dir.filePath("explore-screenshot.h5");
+        auto r = runFaultline({"explore", trace, "--op", "1", "--targets",
+                               "cpu,sim:flip:rate=1,only_dtype=bf16,run_rate=0.05,"
+                               "sim:flip:rate=1,only_sm=3,sms=8,tile=8,run_rate=0.5",
+                               "--vary", "scale,dtype,placement", "--runs", "40", "--out", h5});
+        QVERIFY2(r.exitCode == 1, r.err.constData());
+        auto view = openView(h5);
+        QVERIFY(view);
+        view->resize(1500, 850);
+        QTest::qWait(300);
+        QVERIFY(view->grab().save(out + "/screenshot-explore.png"));
+    }
 };
 
 QTEST_MAIN(TestRateByCondition)
