@@ -460,22 +460,39 @@ private:
         h.maxAbs = std::max(h.maxAbs, e.maxAbs);
         h.maxRel = std::max(h.maxRel, e.maxRel);
         TopBar bar = topBar();
+        // Where every mismatch of the block falls in one bin (the bins are monotonic in the
+        // value, so the smallest and largest decide), the bin is counted once for the block.
+        const size_t ulpBin = size_t(std::bit_width(e.minUlp));
+        const bool oneUlpBin = ulpBin == size_t(std::bit_width(e.maxUlp));
+        const uint8_t absSlot = m_slots.of(e.minAbs);
+        const bool oneAbsSlot = absSlot == m_slots.of(e.maxAbs);
+        const uint8_t relSlot = m_slots.of(e.minRel);
+        const bool oneRelSlot = e.relInfinite == 0 && relSlot == m_slots.of(e.maxRel);
+        // Exact tolerance: every mismatch is beyond it, rounding-sized ones are no anomaly, and
+        // one below the top-K bar is not offered, so a block of such mismatches needs no judge.
+        const bool judged = !Exact || e.maxUlp > kRoundingUlps || !(e.maxAbs < bar.abs);
         unsigned i = 0;
         for (uint64_t mm = mask; mm != 0; mm &= mm - 1, ++i) {
             const unsigned k = unsigned(std::countr_zero(mm));
-            const Bits a = sp[k], b = rp[k];
-            const uint64_t x = uint64_t(Bits(a ^ b));
             h.sumAbs += e.absErr[k];
             h.sumAbs2 += e.absSq[k];
             h.sumRel += e.relAdd[k];  // +0 where the relative error is infinite: the sum is unchanged
             h.sumRel2 += e.relSq[k];
             Lane& lane = m_lanes[i % kLanes];
-            ++lane.ulpHist[size_t(e.ulpBin[k])];
-            ++lane.absSlots[m_slots.of(e.absErr[k])];
-            ++lane.relSlots[m_slots.of(e.relErr[k])];  // +inf: taken out again at the end of run()
-            judge(h, bar, local0 + k, col0 + k, a, b, x, e.ulp[k], e.absErr[k], e.relErr[k]);
+            if (!oneUlpBin) ++lane.ulpHist[size_t(e.ulpBin[k])];
+            if (!oneAbsSlot) ++lane.absSlots[m_slots.of(e.absErr[k])];
+            if (!oneRelSlot) ++lane.relSlots[m_slots.of(e.relErr[k])];  // +inf: taken out at the end of run()
+            if (judged) {
+                const Bits a = sp[k], b = rp[k];
+                judge(h, bar, local0 + k, col0 + k, a, b, uint64_t(Bits(a ^ b)), e.ulp[k], e.absErr[k],
+                      e.relErr[k]);
+            }
         }
-        addBlockTiles(col0, mask, m, e.absErr, e.maxAbs);
+        Lane& lane = m_lanes[0];
+        if (oneUlpBin) lane.ulpHist[ulpBin] += m;
+        if (oneAbsSlot) lane.absSlots[absSlot] += m;
+        if (oneRelSlot) lane.relSlots[relSlot] += m;
+        addBlockTiles(col0, mask, m, e.absErr, e.maxAbs, e.groupMaxAbs);
     }
 
     // The beyond-tolerance figures, anomaly and top-K offer of one finite mismatch whose errors
@@ -507,9 +524,29 @@ private:
     // The tiles of a block: its columns split at tile boundaries; one update per part that has a
     // mismatch (the maximum of `dense`, |error| by block position, 0 where equal, over the part;
     // `blockMax`, when not negative, is that maximum over the whole block).
-    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense, double blockMax = -1.0)
+    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense, double blockMax = -1.0,
+                       const double* groupMax = nullptr)
     {
         ChunkAccumulator& acc = m_acc;
+        constexpr unsigned kGroup = BlockErrors::kGroup;
+        if (groupMax != nullptr && col0 % kGroup == 0 && m_ctx.tileCols % kGroup == 0) {
+            // Every tile part is a union of whole groups: its maximum is theirs.
+            for (uint64_t k = 0; k < kBlock;) {
+                const uint64_t tc = tileCol(col0 + k);
+                const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
+                const uint64_t part =
+                    (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
+                if (part != 0) {
+                    const size_t tile = size_t(m_tileRowBase + tc);
+                    acc.tileMismatches[tile] += popcount64(part);
+                    double mx = acc.tileMaxAbs[tile];
+                    for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, groupMax[g]);
+                    acc.tileMaxAbs[tile] = mx;
+                }
+                k = end;
+            }
+            return;
+        }
         unsigned pos = 0;
         for (uint64_t k = 0; k < kBlock && pos < m;) {
             const uint64_t tc = tileCol(col0 + k);

@@ -2,6 +2,7 @@
 // target by foreach_target.h (this file includes itself) and dispatched at run time.
 #include "MismatchMath.h"
 
+#include <algorithm>
 #include <limits>
 
 // Every attainable target, the portable one (EMU128, or SCALAR with GCC 12) included, so that
@@ -44,6 +45,8 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErr
     const auto two52 = hn::BitCast(d, two52Bits);
 
     auto maxAbs = zero, maxRel = zero, maxUlp = zero;
+    auto minAbs = inf, minRel = inf, minUlp = inf;
+    auto groupMax = zero;  // maxAbs of the current group of BlockErrors::kGroup positions
     size_t relInfinite = 0;
     for (size_t k = 0; k < BlockErrors::kBlock; k += n) {
         hn::Vec<decltype(d32)> a, b;
@@ -98,10 +101,35 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErr
         hn::Store(hn::Mul(relAdd, relAdd), d, out.relSq + k);
         hn::Store(ulp, du, out.ulp + k);
         hn::Store(ulpBin, du, out.ulpBin + k);
-        maxAbs = hn::Max(maxAbs, absErr);
         maxRel = hn::Max(maxRel, relAdd);
         maxUlp = hn::Max(maxUlp, ulpD);
+        const auto same = hn::RebindMask(d, hn::Eq(hn::PromoteTo(du, hn::Xor(a, b)), hn::Zero(du)));
+        minAbs = hn::Min(minAbs, hn::IfThenElse(same, inf, absErr));
+        minRel = hn::Min(minRel, hn::IfThenElse(same, inf, relErr));
+        minUlp = hn::Min(minUlp, hn::IfThenElse(same, inf, ulpD));
+        if (n <= BlockErrors::kGroup) {
+            groupMax = hn::Max(groupMax, absErr);
+            if ((k + n) % BlockErrors::kGroup == 0) {
+                out.groupMaxAbs[k / BlockErrors::kGroup] = hn::GetLane(hn::MaxOfLanes(d, groupMax));
+                maxAbs = hn::Max(maxAbs, groupMax);
+                groupMax = zero;
+            }
+        } else {
+            maxAbs = hn::Max(maxAbs, absErr);
+        }
     }
+    if (n > BlockErrors::kGroup) {  // vectors wider than a group (not on x86): from the stored errors
+        for (unsigned g = 0; g < BlockErrors::kBlock / BlockErrors::kGroup; ++g) {
+            double mx = 0.0;
+            for (unsigned i = 0; i < BlockErrors::kGroup; ++i)
+                mx = std::max(mx, out.absErr[g * BlockErrors::kGroup + i]);
+            out.groupMaxAbs[g] = mx;
+        }
+    }
+    out.minAbs = hn::GetLane(hn::MinOfLanes(d, minAbs));
+    out.minRel = hn::GetLane(hn::MinOfLanes(d, minRel));
+    const double minUlpD = hn::GetLane(hn::MinOfLanes(d, minUlp));
+    out.minUlp = minUlpD < std::numeric_limits<double>::infinity() ? uint64_t(minUlpD) : 0;
     out.maxAbs = hn::GetLane(hn::MaxOfLanes(d, maxAbs));
     out.maxRel = hn::GetLane(hn::MaxOfLanes(d, maxRel));
     out.maxUlp = uint64_t(hn::GetLane(hn::MaxOfLanes(d, maxUlp)));

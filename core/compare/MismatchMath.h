@@ -29,6 +29,15 @@ struct BlockErrors {
     double maxAbs = 0.0, maxRel = 0.0;    // maxRel over finite relative errors
     uint64_t maxUlp = 0;
     uint64_t relInfinite = 0;
+    // Over the pairs whose bits differ (equal pairs left out): the smallest absErr, relErr (+inf
+    // when any is infinite) and ulp. With the maxima they tell when every mismatch of the block
+    // falls in one histogram bin, so the bin is counted once per block.
+    double minAbs = 0.0, minRel = 0.0;
+    uint64_t minUlp = 0;
+    // maxAbs over the positions [16 g, 16 g + 16): a tile part that is a union of these groups
+    // takes its maximum from here (tiles are multiples of 16 columns wide).
+    static constexpr unsigned kGroup = 16;
+    double groupMaxAbs[kBlock / kGroup] = {};
 };
 
 // Adds the bit-position counts of the differing bits of `blocks` x 64 pairs (flips: s ^ r) and
