@@ -94,42 +94,6 @@ using BF16 = FloatTraits<uint16_t, 8, 7, false, bf16ToDouble>;
 using E4M3 = FloatTraits<uint8_t, 4, 3, true, e4m3ToDouble>;
 using E5M2 = FloatTraits<uint8_t, 5, 2, false, e5m2ToDouble>;
 
-// Decade histogram bins as one index: 0 zero, 1 + decade, kDecades + 1 infinite.
-constexpr size_t kDecadeSlots = DecadeHistogram::kDecades + 2;
-
-// The slot of any x >= 0 (not NaN) from its biased exponent alone, without branches: the
-// binade's slot, plus one from the value where the next decade starts inside the binade.
-// Exponent 0 holds zero (slot 0) and subnormals (the lowest decade); 2047 holds +inf.
-struct DecadeSlots {
-    std::array<uint8_t, 2048> slot{};
-    std::array<double, 2048> nextFrom{};
-
-    uint8_t of(double x) const
-    {
-        uint64_t u;
-        std::memcpy(&u, &x, sizeof u);
-        const size_t e = size_t(u >> 52 & 0x7FF);
-        return uint8_t(slot[e] + (x >= nextFrom[e] ? 1 : 0));
-    }
-    static const DecadeSlots& table()
-    {
-        static const DecadeSlots t = [] {
-            const DecadeHistogram::Table& d = DecadeHistogram::table();
-            DecadeSlots s;
-            for (size_t e = 1; e < 2047; ++e) {
-                s.slot[e] = uint8_t(1 + d.bin[e]);
-                s.nextFrom[e] = d.nextFrom[e];
-            }
-            s.slot[0] = 0;
-            s.nextFrom[0] = std::numeric_limits<double>::denorm_min();
-            s.slot[2047] = uint8_t(kDecadeSlots - 1);
-            s.nextFrom[2047] = std::numeric_limits<double>::quiet_NaN();
-            return s;
-        }();
-        return t;
-    }
-};
-
 inline void addSlots(DecadeHistogram& h, const std::array<uint64_t, kDecadeSlots>& slots)
 {
     h.zero += slots[0];
@@ -273,7 +237,7 @@ private:
             m_acc.mismatchBox.add(row, col0 + j + 63 - uint64_t(std::countl_zero(mask)));
             m_acc.touchTiles(m_ctx);
             if constexpr (kVector) {
-                if (m_ctx.vectorMath && computeBlockErrors(kVectorKind, sp + j, rp + j, m_errs)) {
+                if (m_ctx.vectorMath && computeBlockErrors(kVectorKind, sp + j, rp + j, m_slots, m_errs)) {
                     vectorBlock(h, off + j, col0 + j, sp + j, rp + j, mask);
                     continue;
                 }
@@ -405,7 +369,6 @@ private:
             acc.firstMismatch = acc.first + local0 + bt.k[0];
         h.mismatches += m;
         TopBar bar = topBar();
-        bt.dense.fill(0.0);
 
         for (unsigned i = 0; i < m; ++i) {
             const Bits a = bt.a[i], b = bt.b[i];
@@ -417,11 +380,11 @@ private:
             const uint64_t ulp = Tr::ulp(a, b);
             const double rv = Tr::toDouble(b);
             const double absErr = std::fabs(Tr::toDouble(a) - rv);
-            bt.dense[bt.k[i]] = absErr;
+            bt.absErr[i] = absErr;
             const double relErr = recordErrors(h, m_lanes[i % kLanes], ulp, absErr, rv);
             judge(h, bar, local0 + bt.k[i], col0 + bt.k[i], a, b, x, ulp, absErr, relErr);
         }
-        addBlockTiles(col0, mask, m, bt.dense.data());
+        addBlockTiles(col0, mask, m, bt.absErr.data());
     }
 
     // What a finite mismatch must beat to enter the top-K: it is skipped when its |error| is
@@ -443,8 +406,9 @@ private:
         return {worst.absError, worst.ulp};
     }
 
-    // A block the vector path computed (m_errs, no NaN/Inf in it): the running sums in element
-    // order, the histograms, bit counts, beyond/anomaly figures and top-K, as block() does.
+    // A block the vector path computed (m_errs: its mismatches packed in position order, no
+    // NaN/Inf in it): the running sums in element order, the histograms, beyond/anomaly figures
+    // and top-K, as block() does.
     [[gnu::always_inline]] inline void vectorBlock(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp,
                                                    const Bits* rp, uint64_t mask)
     {
@@ -452,7 +416,7 @@ private:
         const BlockErrors& e = m_errs;
         if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
             acc.firstMismatch = acc.first + local0 + uint64_t(std::countr_zero(mask));
-        const unsigned m = popcount64(mask);
+        const unsigned m = e.count;
         h.mismatches += m;
         h.relInfinite += e.relInfinite;
         m_vectorRelInfinite += e.relInfinite;
@@ -464,35 +428,52 @@ private:
         // value, so the smallest and largest decide), the bin is counted once for the block.
         const size_t ulpBin = size_t(std::bit_width(e.minUlp));
         const bool oneUlpBin = ulpBin == size_t(std::bit_width(e.maxUlp));
-        const uint8_t absSlot = m_slots.of(e.minAbs);
-        const bool oneAbsSlot = absSlot == m_slots.of(e.maxAbs);
-        const uint8_t relSlot = m_slots.of(e.minRel);
-        const bool oneRelSlot = e.relInfinite == 0 && relSlot == m_slots.of(e.maxRel);
+        // The kernel binned the block's errors by decade when they span a few decades.
+        const bool absBinned = e.absSlotSpan != 0, relBinned = e.relSlotSpan != 0;
         // Exact tolerance: every mismatch is beyond it, rounding-sized ones are no anomaly, and
         // one below the top-K bar is not offered, so a block of such mismatches needs no judge.
         const bool judged = !Exact || e.maxUlp > kRoundingUlps || !(e.maxAbs < bar.abs);
-        unsigned i = 0;
-        for (uint64_t mm = mask; mm != 0; mm &= mm - 1, ++i) {
-            const unsigned k = unsigned(std::countr_zero(mm));
-            h.sumAbs += e.absErr[k];
-            h.sumAbs2 += e.absSq[k];
-            h.sumRel += e.relAdd[k];  // +0 where the relative error is infinite: the sum is unchanged
-            h.sumRel2 += e.relSq[k];
+        for (unsigned i = 0; i < m; ++i) {
+            h.sumAbs += e.absErr[i];
+            h.sumAbs2 += e.absSq[i];
+            h.sumRel += e.relAdd[i];  // +0 where the relative error is infinite: the sum is unchanged
+            h.sumRel2 += e.relSq[i];
             Lane& lane = m_lanes[i % kLanes];
-            if (!oneUlpBin) ++lane.ulpHist[size_t(e.ulpBin[k])];
-            if (!oneAbsSlot) ++lane.absSlots[m_slots.of(e.absErr[k])];
-            if (!oneRelSlot) ++lane.relSlots[m_slots.of(e.relErr[k])];  // +inf: taken out at the end of run()
+            if (!oneUlpBin) ++lane.ulpHist[size_t(e.ulpBin[i])];
+            if (!absBinned) ++lane.absSlots[m_slots.of(e.absErr[i])];
+            if (!relBinned) ++lane.relSlots[m_slots.of(e.relErr[i])];  // +inf: taken out at the end of run()
             if (judged) {
+                const unsigned k = e.k[i];
                 const Bits a = sp[k], b = rp[k];
-                judge(h, bar, local0 + k, col0 + k, a, b, uint64_t(Bits(a ^ b)), e.ulp[k], e.absErr[k],
-                      e.relErr[k]);
+                judge(h, bar, local0 + k, col0 + k, a, b, uint64_t(Bits(a ^ b)), e.ulp[i], e.absErr[i],
+                      e.relErr[i]);
             }
         }
         Lane& lane = m_lanes[0];
         if (oneUlpBin) lane.ulpHist[ulpBin] += m;
-        if (oneAbsSlot) lane.absSlots[absSlot] += m;
-        if (oneRelSlot) lane.relSlots[relSlot] += m;
-        addBlockTiles(col0, mask, m, e.absErr, e.maxAbs, e.groupMaxAbs);
+        for (unsigned j = 0; j < e.absSlotSpan; ++j) lane.absSlots[e.absSlotLo + j] += e.absSlotCount[j];
+        for (unsigned j = 0; j < e.relSlotSpan; ++j) lane.relSlots[e.relSlotLo + j] += e.relSlotCount[j];
+        constexpr unsigned kGroup = BlockErrors::kGroup;
+        if (m_ctx.tileCols >= kBlock && col0 % m_ctx.tileCols + kBlock <= m_ctx.tileCols) {
+            addTile(tileCol(col0), m, e.maxAbs);  // the block lies in one tile
+        } else if (col0 % kGroup == 0 && m_ctx.tileCols % kGroup == 0) {
+            // Every tile part is a union of whole groups: its maximum is theirs.
+            for (uint64_t k = 0; k < kBlock;) {
+                const uint64_t tc = tileCol(col0 + k);
+                const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
+                const uint64_t part =
+                    (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
+                if (part != 0) {
+                    double mx = 0.0;
+                    for (uint64_t g = k / kGroup; g < end / kGroup; ++g)
+                        mx = maxOfNonNaN(mx, e.groupMaxAbs[g]);
+                    addTile(tc, popcount64(part), mx);
+                }
+                k = end;
+            }
+        } else {
+            addBlockTiles(col0, mask, m, e.absErr);
+        }
     }
 
     // The beyond-tolerance figures, anomaly and top-K offer of one finite mismatch whose errors
@@ -521,32 +502,18 @@ private:
         bar = topBar();
     }
 
-    // The tiles of a block: its columns split at tile boundaries; one update per part that has a
-    // mismatch (the maximum of `dense`, |error| by block position, 0 where equal, over the part;
-    // `blockMax`, when not negative, is that maximum over the whole block).
-    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* dense, double blockMax = -1.0,
-                       const double* groupMax = nullptr)
+    // One tile's share of a block: n mismatches, the largest |error| among them mx.
+    void addTile(uint64_t tc, unsigned n, double mx)
     {
-        ChunkAccumulator& acc = m_acc;
-        constexpr unsigned kGroup = BlockErrors::kGroup;
-        if (groupMax != nullptr && col0 % kGroup == 0 && m_ctx.tileCols % kGroup == 0) {
-            // Every tile part is a union of whole groups: its maximum is theirs.
-            for (uint64_t k = 0; k < kBlock;) {
-                const uint64_t tc = tileCol(col0 + k);
-                const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
-                const uint64_t part =
-                    (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
-                if (part != 0) {
-                    const size_t tile = size_t(m_tileRowBase + tc);
-                    acc.tileMismatches[tile] += popcount64(part);
-                    double mx = acc.tileMaxAbs[tile];
-                    for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, groupMax[g]);
-                    acc.tileMaxAbs[tile] = mx;
-                }
-                k = end;
-            }
-            return;
-        }
+        const size_t tile = size_t(m_tileRowBase + tc);
+        m_acc.tileMismatches[tile] += n;
+        m_acc.tileMaxAbs[tile] = maxOfNonNaN(m_acc.tileMaxAbs[tile], mx);
+    }
+
+    // The tiles of a block: its columns split at tile boundaries; one update per part that has a
+    // mismatch. `errs` holds the |error| of the block's m mismatches in position order.
+    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* errs)
+    {
         unsigned pos = 0;
         for (uint64_t k = 0; k < kBlock && pos < m;) {
             const uint64_t tc = tileCol(col0 + k);
@@ -555,26 +522,17 @@ private:
                 (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
             const unsigned n = popcount64(part);
             if (n != 0) {
-                const size_t tile = size_t(m_tileRowBase + tc);
-                acc.tileMismatches[tile] += n;
-                double mx = acc.tileMaxAbs[tile];
-                if (k == 0 && end == kBlock && blockMax >= 0) {
-                    mx = maxOfNonNaN(mx, blockMax);
-                } else {
-                    // Four independent maxima (every value is >= 0 and none is NaN here, so the
-                    // order does not change the result) instead of one dependent chain.
-                    double m1 = 0, m2 = 0, m3 = 0;
-                    uint64_t i = k;
-                    for (; i + 4 <= end; i += 4) {
-                        mx = maxOfNonNaN(mx, dense[i]);
-                        m1 = maxOfNonNaN(m1, dense[i + 1]);
-                        m2 = maxOfNonNaN(m2, dense[i + 2]);
-                        m3 = maxOfNonNaN(m3, dense[i + 3]);
-                    }
-                    for (; i < end; ++i) mx = maxOfNonNaN(mx, dense[i]);
-                    mx = maxOfNonNaN(maxOfNonNaN(mx, m1), maxOfNonNaN(m2, m3));
+                // Independent maxima (every value is >= 0 and none is NaN here, so the order does
+                // not change the result) instead of one dependent chain.
+                const unsigned to = pos + n;
+                double m0 = 0, m1 = 0;
+                unsigned i = pos;
+                for (; i + 2 <= to; i += 2) {
+                    m0 = maxOfNonNaN(m0, errs[i]);
+                    m1 = maxOfNonNaN(m1, errs[i + 1]);
                 }
-                acc.tileMaxAbs[tile] = mx;
+                if (i < to) m0 = maxOfNonNaN(m0, errs[i]);
+                addTile(tc, n, maxOfNonNaN(m0, m1));
                 pos += n;
             }
             k = end;
@@ -742,7 +700,7 @@ private:
     struct Batch {
         Bits a[kBlock], b[kBlock];
         uint8_t k[kBlock];
-        std::array<double, kBlock> dense;  // |error| by block position, 0 where equal
+        std::array<double, kBlock> absErr;  // |error| of the mismatches, in position order
     };
     Batch m_batch;
     BlockErrors m_errs;                // the vector path's figures of the current block

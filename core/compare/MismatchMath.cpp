@@ -3,6 +3,7 @@
 #include "MismatchMath.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 // Every attainable target, the portable one (EMU128, or SCALAR with GCC 12) included, so that
@@ -20,24 +21,107 @@ namespace faultline {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Pass 1 of blockErrors: the mismatching pairs of the block packed in position order into
+// a/b (their bits, widened to 32), fa/fb (their float32 bits: float16 is converted here) and k.
+// Returns false when any element of the block is NaN or infinite.
 template <MismatchFloat Kind>
-HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErrors& out)
+HWY_INLINE bool packMismatches(const void* suspect, const void* reference, uint32_t* pa, uint32_t* pb,
+                               uint32_t* pfa, uint32_t* pfb, uint32_t* pk, unsigned& count)
 {
+    const hn::ScalableTag<uint32_t> d32;
+    const hn::Rebind<uint16_t, decltype(d32)> d16;
+    const hn::Rebind<hwy::float16_t, decltype(d32)> dh;
+    const hn::Rebind<float, decltype(d32)> df;
+    const size_t n = hn::Lanes(d32);
+    static_assert(HWY_MAX_BYTES / sizeof(uint32_t) <= BlockErrors::kPad, "a vector must fit in the padding");
+    constexpr uint32_t kExp = Kind == MismatchFloat::Float32    ? 0x7F800000u
+                              : Kind == MismatchFloat::BFloat16 ? 0x7F80u
+                                                                : 0x7C00u;
+    const auto exp = hn::Set(d32, kExp);
+    unsigned m = 0;
+    for (size_t k = 0; k < BlockErrors::kBlock; k += n) {
+        hn::Vec<decltype(d32)> a, b;
+        hn::Vec<decltype(d16)> a16, b16;
+        if constexpr (Kind == MismatchFloat::Float32) {
+            a = hn::LoadU(d32, static_cast<const uint32_t*>(suspect) + k);
+            b = hn::LoadU(d32, static_cast<const uint32_t*>(reference) + k);
+        } else {
+            a16 = hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + k);
+            b16 = hn::LoadU(d16, static_cast<const uint16_t*>(reference) + k);
+            a = hn::PromoteTo(d32, a16);
+            b = hn::PromoteTo(d32, b16);
+        }
+        const auto nonFinite = hn::Or(hn::Eq(hn::And(a, exp), exp), hn::Eq(hn::And(b, exp), exp));
+        if (!hn::AllFalse(d32, nonFinite)) return false;
+        const auto differs = hn::Ne(a, b);
+        hn::StoreU(hn::Compress(a, differs), d32, pa + m);
+        hn::StoreU(hn::Compress(b, differs), d32, pb + m);
+        hn::StoreU(hn::Compress(hn::Iota(d32, uint32_t(k)), differs), d32, pk + m);
+        if constexpr (Kind == MismatchFloat::Float16) {
+            const auto fa = hn::BitCast(d32, hn::PromoteTo(df, hn::BitCast(dh, a16)));
+            const auto fb = hn::BitCast(d32, hn::PromoteTo(df, hn::BitCast(dh, b16)));
+            hn::StoreU(hn::Compress(fa, differs), d32, pfa + m);
+            hn::StoreU(hn::Compress(fb, differs), d32, pfb + m);
+        }
+        m += unsigned(hn::CountTrue(d32, differs));
+    }
+    // Equal zero pairs past the last entry: pass 2 reads whole vectors, and these add nothing.
+    hn::StoreU(hn::Zero(d32), d32, pa + m);
+    hn::StoreU(hn::Zero(d32), d32, pb + m);
+    hn::StoreU(hn::Zero(d32), d32, pk + m);
+    if constexpr (Kind == MismatchFloat::Float16) {
+        hn::StoreU(hn::Zero(d32), d32, pfa + m);
+        hn::StoreU(hn::Zero(d32), d32, pfb + m);
+    }
+    count = m;
+    return true;
+}
+
+// The decade histogram of values[0, m) (finite, >= 0; zeros from m up to the next whole vector)
+// whose extremes are lo and hi, when it spans at most BlockErrors::kMaxSpan slots: one count of
+// the values at or above each slot's start, instead of one lookup per value. span stays 0 else.
+template <class D>
+HWY_INLINE void binByDecade(D d, const DecadeSlots& decades, const double* values, size_t m, double lo,
+                            double hi, unsigned& slotLo, unsigned& span, uint32_t* counts)
+{
+    const unsigned first = decades.of(lo), last = decades.of(hi);
+    if (last - first >= BlockErrors::kMaxSpan) return;
+    const size_t n = hn::Lanes(d);
+    uint32_t atLeast = uint32_t(m);  // values at or above the start of slot s (s = first: all)
+    for (unsigned s = first; s < last; ++s) {
+        const auto from = hn::Set(d, decades.start[s + 1]);  // > 0: the zeros past m never count
+        size_t c = 0;
+        for (size_t i = 0; i < m; i += n) c += hn::CountTrue(d, hn::Ge(hn::Load(d, values + i), from));
+        counts[s - first] = atLeast - uint32_t(c);
+        atLeast = uint32_t(c);
+    }
+    counts[last - first] = atLeast;
+    slotLo = first;
+    span = last - first + 1;
+}
+
+template <MismatchFloat Kind>
+HWY_INLINE bool blockErrors(const void* suspect, const void* reference, const DecadeSlots& decades,
+                            BlockErrors& out)
+{
+    // Pass 1 packs the mismatches (a Compress to a register and a full store: on AVX-512 a
+    // compressing store to memory is microcoded and slow on some CPUs).
+    constexpr size_t kRoom = BlockErrors::kBlock + BlockErrors::kPad;
+    alignas(64) uint32_t pa[kRoom], pb[kRoom], pfa[Kind == MismatchFloat::Float16 ? kRoom : 1],
+        pfb[Kind == MismatchFloat::Float16 ? kRoom : 1];
+    unsigned m = 0;
+    if (!packMismatches<Kind>(suspect, reference, pa, pb, pfa, pfb, out.k, m)) return false;
+    out.count = m;
+
     const hn::ScalableTag<double> d;
     const hn::RebindToUnsigned<decltype(d)> du;
     const hn::Rebind<uint32_t, decltype(d)> d32;
     const hn::Rebind<float, decltype(d)> df;
-    const hn::Rebind<uint16_t, decltype(d)> d16;
-    const hn::Rebind<hwy::float16_t, decltype(d)> dh;
     const size_t n = hn::Lanes(d);
 
     constexpr uint32_t kSign = Kind == MismatchFloat::Float32 ? 0x80000000u : 0x8000u;
-    constexpr uint32_t kExp = Kind == MismatchFloat::Float32    ? 0x7F800000u
-                              : Kind == MismatchFloat::BFloat16 ? 0x7F80u
-                                                                : 0x7C00u;
     const auto sign = hn::Set(d32, kSign);
     const auto mag = hn::Set(d32, kSign - 1);
-    const auto exp = hn::Set(d32, kExp);
     const auto inf = hn::Set(d, std::numeric_limits<double>::infinity());
     const auto zero = hn::Zero(d);
     // 2^52: OR-ing an integer below 2^52 into its mantissa and subtracting it converts exactly.
@@ -46,31 +130,23 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErr
 
     auto maxAbs = zero, maxRel = zero, maxUlp = zero;
     auto minAbs = inf, minRel = inf, minUlp = inf;
-    auto groupMax = zero;  // maxAbs of the current group of BlockErrors::kGroup positions
+    constexpr size_t kGroups = BlockErrors::kBlock / BlockErrors::kGroup;
+    hn::Vec<decltype(d)> groupMax[kGroups];
+    for (auto& g : groupMax) g = zero;
     size_t relInfinite = 0;
-    for (size_t k = 0; k < BlockErrors::kBlock; k += n) {
-        hn::Vec<decltype(d32)> a, b;
+    for (size_t i = 0; i < m; i += n) {
+        const auto a = hn::LoadU(d32, pa + i), b = hn::LoadU(d32, pb + i);
         hn::Vec<decltype(df)> fa, fb;
         if constexpr (Kind == MismatchFloat::Float32) {
-            a = hn::LoadU(d32, static_cast<const uint32_t*>(suspect) + k);
-            b = hn::LoadU(d32, static_cast<const uint32_t*>(reference) + k);
             fa = hn::BitCast(df, a);
             fb = hn::BitCast(df, b);
+        } else if constexpr (Kind == MismatchFloat::BFloat16) {
+            fa = hn::BitCast(df, hn::ShiftLeft<16>(a));
+            fb = hn::BitCast(df, hn::ShiftLeft<16>(b));
         } else {
-            const auto a16 = hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + k);
-            const auto b16 = hn::LoadU(d16, static_cast<const uint16_t*>(reference) + k);
-            a = hn::PromoteTo(d32, a16);
-            b = hn::PromoteTo(d32, b16);
-            if constexpr (Kind == MismatchFloat::BFloat16) {
-                fa = hn::BitCast(df, hn::ShiftLeft<16>(a));
-                fb = hn::BitCast(df, hn::ShiftLeft<16>(b));
-            } else {
-                fa = hn::PromoteTo(df, hn::BitCast(dh, a16));
-                fb = hn::PromoteTo(df, hn::BitCast(dh, b16));
-            }
+            fa = hn::BitCast(df, hn::LoadU(d32, pfa + i));
+            fb = hn::BitCast(df, hn::LoadU(d32, pfb + i));
         }
-        const auto nonFinite = hn::Or(hn::Eq(hn::And(a, exp), exp), hn::Eq(hn::And(b, exp), exp));
-        if (!hn::AllFalse(d32, nonFinite)) return false;
 
         // ulp: |ma - mb| on the same side of zero, ma + mb across it (< 2^32, no overflow).
         const auto ma = hn::And(a, mag), mb = hn::And(b, mag);
@@ -92,48 +168,48 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, BlockErr
         const auto relErr = hn::IfThenElse(refZero, hn::IfThenElseZero(hn::Ne(absErr, zero), inf), quotient);
         const auto relFinite = hn::Lt(relErr, inf);
         const auto relAdd = hn::IfThenElseZero(relFinite, relErr);
-        relInfinite += hn::CountTrue(d, hn::Not(relFinite));
+        relInfinite += hn::CountTrue(d, hn::Not(relFinite));  // the zero pairs past m are finite
 
-        hn::Store(absErr, d, out.absErr + k);
-        hn::Store(hn::Mul(absErr, absErr), d, out.absSq + k);
-        hn::Store(relErr, d, out.relErr + k);
-        hn::Store(relAdd, d, out.relAdd + k);
-        hn::Store(hn::Mul(relAdd, relAdd), d, out.relSq + k);
-        hn::Store(ulp, du, out.ulp + k);
-        hn::Store(ulpBin, du, out.ulpBin + k);
+        hn::Store(absErr, d, out.absErr + i);
+        hn::Store(hn::Mul(absErr, absErr), d, out.absSq + i);
+        hn::Store(relErr, d, out.relErr + i);
+        hn::Store(relAdd, d, out.relAdd + i);
+        hn::Store(hn::Mul(relAdd, relAdd), d, out.relSq + i);
+        hn::Store(ulp, du, out.ulp + i);
+        hn::Store(ulpBin, du, out.ulpBin + i);
+        // The zero pairs past m give zeros: no maximum changes; the minima leave them out.
+        maxAbs = hn::Max(maxAbs, absErr);
         maxRel = hn::Max(maxRel, relAdd);
         maxUlp = hn::Max(maxUlp, ulpD);
-        const auto same = hn::RebindMask(d, hn::Eq(hn::PromoteTo(du, hn::Xor(a, b)), hn::Zero(du)));
-        minAbs = hn::Min(minAbs, hn::IfThenElse(same, inf, absErr));
-        minRel = hn::Min(minRel, hn::IfThenElse(same, inf, relErr));
-        minUlp = hn::Min(minUlp, hn::IfThenElse(same, inf, ulpD));
-        if (n <= BlockErrors::kGroup) {
-            groupMax = hn::Max(groupMax, absErr);
-            if ((k + n) % BlockErrors::kGroup == 0) {
-                out.groupMaxAbs[k / BlockErrors::kGroup] = hn::GetLane(hn::MaxOfLanes(d, groupMax));
-                maxAbs = hn::Max(maxAbs, groupMax);
-                groupMax = zero;
-            }
-        } else {
-            maxAbs = hn::Max(maxAbs, absErr);
+        const auto entry = hn::FirstN(d, m - i);
+        minAbs = hn::Min(minAbs, hn::IfThenElse(entry, absErr, inf));
+        minRel = hn::Min(minRel, hn::IfThenElse(entry, relErr, inf));
+        minUlp = hn::Min(minUlp, hn::IfThenElse(entry, ulpD, inf));
+        // The zero pairs past m have position 0 and |error| 0: they change no group's maximum.
+        const auto group = hn::ShiftRight<4>(hn::PromoteTo(du, hn::LoadU(d32, out.k + i)));
+        static_assert(BlockErrors::kGroup == 16, "the shift above divides by the group width");
+        for (size_t g = 0; g < kGroups; ++g) {
+            const auto in = hn::RebindMask(d, hn::Eq(group, hn::Set(du, uint64_t(g))));
+            groupMax[g] = hn::Max(groupMax[g], hn::IfThenElseZero(in, absErr));
         }
     }
-    if (n > BlockErrors::kGroup) {  // vectors wider than a group (not on x86): from the stored errors
-        for (unsigned g = 0; g < BlockErrors::kBlock / BlockErrors::kGroup; ++g) {
-            double mx = 0.0;
-            for (unsigned i = 0; i < BlockErrors::kGroup; ++i)
-                mx = std::max(mx, out.absErr[g * BlockErrors::kGroup + i]);
-            out.groupMaxAbs[g] = mx;
-        }
-    }
-    out.minAbs = hn::GetLane(hn::MinOfLanes(d, minAbs));
-    out.minRel = hn::GetLane(hn::MinOfLanes(d, minRel));
-    const double minUlpD = hn::GetLane(hn::MinOfLanes(d, minUlp));
-    out.minUlp = minUlpD < std::numeric_limits<double>::infinity() ? uint64_t(minUlpD) : 0;
+    for (size_t g = 0; g < kGroups; ++g) out.groupMaxAbs[g] = hn::GetLane(hn::MaxOfLanes(d, groupMax[g]));
     out.maxAbs = hn::GetLane(hn::MaxOfLanes(d, maxAbs));
     out.maxRel = hn::GetLane(hn::MaxOfLanes(d, maxRel));
     out.maxUlp = uint64_t(hn::GetLane(hn::MaxOfLanes(d, maxUlp)));
+    out.minAbs = m != 0 ? hn::GetLane(hn::MinOfLanes(d, minAbs)) : 0.0;
+    out.minRel = m != 0 ? hn::GetLane(hn::MinOfLanes(d, minRel)) : 0.0;
+    out.minUlp = m != 0 ? uint64_t(hn::GetLane(hn::MinOfLanes(d, minUlp))) : 0;
     out.relInfinite = relInfinite;
+    out.absSlotSpan = 0;
+    out.relSlotSpan = 0;
+    if (m != 0) {
+        binByDecade(d, decades, out.absErr, m, out.minAbs, out.maxAbs, out.absSlotLo, out.absSlotSpan,
+                    out.absSlotCount);
+        if (relInfinite == 0)
+            binByDecade(d, decades, out.relErr, m, out.minRel, out.maxRel, out.relSlotLo, out.relSlotSpan,
+                        out.relSlotCount);
+    }
     return true;
 }
 
@@ -254,17 +330,17 @@ void SegmentBitsU16(const void* s, const void* r, size_t blocks, uint64_t* flips
     segmentBits<MismatchFloat::BFloat16>(s, r, blocks, flips, toOne);
 }
 
-bool BlockErrorsF32(const void* s, const void* r, BlockErrors& out)
+bool BlockErrorsF32(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::Float32>(s, r, out);
+    return blockErrors<MismatchFloat::Float32>(s, r, decades, out);
 }
-bool BlockErrorsBF16(const void* s, const void* r, BlockErrors& out)
+bool BlockErrorsBF16(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::BFloat16>(s, r, out);
+    return blockErrors<MismatchFloat::BFloat16>(s, r, decades, out);
 }
-bool BlockErrorsF16(const void* s, const void* r, BlockErrors& out)
+bool BlockErrorsF16(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::Float16>(s, r, out);
+    return blockErrors<MismatchFloat::Float16>(s, r, decades, out);
 }
 int64_t ActiveTarget()
 {
@@ -294,15 +370,45 @@ void countSegmentBits(MismatchFloat kind, const void* suspect, const void* refer
         HWY_DYNAMIC_DISPATCH(SegmentBitsU16)(suspect, reference, blocks, flips, toOne);
 }
 
-bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference, BlockErrors& out)
+const DecadeSlots& DecadeSlots::table()
+{
+    static const DecadeSlots t = [] {
+        const DecadeHistogram::Table& d = DecadeHistogram::table();
+        DecadeSlots s;
+        for (size_t e = 1; e < 2047; ++e) {
+            s.slot[e] = uint8_t(1 + d.bin[e]);
+            s.nextFrom[e] = d.nextFrom[e];
+        }
+        s.slot[0] = 0;
+        s.nextFrom[0] = std::numeric_limits<double>::denorm_min();
+        s.slot[2047] = uint8_t(kDecadeSlots - 1);
+        s.nextFrom[2047] = std::numeric_limits<double>::quiet_NaN();
+        // Slot s + 1 starts where x first maps to it: the smallest binade start or in-binade
+        // split of that slot (slots are monotonic in x).
+        s.start.fill(std::numeric_limits<double>::infinity());
+        s.start[0] = 0.0;
+        s.start[1] = std::numeric_limits<double>::denorm_min();
+        for (size_t e = 1; e < 2047; ++e) {
+            const double lo = std::ldexp(1.0, int(e) - 1023);
+            s.start[s.slot[e]] = std::min(s.start[s.slot[e]], lo);
+            if (s.nextFrom[e] < std::numeric_limits<double>::infinity())
+                s.start[s.slot[e] + 1u] = std::min(s.start[s.slot[e] + 1u], s.nextFrom[e]);
+        }
+        return s;
+    }();
+    return t;
+}
+
+bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference,
+                        const DecadeSlots& decades, BlockErrors& out)
 {
     switch (kind) {
         case MismatchFloat::Float32:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsF32)(suspect, reference, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsF32)(suspect, reference, decades, out);
         case MismatchFloat::BFloat16:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsBF16)(suspect, reference, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsBF16)(suspect, reference, decades, out);
         case MismatchFloat::Float16:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsF16)(suspect, reference, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsF16)(suspect, reference, decades, out);
     }
     return false;
 }

@@ -8,36 +8,70 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include "Divergence.h"
 
 namespace faultline {
 
 enum class MismatchFloat { Float32, BFloat16, Float16 };
 
-// The figures of the 64 pairs of a block, by position k; a pair with equal bits yields zeros
-// (every maximum below starts at 0, so equal pairs do not change them).
+// Decade histogram bins as one index: 0 zero, 1 + decade, kDecadeSlots - 1 infinite.
+inline constexpr size_t kDecadeSlots = DecadeHistogram::kDecades + 2;
+
+// The slot of any x >= 0 (not NaN) from its biased exponent alone, without branches: the
+// binade's slot, plus one from the value where the next decade starts inside the binade.
+// Exponent 0 holds zero (slot 0) and subnormals (the lowest decade); 2047 holds +inf.
+struct DecadeSlots {
+    std::array<uint8_t, 2048> slot{};
+    std::array<double, 2048> nextFrom{};
+    // Where each slot starts: a finite x is in slot s for start[s] <= x < start[s + 1].
+    std::array<double, kDecadeSlots> start{};
+
+    unsigned of(double x) const
+    {
+        uint64_t u;
+        std::memcpy(&u, &x, sizeof u);
+        const size_t e = size_t(u >> 52 & 0x7FF);
+        return unsigned(slot[e]) + (x >= nextFrom[e] ? 1u : 0u);
+    }
+    static const DecadeSlots& table();
+};
+
+// The figures of the mismatching pairs of a 64-element block (the pairs whose bits differ),
+// packed in position order: entry i is the pair at position k[i]; count entries are set.
+// Equal pairs are left out, so the arithmetic costs in proportion to the mismatches.
 struct BlockErrors {
     static constexpr unsigned kBlock = 64;
-    alignas(64) double absErr[kBlock];    // |double(s) - double(r)|
-    alignas(64) double absSq[kBlock];     // absErr * absErr
-    alignas(64) double relErr[kBlock];    // absErr / |r|; 0 when both are 0, +inf when only r is
-    alignas(64) double relAdd[kBlock];    // relErr where finite, else +0 (adding it leaves a sum >= 0 as is)
-    alignas(64) double relSq[kBlock];     // relAdd * relAdd
-    alignas(64) uint64_t ulp[kBlock];     // distance on the sign-magnitude integer line
-    alignas(64) uint64_t ulpBin[kBlock];  // std::bit_width(ulp)
-    double maxAbs = 0.0, maxRel = 0.0;    // maxRel over finite relative errors
-    uint64_t maxUlp = 0;
+    static constexpr unsigned kPad = 16;  // room for a full vector past the last entry
+    unsigned count = 0;
+    alignas(64) uint32_t k[kBlock + kPad];     // position in the block
+    alignas(64) double absErr[kBlock + kPad];  // |double(s) - double(r)|
+    alignas(64) double absSq[kBlock + kPad];   // absErr * absErr
+    alignas(64) double relErr[kBlock + kPad];  // absErr / |r|; 0 when both are 0, +inf when only r is
+    alignas(
+        64) double relAdd[kBlock + kPad];  // relErr where finite, else +0 (adding it leaves a sum >= 0 as is)
+    alignas(64) double relSq[kBlock + kPad];     // relAdd * relAdd
+    alignas(64) uint64_t ulp[kBlock + kPad];     // distance on the sign-magnitude integer line
+    alignas(64) uint64_t ulpBin[kBlock + kPad];  // std::bit_width(ulp)
+    // Over the entries (0 when there are none). maxRel over finite relative errors; minRel is
+    // +inf when every relative error is. With the maxima, the minima tell when every mismatch
+    // of the block falls in one histogram bin, so the bin is counted once per block.
+    double maxAbs = 0.0, maxRel = 0.0, minAbs = 0.0, minRel = 0.0;
+    uint64_t maxUlp = 0, minUlp = 0;
     uint64_t relInfinite = 0;
-    // Over the pairs whose bits differ (equal pairs left out): the smallest absErr, relErr (+inf
-    // when any is infinite) and ulp. With the maxima they tell when every mismatch of the block
-    // falls in one histogram bin, so the bin is counted once per block.
-    double minAbs = 0.0, minRel = 0.0;
-    uint64_t minUlp = 0;
-    // maxAbs over the positions [16 g, 16 g + 16): a tile part that is a union of these groups
-    // takes its maximum from here (tiles are multiples of 16 columns wide).
+    // maxAbs over the entries at positions [16 g, 16 g + 16) (0 when none): a tile part that is
+    // a union of these groups takes its maximum from here (tiles are multiples of 16 columns).
     static constexpr unsigned kGroup = 16;
     double groupMaxAbs[kBlock / kGroup] = {};
+    // The decade histograms of absErr and relErr over the entries, when they span at most
+    // kMaxSpan slots (and, for relErr, none is infinite): slots [lo, lo + span) with their
+    // counts. A span of 0: not binned here, each entry is binned by its caller.
+    static constexpr unsigned kMaxSpan = 8;
+    unsigned absSlotLo = 0, absSlotSpan = 0, relSlotLo = 0, relSlotSpan = 0;
+    uint32_t absSlotCount[kMaxSpan] = {}, relSlotCount[kMaxSpan] = {};
 };
 
 // Adds the bit-position counts of the differing bits of `blocks` x 64 pairs (flips: s ^ r) and
@@ -47,10 +81,12 @@ struct BlockErrors {
 void countSegmentBits(MismatchFloat kind, const void* suspect, const void* reference, size_t blocks,
                       uint64_t* flips, uint64_t* toOne);
 
-// Fills `out` for the 64 pairs at suspect[0, 64) and reference[0, 64) (packed little-endian
-// elements of `kind`, any alignment). Returns false, with `out` unspecified, when any of the 128
-// elements is NaN or infinite: such a block takes the per-element path.
-bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference, BlockErrors& out);
+// Fills `out` for the mismatching pairs among the 64 at suspect[0, 64) and reference[0, 64)
+// (packed little-endian elements of `kind`, any alignment). Returns false, with `out`
+// unspecified, when any of the 128 elements is NaN or infinite: such a block takes the
+// per-element path.
+bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference,
+                        const DecadeSlots& decades, BlockErrors& out);
 
 // For tests and benchmarks: the Highway targets compiled in that this CPU supports (best first is
 // not guaranteed), their names, the one computeBlockErrors uses now, and a restriction to one of

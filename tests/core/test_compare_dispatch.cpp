@@ -199,12 +199,18 @@ void TestCompareDispatch::blockArithmeticPerLane()
                                           : dtype == DType::BFloat16 ? faultline::MismatchFloat::BFloat16
                                                                      : faultline::MismatchFloat::Float16;
     const unsigned size = faultline::dtypeSize(dtype);
+    const faultline::DecadeSlots& decades = faultline::DecadeSlots::table();
+    unsigned binnedBlocks = 0;
     for (int64_t target : faultline::mismatchMathTargets()) {
         faultline::restrictMismatchMathTargets(target);
         const QByteArray name = QByteArray::fromStdString(faultline::mismatchMathTargetName(target));
-        for (uint64_t seed = 1; seed <= 40; ++seed) {
+        binnedBlocks = 0;
+        for (uint64_t seed = 1; seed <= 80; ++seed) {
             Tensor sus, ref;
-            plantedPair(dtype, {64}, seed, sus, ref);
+            if (seed <= 40)
+                plantedPair(dtype, {64}, seed, sus, ref);  // every exponent: wide spans
+            else
+                weightsPair(dtype, {64}, seed, sus, ref);  // a few decades: binned by the kernel
             const std::vector<std::byte> ps = pack(sus), pr = pack(ref);
             bool finite = true;
             for (size_t k = 0; k < 64; ++k)
@@ -214,7 +220,8 @@ void TestCompareDispatch::blockArithmeticPerLane()
             std::vector<std::byte> s1(ps.size() + size), r1(pr.size() + size);
             std::memcpy(s1.data() + size, ps.data(), ps.size());
             std::memcpy(r1.data() + size, pr.data(), pr.size());
-            const bool ok = faultline::computeBlockErrors(kind, s1.data() + size, r1.data() + size, e);
+            const bool ok =
+                faultline::computeBlockErrors(kind, s1.data() + size, r1.data() + size, decades, e);
             QVERIFY2(ok == finite, name.constData());
             if (!ok) continue;
             double maxAbs = 0, maxRel = 0;
@@ -222,44 +229,69 @@ void TestCompareDispatch::blockArithmeticPerLane()
             double minAbs = INFINITY, minRel = INFINITY;
             uint64_t minUlp = ~uint64_t(0);
             std::array<double, 4> groupMax{};
+            std::array<uint32_t, faultline::kDecadeSlots> absSlots{}, relSlots{};
+            unsigned i = 0;  // the mismatches are packed in position order
             for (size_t k = 0; k < 64; ++k) {
+                if (sus.bits[k] == ref.bits[k]) continue;
                 const double sv = decode(dtype, sus.bits[k]), rv = decode(dtype, ref.bits[k]);
                 const double abs = std::fabs(sv - rv);
                 const double rel = rv != 0 ? abs / std::fabs(rv) : (abs == 0 ? 0.0 : INFINITY);
                 const uint64_t ulp = naiveUlp(dtype, sus.bits[k], ref.bits[k]);
                 const QByteArray at = name + " seed " + QByteArray::number(quint64(seed)) + " lane " +
                                       QByteArray::number(quint64(k));
-                QVERIFY2(std::bit_cast<uint64_t>(e.absErr[k]) == std::bit_cast<uint64_t>(abs),
+                QVERIFY2(i < e.count && e.k[i] == k, at.constData());
+                QVERIFY2(std::bit_cast<uint64_t>(e.absErr[i]) == std::bit_cast<uint64_t>(abs),
                          at.constData());
-                QVERIFY2(e.absSq[k] == abs * abs, at.constData());
-                QVERIFY2(std::bit_cast<uint64_t>(e.relErr[k]) == std::bit_cast<uint64_t>(rel),
+                QVERIFY2(e.absSq[i] == abs * abs, at.constData());
+                QVERIFY2(std::bit_cast<uint64_t>(e.relErr[i]) == std::bit_cast<uint64_t>(rel),
                          at.constData());
-                QVERIFY2(e.relAdd[k] == (std::isinf(rel) ? 0.0 : rel), at.constData());
-                QVERIFY2(e.relSq[k] == e.relAdd[k] * e.relAdd[k], at.constData());
-                QVERIFY2(e.ulp[k] == ulp, at.constData());
-                QVERIFY2(e.ulpBin[k] == uint64_t(std::bit_width(ulp)), at.constData());
+                QVERIFY2(e.relAdd[i] == (std::isinf(rel) ? 0.0 : rel), at.constData());
+                QVERIFY2(e.relSq[i] == e.relAdd[i] * e.relAdd[i], at.constData());
+                QVERIFY2(e.ulp[i] == ulp, at.constData());
+                QVERIFY2(e.ulpBin[i] == uint64_t(std::bit_width(ulp)), at.constData());
+                ++i;
                 maxAbs = std::max(maxAbs, abs);
                 maxUlp = std::max(maxUlp, ulp);
+                minAbs = std::min(minAbs, abs);
+                minRel = std::min(minRel, rel);
+                minUlp = std::min(minUlp, ulp);
                 groupMax[k / 16] = std::max(groupMax[k / 16], abs);
-                if (sus.bits[k] != ref.bits[k]) {
-                    minAbs = std::min(minAbs, abs);
-                    minRel = std::min(minRel, rel);
-                    minUlp = std::min(minUlp, ulp);
-                }
+                ++absSlots[decades.of(abs)];
+                ++relSlots[decades.of(rel)];
                 if (std::isinf(rel))
                     ++relInf;
                 else
                     maxRel = std::max(maxRel, rel);
             }
+            QCOMPARE(e.count, i);
             QCOMPARE(e.maxAbs, maxAbs);
             QCOMPARE(e.maxRel, maxRel);
             QCOMPARE(e.maxUlp, maxUlp);
             QCOMPARE(e.relInfinite, relInf);
-            QCOMPARE(e.minAbs, minAbs);
-            QCOMPARE(e.minRel, minRel);
-            QCOMPARE(e.minUlp, minUlp == ~uint64_t(0) ? 0 : minUlp);
+            QCOMPARE(e.minAbs, i != 0 ? minAbs : 0.0);
+            QCOMPARE(e.minRel, i != 0 ? minRel : 0.0);
+            QCOMPARE(e.minUlp, i != 0 ? minUlp : 0);
             for (size_t g = 0; g < groupMax.size(); ++g) QCOMPARE(e.groupMaxAbs[g], groupMax[g]);
+            // Where the kernel binned the errors by decade, its counts are the per-value bins.
+            auto sameBins = [](const std::array<uint32_t, faultline::kDecadeSlots>& naive, unsigned lo,
+                               unsigned span, const uint32_t* counts) {
+                for (unsigned s = 0; s < naive.size(); ++s) {
+                    const uint32_t got = s >= lo && s < lo + span ? counts[s - lo] : 0;
+                    if (got != naive[s]) return false;
+                }
+                return true;
+            };
+            if (e.absSlotSpan != 0) {
+                QVERIFY2(sameBins(absSlots, e.absSlotLo, e.absSlotSpan, e.absSlotCount), name.constData());
+                ++binnedBlocks;
+            }
+            if (e.relSlotSpan != 0) {
+                QVERIFY2(sameBins(relSlots, e.relSlotLo, e.relSlotSpan, e.relSlotCount), name.constData());
+                QCOMPARE(e.relInfinite, 0u);
+                ++binnedBlocks;
+            }
         }
+        QVERIFY2(binnedBlocks > 20, name.constData());
     }
 }
 
