@@ -24,6 +24,21 @@ struct OpenOptions {
     bool allowExternal = false;
 };
 
+// A run of consecutive elements in place: elements [offset, offset + count) of a range (offsets
+// relative to the range's first element), at `data`, laid out as read() would hand them out.
+struct ElementRun {
+    uint64_t offset = 0;
+    const void* data = nullptr;
+    uint64_t count = 0;
+};
+
+// A range of a tensor as runs in place, in element order and covering it; the memory stays
+// valid while `keep` (or a copy of it) lives.
+struct TensorRuns {
+    std::vector<ElementRun> runs;
+    std::shared_ptr<const void> keep;
+};
+
 class TensorFile {
 public:
     virtual ~TensorFile() = default;
@@ -55,6 +70,17 @@ public:
     {
         (void)index;
         return nullptr;
+    }
+    // Elements [first, first + count) of tensor `index` in place, as runs (for chunked HDF5: the
+    // rows of its decoded or mapped chunks), when the file can hand them out without copying them
+    // and every run is aligned for its element type: the compare engine then scans them where
+    // they are. An empty `runs` (and success) when it cannot; then use read(). Thread-safe.
+    virtual Result<TensorRuns> runs(size_t index, uint64_t first, uint64_t count) const
+    {
+        (void)index;
+        (void)first;
+        (void)count;
+        return TensorRuns{};
     }
     // Done with elements [first, first + count) of a mapped tensor: their pages leave this
     // process's resident set (they stay in the page cache), so scanning a file in place does not

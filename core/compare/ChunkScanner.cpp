@@ -1,5 +1,6 @@
 #include "ChunkScanner.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -159,7 +160,8 @@ public:
                                                  : std::is_same_v<Tr, BF16> ? MismatchFloat::BFloat16
                                                                             : MismatchFloat::Float16;
 
-    Scanner(const ScanContext& ctx, const Bits* s, const Bits* r, const double* bounds, ChunkAccumulator& acc)
+    Scanner(const ScanContext& ctx, std::span<const ElementRun> s, std::span<const ElementRun> r,
+            const double* bounds, ChunkAccumulator& acc)
         : m_ctx(ctx),
           m_s(s),
           m_r(r),
@@ -178,13 +180,26 @@ public:
         uint64_t i = 0;
         uint64_t row = m_acc.first / cols;
         uint64_t col = m_acc.first % cols;
+        size_t si = 0, ri = 0;  // the runs holding element i on each side
         while (i < m_acc.count) {
             const uint64_t len = std::min(cols - col, m_acc.count - i);
-            segment(i, len, row, col);
+            // The row's elements, cut where a run of either side ends.
+            for (uint64_t done = 0; done < len;) {
+                const uint64_t at = i + done;
+                while (m_s[si].offset + m_s[si].count <= at) ++si;
+                while (m_r[ri].offset + m_r[ri].count <= at) ++ri;
+                const ElementRun& s = m_s[si];
+                const ElementRun& r = m_r[ri];
+                const uint64_t n = std::min({len - done, s.offset + s.count - at, r.offset + r.count - at});
+                segment(at, n, row, col + done, static_cast<const Bits*>(s.data) + (at - s.offset),
+                        static_cast<const Bits*>(r.data) + (at - r.offset));
+                done += n;
+            }
             i += len;
             ++row;
             col = 0;
         }
+        if constexpr (kVector) flushSegmentBits(m_bitState, m_acc.flips.data(), m_acc.toOne.data());
         m_flips.flush();
         m_toOne.flush();
         m_beyondFlips.flush();
@@ -208,11 +223,9 @@ public:
     }
 
 private:
-    // Elements [off, off + len) of the chunk, all in `row`, columns from col0.
-    void segment(uint64_t off, uint64_t len, uint64_t row, uint64_t col0)
+    // Elements [off, off + len) of the chunk, all in `row`, columns from col0, at sp and rp.
+    void segment(uint64_t off, uint64_t len, uint64_t row, uint64_t col0, const Bits* sp, const Bits* rp)
     {
-        const Bits* sp = m_s + off;
-        const Bits* rp = m_r + off;
         m_tileRowBase = (row / m_ctx.tileRows - m_acc.stripFirstTileRow) * m_ctx.gridCols;
         m_rowBucketLocal = (row >> m_ctx.rowBucketShift) - m_acc.stripFirstRowBucket;
         m_row = row;
@@ -222,7 +235,8 @@ private:
         if constexpr (kVector) {
             m_blockBitsCounted = m_ctx.vectorMath && len >= kBlock;
             if (m_blockBitsCounted)
-                countSegmentBits(kVectorKind, sp, rp, len / kBlock, m_acc.flips.data(), m_acc.toOne.data());
+                countSegmentBits(kVectorKind, sp, rp, len / kBlock, m_acc.flips.data(), m_acc.toOne.data(),
+                                 m_bitState);
         }
         for (; j + kBlock <= len; j += kBlock) {
             if constexpr (Tr::kFloat) {
@@ -691,8 +705,7 @@ private:
     }
 
     const ScanContext& m_ctx;
-    const Bits* m_s;
-    const Bits* m_r;
+    std::span<const ElementRun> m_s, m_r;
     const double* m_bounds;
     ChunkAccumulator& m_acc;
     BitCounter<sizeof(Bits)> m_flips, m_toOne, m_beyondFlips, m_beyondToOne;
@@ -705,6 +718,7 @@ private:
     Batch m_batch;
     BlockErrors m_errs;                // the vector path's figures of the current block
     bool m_blockBitsCounted = false;   // flips/toOne of the segment's full blocks counted already
+    SegmentBitState m_bitState;        // their counts not yet added to flips/toOne
     uint64_t m_vectorRelInfinite = 0;  // infinite relative errors the vector path put in relSlots
     std::array<Lane, kLanes> m_lanes{};
     const DecadeSlots& m_slots = DecadeSlots::table();
@@ -714,22 +728,19 @@ private:
 };
 
 template <class Tr>
-void scanTyped(const ScanContext& ctx, const void* s, const void* r, const double* bounds,
-               ChunkAccumulator& acc)
+void scanTyped(const ScanContext& ctx, std::span<const ElementRun> s, std::span<const ElementRun> r,
+               const double* bounds, ChunkAccumulator& acc)
 {
-    // The chunk buffers are allocated by the caller with operator new / vector<uint64_t>, so they
-    // are suitably aligned for Bits.
-    using Bits = typename Tr::Bits;
     if (ctx.tolerance.kind == ToleranceKind::Exact)
-        Scanner<Tr, true>(ctx, static_cast<const Bits*>(s), static_cast<const Bits*>(r), bounds, acc).run();
+        Scanner<Tr, true>(ctx, s, r, bounds, acc).run();
     else
-        Scanner<Tr, false>(ctx, static_cast<const Bits*>(s), static_cast<const Bits*>(r), bounds, acc).run();
+        Scanner<Tr, false>(ctx, s, r, bounds, acc).run();
 }
 
 }  // namespace
 
-void scanChunk(const ScanContext& ctx, const void* suspect, const void* reference, const double* bounds,
-               ChunkAccumulator& acc)
+void scanChunk(const ScanContext& ctx, std::span<const ElementRun> suspect,
+               std::span<const ElementRun> reference, const double* bounds, ChunkAccumulator& acc)
 {
     if (acc.count == 0 || ctx.cols == 0) return;
     switch (ctx.dtype) {

@@ -284,17 +284,34 @@ HWY_INLINE void addEight(D d, const void* s, const void* r, size_t i, SlicedCoun
     csa(eY, c.foursY, c.foursY, fAY, fBY);
 }
 
+template <class D, class V>
+HWY_INLINE void loadState(D d, const SegmentBitState& state, SlicedCounts<V>& c)
+{
+    V* parts[] = {&c.onesX, &c.twosX, &c.foursX, &c.eightsX, &c.onesY, &c.twosY, &c.foursY, &c.eightsY};
+    for (unsigned j = 0; j < SegmentBitState::kCounters; ++j)
+        *parts[j] = state.pending ? hn::Load(d, state.counters[j]) : hn::Zero(d);
+}
+
+template <class D, class V>
+HWY_INLINE void storeState(D d, const SlicedCounts<V>& c, SegmentBitState& state)
+{
+    const V parts[] = {c.onesX, c.twosX, c.foursX, c.eightsX, c.onesY, c.twosY, c.foursY, c.eightsY};
+    for (unsigned j = 0; j < SegmentBitState::kCounters; ++j) hn::Store(parts[j], d, state.counters[j]);
+    state.pending = true;
+}
+
 template <MismatchFloat Kind>
 HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t blocks, uint64_t* flipsOut,
-                            uint64_t* toOneOut)
+                            uint64_t* toOneOut, SegmentBitState& state)
 {
     using D = hn::ScalableTag<uint32_t>;
     using V = hn::Vec<D>;
     const D d;
+    static_assert(HWY_MAX_BYTES / sizeof(uint32_t) <= SegmentBitState::kLanes, "the state holds a vector");
     const size_t n = hn::Lanes(d);
     const size_t count = blocks * BlockErrors::kBlock;  // a multiple of n
-    const V zero = hn::Zero(d);
-    SlicedCounts<V> c{zero, zero, zero, zero, zero, zero, zero, zero};
+    SlicedCounts<V> c;
+    loadState(d, state, c);
     size_t i = 0;
     for (; i + 16 * n <= count; i += 16 * n) {
         V eAX, eAY, eBX, eBY, sX, sY;
@@ -311,6 +328,17 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
         addPositional(d, x, 1, flipsOut);
         addPositional(d, y, 1, toOneOut);
     }
+    storeState(d, c, state);
+}
+
+void FlushSegmentBits(SegmentBitState& state, uint64_t* flipsOut, uint64_t* toOneOut)
+{
+    using D = hn::ScalableTag<uint32_t>;
+    using V = hn::Vec<D>;
+    const D d;
+    if (!state.pending) return;
+    SlicedCounts<V> c;
+    loadState(d, state, c);
     addPositional(d, c.onesX, 1, flipsOut);
     addPositional(d, c.twosX, 2, flipsOut);
     addPositional(d, c.foursX, 4, flipsOut);
@@ -319,15 +347,18 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
     addPositional(d, c.twosY, 2, toOneOut);
     addPositional(d, c.foursY, 4, toOneOut);
     addPositional(d, c.eightsY, 8, toOneOut);
+    state.pending = false;
 }
 
-void SegmentBitsF32(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne)
+void SegmentBitsF32(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne,
+                    SegmentBitState& state)
 {
-    segmentBits<MismatchFloat::Float32>(s, r, blocks, flips, toOne);
+    segmentBits<MismatchFloat::Float32>(s, r, blocks, flips, toOne, state);
 }
-void SegmentBitsU16(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne)
+void SegmentBitsU16(const void* s, const void* r, size_t blocks, uint64_t* flips, uint64_t* toOne,
+                    SegmentBitState& state)
 {
-    segmentBits<MismatchFloat::BFloat16>(s, r, blocks, flips, toOne);
+    segmentBits<MismatchFloat::BFloat16>(s, r, blocks, flips, toOne, state);
 }
 
 bool BlockErrorsF32(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
@@ -360,14 +391,20 @@ HWY_EXPORT(BlockErrorsF16);
 HWY_EXPORT(ActiveTarget);
 HWY_EXPORT(SegmentBitsF32);
 HWY_EXPORT(SegmentBitsU16);
+HWY_EXPORT(FlushSegmentBits);
 
 void countSegmentBits(MismatchFloat kind, const void* suspect, const void* reference, size_t blocks,
-                      uint64_t* flips, uint64_t* toOne)
+                      uint64_t* flips, uint64_t* toOne, SegmentBitState& state)
 {
     if (kind == MismatchFloat::Float32)
-        HWY_DYNAMIC_DISPATCH(SegmentBitsF32)(suspect, reference, blocks, flips, toOne);
+        HWY_DYNAMIC_DISPATCH(SegmentBitsF32)(suspect, reference, blocks, flips, toOne, state);
     else
-        HWY_DYNAMIC_DISPATCH(SegmentBitsU16)(suspect, reference, blocks, flips, toOne);
+        HWY_DYNAMIC_DISPATCH(SegmentBitsU16)(suspect, reference, blocks, flips, toOne, state);
+}
+
+void flushSegmentBits(SegmentBitState& state, uint64_t* flips, uint64_t* toOne)
+{
+    HWY_DYNAMIC_DISPATCH(FlushSegmentBits)(state, flips, toOne);
 }
 
 const DecadeSlots& DecadeSlots::table()

@@ -74,12 +74,24 @@ struct BlockErrors {
     uint32_t absSlotCount[kMaxSpan] = {}, relSlotCount[kMaxSpan] = {};
 };
 
+// The bit-position counts of segments not yet added to the output (bit-sliced carry-save
+// counters, as many 32-bit lanes as the widest vector): carried from one countSegmentBits call
+// to the next, so short segments (the rows of a chunked tensor's chunks) do not each pay for
+// turning them into positional counts. flushSegmentBits adds them and empties it.
+struct SegmentBitState {
+    static constexpr unsigned kLanes = 16, kCounters = 8;
+    alignas(64) uint32_t counters[kCounters][kLanes] = {};
+    bool pending = false;
+};
+
 // Adds the bit-position counts of the differing bits of `blocks` x 64 pairs (flips: s ^ r) and
-// of those that are 1 in the suspect (toOne: (s ^ r) & s) to flips[0, 32) and toOne[0, 32):
-// carry-save adders over the vectors (Harley-Seal), so a mismatch costs a few vector operations
-// instead of table adds. Equal pairs add nothing; NaN/Inf pairs count like any other bits.
+// of those that are 1 in the suspect (toOne: (s ^ r) & s) to flips[0, 32) and toOne[0, 32),
+// some of them only when `state` is flushed: carry-save adders over the vectors (Harley-Seal),
+// so a mismatch costs a few vector operations instead of table adds. Equal pairs add nothing;
+// NaN/Inf pairs count like any other bits.
 void countSegmentBits(MismatchFloat kind, const void* suspect, const void* reference, size_t blocks,
-                      uint64_t* flips, uint64_t* toOne);
+                      uint64_t* flips, uint64_t* toOne, SegmentBitState& state);
+void flushSegmentBits(SegmentBitState& state, uint64_t* flips, uint64_t* toOne);
 
 // Fills `out` for the mismatching pairs among the 64 at suspect[0, 64) and reference[0, 64)
 // (packed little-endian elements of `kind`, any alignment). Returns false, with `out`

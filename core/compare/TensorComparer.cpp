@@ -24,6 +24,22 @@ struct TensorComparer::Source {
     const unsigned char* memory = nullptr;
     unsigned elementSize = 1;
 
+    // Elements [first, first + count) as runs (TensorFile::runs): in place where they can be
+    // (memory, a mapped contiguous tensor, the rows of a chunked tensor's decoded or mapped
+    // chunks), else one run copied into `buffer`.
+    Result<TensorRuns> piece(uint64_t first, uint64_t count, std::vector<uint64_t>& buffer) const
+    {
+        if (file != nullptr && memory == nullptr && file->mappedData(index) == nullptr) {
+            Result<TensorRuns> runs = file->runs(index, first, count);
+            if (!runs || !runs->runs.empty()) return runs;
+        }
+        Result<const void*> p = data(first, count, buffer);
+        if (!p) return p.error();
+        TensorRuns one;
+        one.runs.push_back(ElementRun{0, *p, count});
+        return one;
+    }
+
     Result<const void*> data(uint64_t first, uint64_t count, std::vector<uint64_t>& buffer) const
     {
         const uint64_t bytes = count * elementSize;
@@ -323,12 +339,12 @@ void TensorComparer::scanChunks(const Source& suspect, const Source& reference, 
             threshold = scan.total.spreadThreshold;
         }
         acc.begin(first, count, scan.ctx, threshold);
-        Result<const void*> ps = suspect.data(first, count, bufS);
+        Result<TensorRuns> ps = suspect.piece(first, count, bufS);
         if (!ps) {
             scan.fail(c, ps.error());
             break;
         }
-        Result<const void*> pr = reference.data(first, count, bufR);
+        Result<TensorRuns> pr = reference.piece(first, count, bufR);
         if (!pr) {
             scan.fail(c, pr.error());
             break;
@@ -343,7 +359,7 @@ void TensorComparer::scanChunks(const Source& suspect, const Source& reference, 
             }
             boundsPtr = bounds.data();
         }
-        scanChunk(scan.ctx, *ps, *pr, boundsPtr, acc);
+        scanChunk(scan.ctx, ps->runs, pr->runs, boundsPtr, acc);
         suspect.release(first, count);
         reference.release(first, count);
         const uint64_t done = scan.merge(c, acc);

@@ -396,15 +396,23 @@ void ChunkedTensorReader::release(const std::shared_ptr<Chunk>& chunk)
     }
 }
 
-Status ChunkedTensorReader::read(uint64_t first, uint64_t count, void* dst)
+std::vector<uint64_t> ChunkedTensorReader::originOf(uint64_t linear) const
 {
-    if (count == 0) return Status::success();
     const size_t rank = m_shape.size();
-    const std::vector<HyperslabBox> boxes = flatRangeBoxes(m_shape, first, count);
+    std::vector<uint64_t> origin(rank);
+    for (size_t d = rank; d-- > 0;) {
+        origin[d] = (linear % m_grid[d]) * m_chunk[d];
+        linear /= m_grid[d];
+    }
+    return origin;
+}
 
+Status ChunkedTensorReader::acquireRange(uint64_t first, uint64_t count, std::vector<uint64_t>& needed,
+                                         std::vector<std::shared_ptr<Chunk>>& chunks)
+{
+    const size_t rank = m_shape.size();
     // The chunks the range touches, by linear index in the chunk grid.
-    std::vector<uint64_t> needed;
-    for (const HyperslabBox& box : boxes) {
+    for (const HyperslabBox& box : flatRangeBoxes(m_shape, first, count)) {
         std::vector<uint64_t> lo(rank), hi(rank), at(rank);
         for (size_t d = 0; d < rank; ++d) {
             lo[d] = box.start[d] / m_chunk[d];
@@ -423,70 +431,103 @@ Status ChunkedTensorReader::read(uint64_t first, uint64_t count, void* dst)
     }
     std::sort(needed.begin(), needed.end());
     needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-    auto originOf = [this, rank](uint64_t linear) {
-        std::vector<uint64_t> origin(rank);
-        for (size_t d = rank; d-- > 0;) {
-            origin[d] = (linear % m_grid[d]) * m_chunk[d];
-            linear /= m_grid[d];
-        }
-        return origin;
-    };
 
     // Decode what nobody else is decoding, then wait for the rest: threads reading neighbouring
     // ranges share the work instead of repeating it.
-    std::vector<std::shared_ptr<Chunk>> chunks;
     chunks.reserve(needed.size());
     for (uint64_t linear : needed) {
         bool started = false;
         chunks.push_back(acquire(linear, originOf(linear), &started));
     }
     Status status;
-    {
-        std::unique_lock lock(m_mutex);
-        for (const auto& chunk : chunks) {
-            m_changed.wait(lock, [&chunk] { return chunk->ready; });
-            if (chunk->failed && status.ok()) status = chunk->error;
-        }
+    std::unique_lock lock(m_mutex);
+    for (const auto& chunk : chunks) {
+        m_changed.wait(lock, [&chunk] { return chunk->ready; });
+        if (chunk->failed && status.ok()) status = chunk->error;
     }
+    return status;
+}
 
-    if (status.ok()) {
-        auto* out = static_cast<unsigned char*>(dst);
-        std::vector<uint64_t> stride(rank, 1), chunkStride(rank, 1);
-        for (size_t d = rank - 1; d-- > 0;) {
-            stride[d] = stride[d + 1] * m_shape[d + 1];
-            chunkStride[d] = chunkStride[d + 1] * m_chunk[d + 1];
-        }
-        for (size_t c = 0; c < needed.size(); ++c) {
-            const std::vector<uint64_t> origin = originOf(needed[c]);
-            const unsigned char* data = chunks[c]->view;
-            for (const HyperslabBox& box : boxes) {
-                std::vector<uint64_t> lo(rank), hi(rank);
-                bool empty = false;
+template <class Run>
+void ChunkedTensorReader::forEachRun(uint64_t first, uint64_t count, const std::vector<uint64_t>& needed,
+                                     const std::vector<std::shared_ptr<Chunk>>& chunks, Run&& run) const
+{
+    const size_t rank = m_shape.size();
+    const std::vector<HyperslabBox> boxes = flatRangeBoxes(m_shape, first, count);
+    std::vector<uint64_t> stride(rank, 1), chunkStride(rank, 1);
+    for (size_t d = rank - 1; d-- > 0;) {
+        stride[d] = stride[d + 1] * m_shape[d + 1];
+        chunkStride[d] = chunkStride[d + 1] * m_chunk[d + 1];
+    }
+    for (size_t c = 0; c < needed.size(); ++c) {
+        const std::vector<uint64_t> origin = originOf(needed[c]);
+        const unsigned char* data = chunks[c]->view;
+        for (const HyperslabBox& box : boxes) {
+            std::vector<uint64_t> lo(rank), hi(rank);
+            bool empty = false;
+            for (size_t d = 0; d < rank; ++d) {
+                lo[d] = std::max(box.start[d], origin[d]);
+                hi[d] = std::min(box.start[d] + box.count[d], origin[d] + m_chunk[d]);
+                empty = empty || lo[d] >= hi[d];
+            }
+            if (empty) continue;
+            const uint64_t runElements = hi[rank - 1] - lo[rank - 1];
+            std::vector<uint64_t> at = lo;
+            for (;;) {
+                uint64_t flat = 0, inChunk = 0;
                 for (size_t d = 0; d < rank; ++d) {
-                    lo[d] = std::max(box.start[d], origin[d]);
-                    hi[d] = std::min(box.start[d] + box.count[d], origin[d] + m_chunk[d]);
-                    empty = empty || lo[d] >= hi[d];
+                    flat += at[d] * stride[d];
+                    inChunk += (at[d] - origin[d]) * chunkStride[d];
                 }
-                if (empty) continue;
-                const size_t run = size_t(hi[rank - 1] - lo[rank - 1]) * m_elementSize;
-                std::vector<uint64_t> at = lo;
-                for (;;) {
-                    uint64_t flat = 0, inChunk = 0;
-                    for (size_t d = 0; d < rank; ++d) {
-                        flat += at[d] * stride[d];
-                        inChunk += (at[d] - origin[d]) * chunkStride[d];
-                    }
-                    std::memcpy(out + (flat - first) * m_elementSize, data + inChunk * m_elementSize, run);
-                    size_t d = rank - 1;
-                    while (d-- > 0 && at[d] + 1 == hi[d]) at[d] = lo[d];
-                    if (d == SIZE_MAX) break;
-                    ++at[d];
-                }
+                run(flat - first, data + inChunk * m_elementSize, runElements);
+                size_t d = rank - 1;
+                while (d-- > 0 && at[d] + 1 == hi[d]) at[d] = lo[d];
+                if (d == SIZE_MAX) break;
+                ++at[d];
             }
         }
     }
+}
+
+Status ChunkedTensorReader::read(uint64_t first, uint64_t count, void* dst)
+{
+    if (count == 0) return Status::success();
+    std::vector<uint64_t> needed;
+    std::vector<std::shared_ptr<Chunk>> chunks;
+    const Status status = acquireRange(first, count, needed, chunks);
+    if (status.ok()) {
+        auto* out = static_cast<unsigned char*>(dst);
+        forEachRun(first, count, needed, chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
+            std::memcpy(out + offset * m_elementSize, from, size_t(n) * m_elementSize);
+        });
+    }
     for (const auto& chunk : chunks) release(chunk);
     return status;
+}
+
+Result<TensorRuns> ChunkedTensorReader::runs(uint64_t first, uint64_t count)
+{
+    TensorRuns result;
+    if (count == 0) return result;
+    std::vector<uint64_t> needed;
+    auto chunks = std::make_shared<std::vector<std::shared_ptr<Chunk>>>();
+    const Status status = acquireRange(first, count, needed, *chunks);
+    // The chunks go back to the cache when the last holder of `keep` lets go.
+    std::shared_ptr<ChunkedTensorReader> self = shared_from_this();
+    result.keep = std::shared_ptr<const void>(chunks.get(), [self, chunks](const void*) {
+        for (const auto& chunk : *chunks) self->release(chunk);
+    });
+    if (!status.ok()) return status.error();
+    bool aligned = true;
+    forEachRun(first, count, needed, *chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
+        aligned = aligned && reinterpret_cast<uintptr_t>(from) % m_elementSize == 0;
+        result.runs.push_back(ElementRun{offset, from, n});
+    });
+    if (!aligned) return TensorRuns{};  // the caller reads a copy instead
+    // In element order: the chunks were visited by index, their rows interleave in the range.
+    std::sort(result.runs.begin(), result.runs.end(),
+              [](const ElementRun& a, const ElementRun& b) { return a.offset < b.offset; });
+    return result;
 }
 
 }  // namespace faultline::hdf5

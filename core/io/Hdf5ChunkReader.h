@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "../Result.h"
+#include "../TensorFile.h"
 #include "Hdf5Handles.h"
 
 namespace faultline::hdf5 {
 
-class ChunkedTensorReader {
+class ChunkedTensorReader : public std::enable_shared_from_this<ChunkedTensorReader> {
 public:
     // A reader for `dataset` (chunked, stored elements of `elementSize` bytes, read as
     // little-endian), or nullptr when its layout or filters are not ones this reader undoes.
@@ -50,6 +51,10 @@ public:
 
     // Elements [first, first + count) in row-major order into dst. Thread-safe.
     Status read(uint64_t first, uint64_t count, void* dst);
+    // The same elements in place: the rows of the chunks that hold them, in row-major order
+    // (TensorFile::runs). The chunks stay in the cache while the result's `keep` lives; the reader
+    // must be owned by a shared_ptr. Thread-safe.
+    Result<TensorRuns> runs(uint64_t first, uint64_t count);
 
 private:
     ChunkedTensorReader() = default;
@@ -57,6 +62,15 @@ private:
     std::shared_ptr<Chunk> acquire(uint64_t index, const std::vector<uint64_t>& origin, bool* started);
     Status fetch(const std::vector<uint64_t>& origin, Chunk& chunk) const;
     void release(const std::shared_ptr<Chunk>& chunk);
+    // The chunks that hold [first, first + count), decoded (by this thread or by another) and in
+    // use until release(); `needed` their linear indices, in the same order.
+    Status acquireRange(uint64_t first, uint64_t count, std::vector<uint64_t>& needed,
+                        std::vector<std::shared_ptr<Chunk>>& chunks);
+    // Calls run(offset from first, chunk bytes, bytes) for every row of the chunks inside the range.
+    template <class Run>
+    void forEachRun(uint64_t first, uint64_t count, const std::vector<uint64_t>& needed,
+                    const std::vector<std::shared_ptr<Chunk>>& chunks, Run&& run) const;
+    std::vector<uint64_t> originOf(uint64_t linear) const;
 
     DatasetHandle m_dataset;
     std::vector<uint64_t> m_shape, m_chunk, m_grid;  // per dimension: extent, chunk extent, chunks

@@ -61,6 +61,7 @@ public:
     const std::vector<RecordInfo>& records() const override { return m_records; }
     Status readRecords(size_t index, uint64_t first, uint64_t count, RecordBlock* out) const override;
     const void* mappedData(size_t index) const override;
+    Result<TensorRuns> runs(size_t index, uint64_t first, uint64_t count) const override;
     void releaseMapped(size_t index, uint64_t first, uint64_t count) const override;
     ~Hdf5TensorFile() override;
 
@@ -159,6 +160,15 @@ void Hdf5TensorFile::releaseMapped(size_t index, uint64_t first, uint64_t count)
     const uint64_t end = (m_rawOffsets[index] + (first + count) * size) / page * page;
     if (end > begin && end <= holder.mapSize)
         ::madvise(const_cast<unsigned char*>(holder.map) + begin, size_t(end - begin), MADV_DONTNEED);
+}
+
+Result<TensorRuns> Hdf5TensorFile::runs(size_t index, uint64_t first, uint64_t count) const
+{
+    if (index >= m_tensors.size() || !m_chunked[index] || m_tensors[index].shape.empty()) return TensorRuns{};
+    const uint64_t total = m_tensors[index].elementCount();
+    if (first > total || count > total - first) return TensorRuns{};  // read() names the problem
+    if (std::shared_ptr<ChunkedTensorReader> reader = chunkReader(index)) return reader->runs(first, count);
+    return TensorRuns{};
 }
 
 Status Hdf5TensorFile::read(size_t index, uint64_t first, uint64_t count, void* dst) const
