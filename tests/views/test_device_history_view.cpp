@@ -24,6 +24,7 @@
 #include <QtTest>
 #include <chrono>
 #include <limits>
+#include <map>
 
 #include "core/fleet/FleetMerge.h"
 #include "core/ledger/LedgerTime.h"
@@ -311,14 +312,40 @@ private slots:
         // The rules that fired, with core's reasons.
         const LedgerTimeline core = coreTimeline();
         QVERIFY(!core.findings.empty());
-        QCOMPARE(view.rules()->topLevelItemCount(), int(core.findings.size()));
-        QStringList rules;
+        // One row per rule and conclusion in the order they first fired; a rule that fired more
+        // than once holds every finding, in order, as its children.
+        QStringList order, rules;
+        std::map<QString, QStringList> reasons;  // by rule and conclusion, in core's order
+        for (const auto& f : core.findings) {
+            const QString key = qs(f.rule) + '|' + qs(f.conclusion);
+            if (!reasons.count(key)) order << key;
+            reasons[key] << qs(f.reason);
+        }
+        QCOMPARE(view.rules()->topLevelItemCount(), int(order.size()));
+        QVERIFY2(view.rules()->topLevelItemCount() < int(core.findings.size()), "repeated rules are grouped");
+        int findings = 0;
         for (int i = 0; i < view.rules()->topLevelItemCount(); ++i) {
             const QTreeWidgetItem* item = view.rules()->topLevelItem(i);
-            QCOMPARE(item->text(0), qs(core.findings[size_t(i)].conclusion));
-            QCOMPARE(item->text(1), qs(core.findings[size_t(i)].reason));
+            const QString key = item->data(0, Qt::UserRole).toString() + '|' + item->text(0);
+            QCOMPARE(key, order[i]);
+            const QStringList& want = reasons[key];
+            if (want.size() == 1) {
+                QCOMPARE(item->childCount(), 0);
+                QCOMPARE(item->text(1), want.front());
+            } else {
+                QCOMPARE(item->childCount(), int(want.size()));
+                QVERIFY2(item->text(1).startsWith(QString::number(want.size()) + " times") &&
+                             item->text(1).endsWith(want.back()),
+                         qPrintable(item->text(1)));
+                for (int c = 0; c < item->childCount(); ++c) QCOMPARE(item->child(c)->text(1), want[c]);
+            }
+            findings += std::max(1, item->childCount());
             rules << item->data(0, Qt::UserRole).toString();
         }
+        QCOMPARE(findings, int(core.findings.size()));
+        // Choosing a rule shows its whole reason where the marks are named.
+        view.rules()->setCurrentItem(view.rules()->topLevelItem(0));
+        QCOMPARE(view.detail()->text(), reasons[order[0]].back());
         QVERIFY2(rules.contains("rma_candidate") && rules.contains("moved"), qPrintable(rules.join(',')));
 
         // A click names the fact under it: the first failing campaign.

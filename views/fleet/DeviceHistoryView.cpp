@@ -240,11 +240,15 @@ DeviceHistoryView::DeviceHistoryView(QWidget* parent)
     m_rules = new QTreeWidget;
     m_rules->setObjectName(QStringLiteral("historyRules"));
     m_rules->setHeaderLabels({tr("Rule that fired"), tr("Reason")});
-    m_rules->setRootIsDecorated(false);
     m_rules->setWordWrap(true);
-    m_rules->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // Sized from the few distinct conclusions (fillRulesOnUi), not by measuring every row.
+    m_rules->header()->setSectionResizeMode(0, QHeaderView::Interactive);
     m_rules->header()->setStretchLastSection(true);
     m_rules->setMinimumWidth(300);
+    // The reason of the chosen rule, whole, where the marks are named.
+    connect(m_rules, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+        if (item != nullptr && !item->toolTip(1).isEmpty()) m_detail->setText(item->toolTip(1));
+    });
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
@@ -400,12 +404,41 @@ void DeviceHistoryView::fillRulesOnUi()
         item->setDisabled(true);
         return;
     }
+    // One row per rule and conclusion, in the order they first fired; a rule that fired more than
+    // once holds its findings as children (collapsed), and says how often and the latest reason.
+    // Ten years can fire a hundred rules: the first frame then lays out and draws a few rows.
+    std::vector<std::vector<const HistoryFinding*>> groups;
     for (const HistoryFinding& f : m_history->findings) {
-        auto* item = new QTreeWidgetItem(m_rules, {f.conclusion, f.reason});
+        auto same = std::find_if(groups.begin(), groups.end(), [&f](const auto& g) {
+            return g.front()->rule == f.rule && g.front()->conclusion == f.conclusion;
+        });
+        if (same == groups.end())
+            groups.push_back({&f});
+        else
+            same->push_back(&f);
+    }
+    int width = m_rules->fontMetrics().horizontalAdvance(m_rules->headerItem()->text(0));
+    auto addFinding = [](QTreeWidgetItem* item, const HistoryFinding& f) {
         item->setToolTip(1, f.reason);
         item->setData(0, Qt::UserRole, f.rule);
         if (f.rule == QStringLiteral("rma_candidate")) item->setForeground(0, PlotStyle::divergentColor());
+    };
+    for (const auto& group : groups) {
+        const HistoryFinding& latest = *group.back();
+        width = std::max(width, m_rules->fontMetrics().horizontalAdvance(latest.conclusion));
+        if (group.size() == 1) {
+            addFinding(new QTreeWidgetItem(m_rules, {latest.conclusion, latest.reason}), latest);
+            continue;
+        }
+        auto* top = new QTreeWidgetItem(
+            m_rules,
+            {latest.conclusion, tr("%1 times; the latest: %2").arg(group.size()).arg(latest.reason)});
+        addFinding(top, latest);
+        for (const HistoryFinding* f : group)
+            addFinding(new QTreeWidgetItem(top, {f->conclusion, f->reason}), *f);
     }
+    m_rules->header()->resizeSection(
+        0, width + m_rules->indentation() + 2 * m_rules->fontMetrics().averageCharWidth());
 }
 
 void DeviceHistoryView::setTimeRange(double from, double to)
