@@ -28,11 +28,7 @@ namespace {
 // mantissa), some reference zeros against non-zero suspects, and NaN/Inf on both sides.
 void plantedPair(DType dtype, std::vector<uint64_t> shape, uint64_t seed, Tensor& sus, Tensor& ref)
 {
-    ref.dtype = dtype;
-    ref.shape = std::move(shape);
-    uint64_t n = 1;
-    for (uint64_t d : ref.shape) n *= d;
-    ref.bits.resize(size_t(n));
+    ref = zeroTensor(dtype, std::move(shape));
     const unsigned width = widthOf(dtype);
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -63,11 +59,7 @@ void plantedPair(DType dtype, std::vector<uint64_t> shape, uint64_t seed, Tensor
 // and 0.1 % with one random bit flipped: an incident's typical pair.
 void weightsPair(DType dtype, std::vector<uint64_t> shape, uint64_t seed, Tensor& sus, Tensor& ref)
 {
-    ref.dtype = dtype;
-    ref.shape = std::move(shape);
-    uint64_t n = 1;
-    for (uint64_t d : ref.shape) n *= d;
-    ref.bits.resize(size_t(n));
+    ref = zeroTensor(dtype, std::move(shape));
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
     std::uniform_real_distribution<double> u(0.0, 1.0);

@@ -124,8 +124,8 @@ inline std::vector<std::byte> pack(const Tensor& t)
     return out;
 }
 
-// Normal-ish random values: magnitudes in [0.25, 4), random signs (or positive only).
-inline Tensor randomTensor(DType dtype, std::vector<uint64_t> shape, uint64_t seed, bool positiveOnly = false)
+// A tensor of `dtype` and `shape` whose elements are all zero bits.
+inline Tensor zeroTensor(DType dtype, std::vector<uint64_t> shape)
 {
     Tensor t;
     t.dtype = dtype;
@@ -133,6 +133,13 @@ inline Tensor randomTensor(DType dtype, std::vector<uint64_t> shape, uint64_t se
     uint64_t n = 1;
     for (uint64_t d : t.shape) n *= d;
     t.bits.resize(size_t(n));
+    return t;
+}
+
+// Normal-ish random values: magnitudes in [0.25, 4), random signs (or positive only).
+inline Tensor randomTensor(DType dtype, std::vector<uint64_t> shape, uint64_t seed, bool positiveOnly = false)
+{
+    Tensor t = zeroTensor(dtype, std::move(shape));
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> mag(0.25, 4.0);
     std::uniform_int_distribution<int> ints(-1000, 1000);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -44,6 +45,24 @@ class TestHdf5Chunks : public QObject {
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     }
 
+    // A case of chunks.h5: its tensor, what h5py wrote, its element count and size.
+    struct Case {
+        std::optional<size_t> index;
+        QByteArray want;
+        uint64_t n = 0;
+        unsigned size = 1;
+    };
+    Case caseOf(const std::string& name) const
+    {
+        Case c;
+        c.index = m_file->find(name);
+        if (!c.index) return c;
+        c.want = expected(name);
+        c.n = m_file->tensors()[*c.index].elementCount();
+        c.size = dtypeSize(m_file->tensors()[*c.index].dtype);
+        return c;
+    }
+
 private slots:
     void initTestCase()
     {
@@ -63,11 +82,8 @@ private slots:
     {
         std::mt19937_64 rng(27);
         for (const std::string& name : m_cases) {
-            const auto index = m_file->find(name);
+            const auto [index, want, n, size] = caseOf(name);
             QVERIFY2(index, name.c_str());
-            const QByteArray want = expected(name);
-            const uint64_t n = m_file->tensors()[*index].elementCount();
-            const unsigned size = dtypeSize(m_file->tensors()[*index].dtype);
             QCOMPARE(uint64_t(want.size()), n * size);
             QVERIFY2(readRange(*m_file, *index, 0, n) == want, name.c_str());
             for (int trial = 0; trial < 60; ++trial) {
@@ -91,11 +107,8 @@ private slots:
         std::mt19937_64 rng(31);
         size_t inPlace = 0;
         for (const std::string& name : m_cases) {
-            const auto index = m_file->find(name);
+            const auto [index, want, n, size] = caseOf(name);
             QVERIFY2(index, name.c_str());
-            const QByteArray want = expected(name);
-            const uint64_t n = m_file->tensors()[*index].elementCount();
-            const unsigned size = dtypeSize(m_file->tensors()[*index].dtype);
             for (int trial = 0; trial < 40; ++trial) {
                 const uint64_t first = trial == 0 ? 0 : rng() % n;
                 const uint64_t count = trial == 0 ? n : 1 + rng() % std::min<uint64_t>(n - first, 3000);
