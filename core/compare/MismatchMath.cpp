@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 // Every attainable target, the portable one (EMU128, or SCALAR with GCC 12) included, so that
 // tests can run the vector code on each instruction set the CPU has and on the portable one.
@@ -222,28 +223,26 @@ HWY_INLINE void csa(V& h, V& l, V a, V b, V c)
     l = hn::Xor(u, c);
 }
 
-// Adds weight x (number of lanes with bit q set) to out[q] for every bit position q.
-template <class D, class V>
+// Adds weight x (number of lanes with bit q set) to out[q % Width] for every bit position q of
+// the 32-bit lanes: Width 16 when each lane holds two 16-bit elements (bits q and q + 16 are the
+// same position of two elements).
+template <unsigned Width, class D, class V>
 HWY_INLINE void addPositional(D d, V v, uint64_t weight, uint64_t* out)
 {
     if (hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) return;
     for (unsigned q = 0; q < 32; ++q)
-        out[q] += weight * uint64_t(hn::CountTrue(d, hn::TestBit(v, hn::Set(d, uint32_t(1) << q))));
+        out[q % Width] += weight * uint64_t(hn::CountTrue(d, hn::TestBit(v, hn::Set(d, uint32_t(1) << q))));
 }
 
-// The flips (x) and toOne (y) words of the pairs at element i.
+// The flips (x) and toOne (y) words at 32-bit word i: one float32 element per word, or two
+// 16-bit elements (the bit operations do not care where an element ends).
 template <MismatchFloat Kind, class D, class V>
 HWY_INLINE void loadBits(D d, const void* suspect, const void* reference, size_t i, V& x, V& y)
 {
-    V a, b;
-    if constexpr (Kind == MismatchFloat::Float32) {
-        a = hn::LoadU(d, static_cast<const uint32_t*>(suspect) + i);
-        b = hn::LoadU(d, static_cast<const uint32_t*>(reference) + i);
-    } else {
-        const hn::Rebind<uint16_t, D> d16;
-        a = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(suspect) + i));
-        b = hn::PromoteTo(d, hn::LoadU(d16, static_cast<const uint16_t*>(reference) + i));
-    }
+    const auto* s = static_cast<const unsigned char*>(suspect) + i * sizeof(uint32_t);
+    const auto* r = static_cast<const unsigned char*>(reference) + i * sizeof(uint32_t);
+    const V a = hn::LoadU(d, reinterpret_cast<const uint32_t*>(s));
+    const V b = hn::LoadU(d, reinterpret_cast<const uint32_t*>(r));
     x = hn::Xor(a, b);
     y = hn::And(x, a);
 }
@@ -309,7 +308,9 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
     const D d;
     static_assert(HWY_MAX_BYTES / sizeof(uint32_t) <= SegmentBitState::kLanes, "the state holds a vector");
     const size_t n = hn::Lanes(d);
-    const size_t count = blocks * BlockErrors::kBlock;  // a multiple of n
+    // 32-bit words: a multiple of n either way.
+    constexpr unsigned kWidth = Kind == MismatchFloat::Float32 ? 32 : 16;
+    const size_t count = blocks * BlockErrors::kBlock * kWidth / 32;
     SlicedCounts<V> c;
     loadState(d, state, c);
     size_t i = 0;
@@ -319,16 +320,17 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
         addEight<Kind>(d, suspect, reference, i + 8 * n, c, eBX, eBY);
         csa(sX, c.eightsX, c.eightsX, eAX, eBX);
         csa(sY, c.eightsY, c.eightsY, eAY, eBY);
-        addPositional(d, sX, 16, flipsOut);
-        addPositional(d, sY, 16, toOneOut);
+        addPositional<kWidth>(d, sX, 16, flipsOut);
+        addPositional<kWidth>(d, sY, 16, toOneOut);
     }
     for (; i < count; i += n) {
         V x, y;
         loadBits<Kind>(d, suspect, reference, i, x, y);
-        addPositional(d, x, 1, flipsOut);
-        addPositional(d, y, 1, toOneOut);
+        addPositional<kWidth>(d, x, 1, flipsOut);
+        addPositional<kWidth>(d, y, 1, toOneOut);
     }
     storeState(d, c, state);
+    state.width = kWidth;
 }
 
 void FlushSegmentBits(SegmentBitState& state, uint64_t* flipsOut, uint64_t* toOneOut)
@@ -339,14 +341,21 @@ void FlushSegmentBits(SegmentBitState& state, uint64_t* flipsOut, uint64_t* toOn
     if (!state.pending) return;
     SlicedCounts<V> c;
     loadState(d, state, c);
-    addPositional(d, c.onesX, 1, flipsOut);
-    addPositional(d, c.twosX, 2, flipsOut);
-    addPositional(d, c.foursX, 4, flipsOut);
-    addPositional(d, c.eightsX, 8, flipsOut);
-    addPositional(d, c.onesY, 1, toOneOut);
-    addPositional(d, c.twosY, 2, toOneOut);
-    addPositional(d, c.foursY, 4, toOneOut);
-    addPositional(d, c.eightsY, 8, toOneOut);
+    const auto flush = [&](auto width) {
+        constexpr unsigned kWidth = decltype(width)::value;
+        addPositional<kWidth>(d, c.onesX, 1, flipsOut);
+        addPositional<kWidth>(d, c.twosX, 2, flipsOut);
+        addPositional<kWidth>(d, c.foursX, 4, flipsOut);
+        addPositional<kWidth>(d, c.eightsX, 8, flipsOut);
+        addPositional<kWidth>(d, c.onesY, 1, toOneOut);
+        addPositional<kWidth>(d, c.twosY, 2, toOneOut);
+        addPositional<kWidth>(d, c.foursY, 4, toOneOut);
+        addPositional<kWidth>(d, c.eightsY, 8, toOneOut);
+    };
+    if (state.width == 16)
+        flush(std::integral_constant<unsigned, 16>{});
+    else
+        flush(std::integral_constant<unsigned, 32>{});
     state.pending = false;
 }
 

@@ -82,6 +82,7 @@ struct SegmentBitState {
     static constexpr unsigned kLanes = 16, kCounters = 8;
     alignas(64) uint32_t counters[kCounters][kLanes] = {};
     bool pending = false;
+    unsigned width = 32;  // bits per element: 16 when each 32-bit lane holds two elements
 };
 
 // Adds the bit-position counts of the differing bits of `blocks` x 64 pairs (flips: s ^ r) and
