@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -193,7 +194,8 @@ void buildFile(FuzzedDataProvider& in)
 }
 
 // Reads every tensor in bounded pieces: the first two and the last chunk of at most 4096
-// elements, plus one read just past the end that must fail.
+// elements, plus one read just past the end that must fail. Where the file hands a piece out in
+// place (TensorFile::runs), the runs must cover it in order and hold the bytes read() gives.
 void readEverything(const TensorFile& file)
 {
     std::vector<uint8_t> buffer;
@@ -201,10 +203,21 @@ void readEverything(const TensorFile& file)
         const TensorInfo& t = file.tensors()[i];
         const uint64_t n = t.elementCount();
         const uint64_t chunk = std::min<uint64_t>(n, 4096);
-        buffer.resize(std::max<uint64_t>(chunk, 1) * dtypeSize(t.dtype));
+        const size_t size = dtypeSize(t.dtype);
+        buffer.resize(std::max<uint64_t>(chunk, 1) * size);
         for (uint64_t first : {uint64_t(0), chunk, n > chunk ? n - chunk : 0}) {
             const uint64_t count = std::min(chunk, n - std::min(first, n));
             check(file.read(i, first, count, buffer.data()).ok(), "read inside a tensor failed");
+            Result<TensorRuns> runs = file.runs(i, first, count);
+            if (!runs || runs->runs.empty()) continue;
+            uint64_t next = 0;
+            for (const ElementRun& r : runs->runs) {
+                check(r.offset == next && r.count > 0 && r.offset + r.count <= count, "runs out of order");
+                check(std::memcmp(r.data, buffer.data() + r.offset * size, size_t(r.count) * size) == 0,
+                      "a run differs from read()");
+                next += r.count;
+            }
+            check(next == count, "runs do not cover the range");
         }
         check(!file.read(i, n, 1, buffer.data()).ok(), "read past the end succeeded");
     }
