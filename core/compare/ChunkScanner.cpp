@@ -398,7 +398,7 @@ private:
             const double relErr = recordErrors(h, m_lanes[i % kLanes], ulp, absErr, rv);
             judge(h, bar, local0 + bt.k[i], col0 + bt.k[i], a, b, x, ulp, absErr, relErr);
         }
-        addBlockTiles(col0, mask, m, bt.absErr.data());
+        addPackedTiles(col0, mask, bt.absErr.data());
     }
 
     // What a finite mismatch must beat to enter the top-K: it is skipped when its |error| is
@@ -472,21 +472,13 @@ private:
             addTile(tileCol(col0), m, e.maxAbs);  // the block lies in one tile
         } else if (col0 % kGroup == 0 && m_ctx.tileCols % kGroup == 0) {
             // Every tile part is a union of whole groups: its maximum is theirs.
-            for (uint64_t k = 0; k < kBlock;) {
-                const uint64_t tc = tileCol(col0 + k);
-                const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
-                const uint64_t part =
-                    (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
-                if (part != 0) {
-                    double mx = 0.0;
-                    for (uint64_t g = k / kGroup; g < end / kGroup; ++g)
-                        mx = maxOfNonNaN(mx, e.groupMaxAbs[g]);
-                    addTile(tc, popcount64(part), mx);
-                }
-                k = end;
-            }
+            addBlockTiles(col0, mask, [&e](uint64_t k, uint64_t end, unsigned) {
+                double mx = 0.0;
+                for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, e.groupMaxAbs[g]);
+                return mx;
+            });
         } else {
-            addBlockTiles(col0, mask, m, e.absErr);
+            addPackedTiles(col0, mask, e.absErr);
         }
     }
 
@@ -525,32 +517,42 @@ private:
     }
 
     // The tiles of a block: its columns split at tile boundaries; one update per part that has a
-    // mismatch. `errs` holds the |error| of the block's m mismatches in position order.
-    void addBlockTiles(uint64_t col0, uint64_t mask, unsigned m, const double* errs)
+    // mismatch, its largest |error| from partMax(k, end, n) (columns [k, end) of the block, n
+    // mismatches), called in column order.
+    template <class PartMax>
+    [[gnu::always_inline]] inline void addBlockTiles(uint64_t col0, uint64_t mask, PartMax&& partMax)
     {
-        unsigned pos = 0;
-        for (uint64_t k = 0; k < kBlock && pos < m;) {
+        for (uint64_t k = 0; k < kBlock;) {
             const uint64_t tc = tileCol(col0 + k);
             const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
             const uint64_t part =
                 (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
-            const unsigned n = popcount64(part);
-            if (n != 0) {
-                // Independent maxima (every value is >= 0 and none is NaN here, so the order does
-                // not change the result) instead of one dependent chain.
-                const unsigned to = pos + n;
-                double m0 = 0, m1 = 0;
-                unsigned i = pos;
-                for (; i + 2 <= to; i += 2) {
-                    m0 = maxOfNonNaN(m0, errs[i]);
-                    m1 = maxOfNonNaN(m1, errs[i + 1]);
-                }
-                if (i < to) m0 = maxOfNonNaN(m0, errs[i]);
-                addTile(tc, n, maxOfNonNaN(m0, m1));
-                pos += n;
+            if (part != 0) {
+                const unsigned n = popcount64(part);
+                addTile(tc, n, partMax(k, end, n));
             }
             k = end;
         }
+    }
+
+    // addBlockTiles where `errs` holds the |error| of the block's mismatches in position order.
+    void addPackedTiles(uint64_t col0, uint64_t mask, const double* errs)
+    {
+        unsigned pos = 0;
+        addBlockTiles(col0, mask, [errs, &pos](uint64_t, uint64_t, unsigned n) {
+            // Independent maxima (every value is >= 0 and none is NaN here, so the order does not
+            // change the result) instead of one dependent chain.
+            const unsigned to = pos + n;
+            double m0 = 0, m1 = 0;
+            unsigned i = pos;
+            for (; i + 2 <= to; i += 2) {
+                m0 = maxOfNonNaN(m0, errs[i]);
+                m1 = maxOfNonNaN(m1, errs[i + 1]);
+            }
+            if (i < to) m0 = maxOfNonNaN(m0, errs[i]);
+            pos = to;
+            return maxOfNonNaN(m0, m1);
+        });
     }
 
     // One mismatching element: chunk-local index `local`, column `col` of m_row. The caller has

@@ -51,8 +51,8 @@ struct BlockErrors {
     alignas(64) double absErr[kBlock + kPad];  // |double(s) - double(r)|
     alignas(64) double absSq[kBlock + kPad];   // absErr * absErr
     alignas(64) double relErr[kBlock + kPad];  // absErr / |r|; 0 when both are 0, +inf when only r is
-    alignas(
-        64) double relAdd[kBlock + kPad];  // relErr where finite, else +0 (adding it leaves a sum >= 0 as is)
+    // relErr where finite, else +0 (adding it leaves a sum >= 0 as is)
+    alignas(64) double relAdd[kBlock + kPad];
     alignas(64) double relSq[kBlock + kPad];     // relAdd * relAdd
     alignas(64) uint64_t ulp[kBlock + kPad];     // distance on the sign-magnitude integer line
     alignas(64) uint64_t ulpBin[kBlock + kPad];  // std::bit_width(ulp)

@@ -407,12 +407,13 @@ std::vector<uint64_t> ChunkedTensorReader::originOf(uint64_t linear) const
     return origin;
 }
 
-Status ChunkedTensorReader::acquireRange(uint64_t first, uint64_t count, std::vector<uint64_t>& needed,
+Status ChunkedTensorReader::acquireRange(const std::vector<HyperslabBox>& boxes,
+                                         std::vector<uint64_t>& needed,
                                          std::vector<std::shared_ptr<Chunk>>& chunks)
 {
     const size_t rank = m_shape.size();
     // The chunks the range touches, by linear index in the chunk grid.
-    for (const HyperslabBox& box : flatRangeBoxes(m_shape, first, count)) {
+    for (const HyperslabBox& box : boxes) {
         std::vector<uint64_t> lo(rank), hi(rank), at(rank);
         for (size_t d = 0; d < rank; ++d) {
             lo[d] = box.start[d] / m_chunk[d];
@@ -449,11 +450,11 @@ Status ChunkedTensorReader::acquireRange(uint64_t first, uint64_t count, std::ve
 }
 
 template <class Run>
-void ChunkedTensorReader::forEachRun(uint64_t first, uint64_t count, const std::vector<uint64_t>& needed,
+void ChunkedTensorReader::forEachRun(uint64_t first, const std::vector<HyperslabBox>& boxes,
+                                     const std::vector<uint64_t>& needed,
                                      const std::vector<std::shared_ptr<Chunk>>& chunks, Run&& run) const
 {
     const size_t rank = m_shape.size();
-    const std::vector<HyperslabBox> boxes = flatRangeBoxes(m_shape, first, count);
     std::vector<uint64_t> stride(rank, 1), chunkStride(rank, 1);
     for (size_t d = rank - 1; d-- > 0;) {
         stride[d] = stride[d + 1] * m_shape[d + 1];
@@ -492,12 +493,13 @@ void ChunkedTensorReader::forEachRun(uint64_t first, uint64_t count, const std::
 Status ChunkedTensorReader::read(uint64_t first, uint64_t count, void* dst)
 {
     if (count == 0) return Status::success();
+    const std::vector<HyperslabBox> boxes = flatRangeBoxes(m_shape, first, count);
     std::vector<uint64_t> needed;
     std::vector<std::shared_ptr<Chunk>> chunks;
-    const Status status = acquireRange(first, count, needed, chunks);
+    const Status status = acquireRange(boxes, needed, chunks);
     if (status.ok()) {
         auto* out = static_cast<unsigned char*>(dst);
-        forEachRun(first, count, needed, chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
+        forEachRun(first, boxes, needed, chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
             std::memcpy(out + offset * m_elementSize, from, size_t(n) * m_elementSize);
         });
     }
@@ -509,9 +511,10 @@ Result<TensorRuns> ChunkedTensorReader::runs(uint64_t first, uint64_t count)
 {
     TensorRuns result;
     if (count == 0) return result;
+    const std::vector<HyperslabBox> boxes = flatRangeBoxes(m_shape, first, count);
     std::vector<uint64_t> needed;
     auto chunks = std::make_shared<std::vector<std::shared_ptr<Chunk>>>();
-    const Status status = acquireRange(first, count, needed, *chunks);
+    const Status status = acquireRange(boxes, needed, *chunks);
     // The chunks go back to the cache when the last holder of `keep` lets go.
     std::shared_ptr<ChunkedTensorReader> self = shared_from_this();
     result.keep = std::shared_ptr<const void>(chunks.get(), [self, chunks](const void*) {
@@ -519,7 +522,7 @@ Result<TensorRuns> ChunkedTensorReader::runs(uint64_t first, uint64_t count)
     });
     if (!status.ok()) return status.error();
     bool aligned = true;
-    forEachRun(first, count, needed, *chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
+    forEachRun(first, boxes, needed, *chunks, [&](uint64_t offset, const unsigned char* from, uint64_t n) {
         aligned = aligned && reinterpret_cast<uintptr_t>(from) % m_elementSize == 0;
         result.runs.push_back(ElementRun{offset, from, n});
     });

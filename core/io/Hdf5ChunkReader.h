@@ -25,6 +25,7 @@
 
 #include "../Result.h"
 #include "../TensorFile.h"
+#include "FlatRange.h"
 #include "Hdf5Handles.h"
 
 namespace faultline::hdf5 {
@@ -62,14 +63,16 @@ private:
     std::shared_ptr<Chunk> acquire(uint64_t index, const std::vector<uint64_t>& origin, bool* started);
     Status fetch(const std::vector<uint64_t>& origin, Chunk& chunk) const;
     void release(const std::shared_ptr<Chunk>& chunk);
-    // The chunks that hold [first, first + count), decoded (by this thread or by another) and in
-    // use until release(); `needed` their linear indices, in the same order.
-    Status acquireRange(uint64_t first, uint64_t count, std::vector<uint64_t>& needed,
+    // The chunks that hold a flat range (its boxes, flatRangeBoxes), decoded (by this thread or by
+    // another) and in use until release(); `needed` their linear indices, in the same order.
+    Status acquireRange(const std::vector<HyperslabBox>& boxes, std::vector<uint64_t>& needed,
                         std::vector<std::shared_ptr<Chunk>>& chunks);
-    // Calls run(offset from first, chunk bytes, bytes) for every row of the chunks inside the range.
+    // Calls run(offset from first, chunk bytes, elements) for every row of the chunks inside the
+    // range that starts at `first`.
     template <class Run>
-    void forEachRun(uint64_t first, uint64_t count, const std::vector<uint64_t>& needed,
-                    const std::vector<std::shared_ptr<Chunk>>& chunks, Run&& run) const;
+    void forEachRun(uint64_t first, const std::vector<HyperslabBox>& boxes,
+                    const std::vector<uint64_t>& needed, const std::vector<std::shared_ptr<Chunk>>& chunks,
+                    Run&& run) const;
     std::vector<uint64_t> originOf(uint64_t linear) const;
 
     DatasetHandle m_dataset;
