@@ -50,14 +50,5 @@ private:
     unsigned m_pending = 0;
 };
 
-// Portable population count (the baseline x86-64 target has no popcnt instruction, and the
-// library call it would otherwise become is slower than these few operations).
-inline unsigned popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-    return unsigned((x * 0x0101010101010101ull) >> 56);
-}
 
 }  // namespace faultline

@@ -238,25 +238,32 @@ private:
                 countSegmentBits(kVectorKind, sp, rp, len / kBlock, m_acc.flips.data(), m_acc.toOne.data(),
                                  m_bitState);
         }
-        for (; j + kBlock <= len; j += kBlock) {
-            if constexpr (Tr::kFloat) {
-                unsigned nf = 0;
-                for (unsigned k = 0; k < kBlock; ++k) nf += Tr::nonFinite(sp[j + k]) ? 1u : 0u;
-                nonFinite += nf;
-            }
-            uint64_t mask = differingMask(sp + j, rp + j);
-            if (mask == 0) continue;
-            // The block's first and last mismatch bound its columns; one box update per block.
-            m_acc.mismatchBox.add(row, col0 + j + uint64_t(std::countr_zero(mask)));
-            m_acc.mismatchBox.add(row, col0 + j + 63 - uint64_t(std::countl_zero(mask)));
-            m_acc.touchTiles(m_ctx);
+        while (j + kBlock <= len) {
             if constexpr (kVector) {
-                if (m_ctx.vectorMath && computeBlockErrors(kVectorKind, sp + j, rp + j, m_slots, m_errs)) {
-                    vectorBlock(h, off + j, col0 + j, sp + j, rp + j, mask);
+                if (m_ctx.vectorMath) {
+                    // Up to four blocks at once; they hold no NaN/Inf when the kernel succeeds,
+                    // so they add nothing to nonFinite.
+                    const unsigned blocks =
+                        unsigned(std::min<uint64_t>(BlockErrors::kMaxBlocks, (len - j) / kBlock));
+                    if (computeBlockErrors(kVectorKind, sp + j, rp + j, blocks, m_slots, m_errs)) {
+                        if (m_errs.count != 0) {
+                            // The first and last mismatch bound the columns: one box update.
+                            m_acc.mismatchBox.add(row, col0 + j + m_errs.k[0]);
+                            m_acc.mismatchBox.add(row, col0 + j + m_errs.k[m_errs.count - 1]);
+                            m_acc.touchTiles(m_ctx);
+                            vectorBlock(h, off + j, col0 + j, sp + j, rp + j, blocks * kBlock);
+                        }
+                        j += blocks * kBlock;
+                        continue;
+                    }
+                    // A NaN/Inf among them: block by block, each still tried on the vector path.
+                    for (unsigned b = 0; b < blocks; ++b, j += kBlock)
+                        nonFinite += scalarBlock(h, off + j, row, col0 + j, sp + j, rp + j);
                     continue;
                 }
             }
-            block(h, off + j, col0 + j, sp + j, rp + j, mask);
+            nonFinite += scalarBlock(h, off + j, row, col0 + j, sp + j, rp + j);
+            j += kBlock;
         }
         m_blockBitsCounted = false;
         for (; j < len; ++j) {
@@ -297,6 +304,29 @@ private:
         a.sumRel2 = h.sumRel2;
         a.maxAbs = h.maxAbs;
         a.maxRel = h.maxRel;
+    }
+
+    // One 64-element block at sp/rp (chunk-local index local0, column col0 of `row`) element by
+    // element where it holds a NaN/Inf; returns the suspect's NaN/Inf count among its elements.
+    [[gnu::always_inline]] inline unsigned scalarBlock(Hot& h, uint64_t local0, uint64_t row, uint64_t col0, const Bits* sp, const Bits* rp)
+    {
+        unsigned nf = 0;
+        if constexpr (Tr::kFloat)
+            for (unsigned k = 0; k < kBlock; ++k) nf += Tr::nonFinite(sp[k]) ? 1u : 0u;
+        const uint64_t mask = differingMask(sp, rp);
+        if (mask == 0) return nf;
+        // The block's first and last mismatch bound its columns; one box update per block.
+        m_acc.mismatchBox.add(row, col0 + uint64_t(std::countr_zero(mask)));
+        m_acc.mismatchBox.add(row, col0 + 63 - uint64_t(std::countl_zero(mask)));
+        m_acc.touchTiles(m_ctx);
+        if constexpr (kVector) {
+            if (m_ctx.vectorMath && computeBlockErrors(kVectorKind, sp, rp, 1, m_slots, m_errs)) {
+                vectorBlock(h, local0, col0, sp, rp, kBlock);
+                return nf;
+            }
+        }
+        block(h, local0, col0, sp, rp, mask);
+        return nf;
     }
 
     // Histogram bins that consecutive mismatches hit are spread over kLanes copies (merged at the
@@ -398,7 +428,7 @@ private:
             const double relErr = recordErrors(h, m_lanes[i % kLanes], ulp, absErr, rv);
             judge(h, bar, local0 + bt.k[i], col0 + bt.k[i], a, b, x, ulp, absErr, relErr);
         }
-        addPackedTiles(col0, mask, bt.absErr.data());
+        addPackedTiles(col0, kBlock, m, bt.k, bt.absErr.data());
     }
 
     // What a finite mismatch must beat to enter the top-K: it is skipped when its |error| is
@@ -420,16 +450,16 @@ private:
         return {worst.absError, worst.ulp};
     }
 
-    // A block the vector path computed (m_errs: its mismatches packed in position order, no
-    // NaN/Inf in it): the running sums in element order, the histograms, beyond/anomaly figures
-    // and top-K, as block() does.
+    // Blocks the vector path computed (m_errs: their mismatches packed in position order, at
+    // least one, no NaN/Inf among them; n elements from column col0): the running sums in
+    // element order, the histograms, beyond/anomaly figures, top-K and tiles, as block() does.
     [[gnu::always_inline]] inline void vectorBlock(Hot& h, uint64_t local0, uint64_t col0, const Bits* sp,
-                                                   const Bits* rp, uint64_t mask)
+                                                   const Bits* rp, unsigned n)
     {
         ChunkAccumulator& acc = m_acc;
         const BlockErrors& e = m_errs;
         if (acc.firstMismatch == ChunkAccumulator::kNone) [[unlikely]]
-            acc.firstMismatch = acc.first + local0 + uint64_t(std::countr_zero(mask));
+            acc.firstMismatch = acc.first + local0 + e.k[0];
         const unsigned m = e.count;
         h.mismatches += m;
         h.relInfinite += e.relInfinite;
@@ -438,20 +468,26 @@ private:
         h.maxAbs = std::max(h.maxAbs, e.maxAbs);
         h.maxRel = std::max(h.maxRel, e.maxRel);
         TopBar bar = topBar();
-        // Where every mismatch of the block falls in one bin (the bins are monotonic in the
-        // value, so the smallest and largest decide), the bin is counted once for the block.
+        // Where every mismatch falls in one bin (the bins are monotonic in the value, so the
+        // smallest and largest decide), the bin is counted once for them all.
         const size_t ulpBin = size_t(std::bit_width(e.minUlp));
         const bool oneUlpBin = ulpBin == size_t(std::bit_width(e.maxUlp));
-        // The kernel binned the block's errors by decade when they span a few decades.
+        // The kernel binned the errors by decade when they span a few decades.
         const bool absBinned = e.absSlotSpan != 0, relBinned = e.relSlotSpan != 0;
         // Exact tolerance: every mismatch is beyond it, rounding-sized ones are no anomaly, and
-        // one below the top-K bar is not offered, so a block of such mismatches needs no judge.
+        // one below the top-K bar is not offered, so blocks of such mismatches need no judge.
         const bool judged = !Exact || e.maxUlp > kRoundingUlps || !(e.maxAbs < bar.abs);
+        // The largest |error| of each 16-column group, for the tiles; taken in the loop, whose
+        // four running sums leave room for it.
+        constexpr unsigned kGroup = BlockErrors::kGroup;
+        double groupMax[BlockErrors::kMaxElements / kGroup] = {};
         for (unsigned i = 0; i < m; ++i) {
             h.sumAbs += e.absErr[i];
             h.sumAbs2 += e.absSq[i];
             h.sumRel += e.relAdd[i];  // +0 where the relative error is infinite: the sum is unchanged
             h.sumRel2 += e.relSq[i];
+            double& gm = groupMax[e.k[i] / kGroup];
+            gm = maxOfNonNaN(gm, e.absErr[i]);
             Lane& lane = m_lanes[i % kLanes];
             if (!oneUlpBin) ++lane.ulpHist[size_t(e.ulpBin[i])];
             if (!absBinned) ++lane.absSlots[m_slots.of(e.absErr[i])];
@@ -467,18 +503,21 @@ private:
         if (oneUlpBin) lane.ulpHist[ulpBin] += m;
         for (unsigned j = 0; j < e.absSlotSpan; ++j) lane.absSlots[e.absSlotLo + j] += e.absSlotCount[j];
         for (unsigned j = 0; j < e.relSlotSpan; ++j) lane.relSlots[e.relSlotLo + j] += e.relSlotCount[j];
-        constexpr unsigned kGroup = BlockErrors::kGroup;
-        if (m_ctx.tileCols >= kBlock && col0 % m_ctx.tileCols + kBlock <= m_ctx.tileCols) {
-            addTile(tileCol(col0), m, e.maxAbs);  // the block lies in one tile
-        } else if (col0 % kGroup == 0 && m_ctx.tileCols % kGroup == 0) {
-            // Every tile part is a union of whole groups: its maximum is theirs.
-            addBlockTiles(col0, mask, [&e](uint64_t k, uint64_t end, unsigned) {
+        if (col0 % kGroup != 0 || m_ctx.tileCols % kGroup != 0) {
+            addPackedTiles(col0, n, m, e.k, e.absErr);
+            return;
+        }
+        // Every tile part is a union of whole groups: its mismatches and maximum are theirs.
+        for (uint64_t k = 0; k < n;) {
+            const uint64_t tc = tileCol(col0 + k);
+            const uint64_t end = std::min<uint64_t>(n, (tc + 1) * m_ctx.tileCols - col0);
+            const unsigned count = e.groupStart[end / kGroup] - e.groupStart[k / kGroup];
+            if (count != 0) {
                 double mx = 0.0;
-                for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, e.groupMaxAbs[g]);
-                return mx;
-            });
-        } else {
-            addPackedTiles(col0, mask, e.absErr);
+                for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, groupMax[g]);
+                addTile(tc, count, mx);
+            }
+            k = end;
         }
     }
 
@@ -516,43 +555,22 @@ private:
         m_acc.tileMaxAbs[tile] = maxOfNonNaN(m_acc.tileMaxAbs[tile], mx);
     }
 
-    // The tiles of a block: its columns split at tile boundaries; one update per part that has a
-    // mismatch, its largest |error| from partMax(k, end, n) (columns [k, end) of the block, n
-    // mismatches), called in column order.
-    template <class PartMax>
-    [[gnu::always_inline]] inline void addBlockTiles(uint64_t col0, uint64_t mask, PartMax&& partMax)
+    // The tiles of the n elements from column col0 whose m mismatches are at positions k[0, m)
+    // (ascending) with |error| errs[0, m): the columns split at tile boundaries, one update per
+    // part that has a mismatch.
+    template <class K>
+    void addPackedTiles(uint64_t col0, uint64_t n, unsigned m, const K* k, const double* errs)
     {
-        for (uint64_t k = 0; k < kBlock;) {
-            const uint64_t tc = tileCol(col0 + k);
-            const uint64_t end = std::min<uint64_t>(kBlock, (tc + 1) * m_ctx.tileCols - col0);
-            const uint64_t part =
-                (mask >> k) & (end - k == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - k)) - 1);
-            if (part != 0) {
-                const unsigned n = popcount64(part);
-                addTile(tc, n, partMax(k, end, n));
-            }
-            k = end;
+        unsigned i = 0;
+        for (uint64_t c = 0; c < n && i < m;) {
+            const uint64_t tc = tileCol(col0 + c);
+            const uint64_t end = std::min<uint64_t>(n, (tc + 1) * m_ctx.tileCols - col0);
+            const unsigned from = i;
+            double mx = 0.0;
+            for (; i < m && uint64_t(k[i]) < end; ++i) mx = maxOfNonNaN(mx, errs[i]);
+            if (i != from) addTile(tc, i - from, mx);
+            c = end;
         }
-    }
-
-    // addBlockTiles where `errs` holds the |error| of the block's mismatches in position order.
-    void addPackedTiles(uint64_t col0, uint64_t mask, const double* errs)
-    {
-        unsigned pos = 0;
-        addBlockTiles(col0, mask, [errs, &pos](uint64_t, uint64_t, unsigned n) {
-            // Independent maxima (every value is >= 0 and none is NaN here, so the order does not
-            // change the result) instead of one dependent chain.
-            const unsigned to = pos + n;
-            double m0 = 0, m1 = 0;
-            unsigned i = pos;
-            for (; i + 2 <= to; i += 2) {
-                m0 = maxOfNonNaN(m0, errs[i]);
-                m1 = maxOfNonNaN(m1, errs[i + 1]);
-            }
-            if (i < to) m0 = maxOfNonNaN(m0, errs[i]);
-            pos = to;
-            return maxOfNonNaN(m0, m1);
-        });
     }
 
     // One mismatching element: chunk-local index `local`, column `col` of m_row. The caller has

@@ -22,12 +22,14 @@ namespace faultline {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Pass 1 of blockErrors: the mismatching pairs of the block packed in position order into
-// a/b (their bits, widened to 32), fa/fb (their float32 bits: float16 is converted here) and k.
-// Returns false when any element of the block is NaN or infinite.
+// Pass 1 of blockErrors: the mismatching pairs of the `total` elements packed in position order
+// into a/b (their bits, widened to 32), fa/fb (their float32 bits: float16 is converted here)
+// and k, and where each 16-element group starts among them (groupStart). Returns false when any
+// element is NaN or infinite.
 template <MismatchFloat Kind>
-HWY_INLINE bool packMismatches(const void* suspect, const void* reference, uint32_t* pa, uint32_t* pb,
-                               uint32_t* pfa, uint32_t* pfb, uint32_t* pk, unsigned& count)
+HWY_INLINE bool packMismatches(const void* suspect, const void* reference, size_t total, uint32_t* pa,
+                               uint32_t* pb, uint32_t* pfa, uint32_t* pfb, uint32_t* pk,
+                               uint32_t* groupStart, unsigned& count)
 {
     const hn::ScalableTag<uint32_t> d32;
     const hn::Rebind<uint16_t, decltype(d32)> d16;
@@ -39,8 +41,10 @@ HWY_INLINE bool packMismatches(const void* suspect, const void* reference, uint3
                               : Kind == MismatchFloat::BFloat16 ? 0x7F80u
                                                                 : 0x7C00u;
     const auto exp = hn::Set(d32, kExp);
+    static_assert(BlockErrors::kGroup % (HWY_MAX_BYTES / sizeof(uint32_t)) == 0, "a vector within a group");
     unsigned m = 0;
-    for (size_t k = 0; k < BlockErrors::kBlock; k += n) {
+    for (size_t k = 0; k < total; k += n) {
+        if (k % BlockErrors::kGroup == 0) groupStart[k / BlockErrors::kGroup] = m;
         hn::Vec<decltype(d32)> a, b;
         hn::Vec<decltype(d16)> a16, b16;
         if constexpr (Kind == MismatchFloat::Float32) {
@@ -74,6 +78,7 @@ HWY_INLINE bool packMismatches(const void* suspect, const void* reference, uint3
         hn::StoreU(hn::Zero(d32), d32, pfa + m);
         hn::StoreU(hn::Zero(d32), d32, pfb + m);
     }
+    groupStart[total / BlockErrors::kGroup] = m;
     count = m;
     return true;
 }
@@ -102,16 +107,18 @@ HWY_INLINE void binByDecade(D d, const DecadeSlots& decades, const double* value
 }
 
 template <MismatchFloat Kind>
-HWY_INLINE bool blockErrors(const void* suspect, const void* reference, const DecadeSlots& decades,
-                            BlockErrors& out)
+HWY_INLINE bool blockErrors(const void* suspect, const void* reference, unsigned blocks,
+                            const DecadeSlots& decades, BlockErrors& out)
 {
     // Pass 1 packs the mismatches (a Compress to a register and a full store: on AVX-512 a
     // compressing store to memory is microcoded and slow on some CPUs).
-    constexpr size_t kRoom = BlockErrors::kBlock + BlockErrors::kPad;
+    constexpr size_t kRoom = BlockErrors::kRoom;
     alignas(64) uint32_t pa[kRoom], pb[kRoom], pfa[Kind == MismatchFloat::Float16 ? kRoom : 1],
         pfb[Kind == MismatchFloat::Float16 ? kRoom : 1];
     unsigned m = 0;
-    if (!packMismatches<Kind>(suspect, reference, pa, pb, pfa, pfb, out.k, m)) return false;
+    const size_t total = size_t(std::clamp(blocks, 1u, BlockErrors::kMaxBlocks)) * BlockErrors::kBlock;
+    if (!packMismatches<Kind>(suspect, reference, total, pa, pb, pfa, pfb, out.k, out.groupStart, m))
+        return false;
     out.count = m;
 
     const hn::ScalableTag<double> d;
@@ -131,9 +138,6 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, const De
 
     auto maxAbs = zero, maxRel = zero, maxUlp = zero;
     auto minAbs = inf, minRel = inf, minUlp = inf;
-    constexpr size_t kGroups = BlockErrors::kBlock / BlockErrors::kGroup;
-    hn::Vec<decltype(d)> groupMax[kGroups];
-    for (auto& g : groupMax) g = zero;
     size_t relInfinite = 0;
     for (size_t i = 0; i < m; i += n) {
         const auto a = hn::LoadU(d32, pa + i), b = hn::LoadU(d32, pb + i);
@@ -186,15 +190,7 @@ HWY_INLINE bool blockErrors(const void* suspect, const void* reference, const De
         minAbs = hn::Min(minAbs, hn::IfThenElse(entry, absErr, inf));
         minRel = hn::Min(minRel, hn::IfThenElse(entry, relErr, inf));
         minUlp = hn::Min(minUlp, hn::IfThenElse(entry, ulpD, inf));
-        // The zero pairs past m have position 0 and |error| 0: they change no group's maximum.
-        const auto group = hn::ShiftRight<4>(hn::PromoteTo(du, hn::LoadU(d32, out.k + i)));
-        static_assert(BlockErrors::kGroup == 16, "the shift above divides by the group width");
-        for (size_t g = 0; g < kGroups; ++g) {
-            const auto in = hn::RebindMask(d, hn::Eq(group, hn::Set(du, uint64_t(g))));
-            groupMax[g] = hn::Max(groupMax[g], hn::IfThenElseZero(in, absErr));
-        }
     }
-    for (size_t g = 0; g < kGroups; ++g) out.groupMaxAbs[g] = hn::GetLane(hn::MaxOfLanes(d, groupMax[g]));
     out.maxAbs = hn::GetLane(hn::MaxOfLanes(d, maxAbs));
     out.maxRel = hn::GetLane(hn::MaxOfLanes(d, maxRel));
     out.maxUlp = uint64_t(hn::GetLane(hn::MaxOfLanes(d, maxUlp)));
@@ -370,17 +366,20 @@ void SegmentBitsU16(const void* s, const void* r, size_t blocks, uint64_t* flips
     segmentBits<MismatchFloat::BFloat16>(s, r, blocks, flips, toOne, state);
 }
 
-bool BlockErrorsF32(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
+bool BlockErrorsF32(const void* s, const void* r, unsigned blocks, const DecadeSlots& decades,
+                    BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::Float32>(s, r, decades, out);
+    return blockErrors<MismatchFloat::Float32>(s, r, blocks, decades, out);
 }
-bool BlockErrorsBF16(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
+bool BlockErrorsBF16(const void* s, const void* r, unsigned blocks, const DecadeSlots& decades,
+                     BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::BFloat16>(s, r, decades, out);
+    return blockErrors<MismatchFloat::BFloat16>(s, r, blocks, decades, out);
 }
-bool BlockErrorsF16(const void* s, const void* r, const DecadeSlots& decades, BlockErrors& out)
+bool BlockErrorsF16(const void* s, const void* r, unsigned blocks, const DecadeSlots& decades,
+                    BlockErrors& out)
 {
-    return blockErrors<MismatchFloat::Float16>(s, r, decades, out);
+    return blockErrors<MismatchFloat::Float16>(s, r, blocks, decades, out);
 }
 int64_t ActiveTarget()
 {
@@ -445,16 +444,16 @@ const DecadeSlots& DecadeSlots::table()
     return t;
 }
 
-bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference,
+bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference, unsigned blocks,
                         const DecadeSlots& decades, BlockErrors& out)
 {
     switch (kind) {
         case MismatchFloat::Float32:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsF32)(suspect, reference, decades, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsF32)(suspect, reference, blocks, decades, out);
         case MismatchFloat::BFloat16:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsBF16)(suspect, reference, decades, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsBF16)(suspect, reference, blocks, decades, out);
         case MismatchFloat::Float16:
-            return HWY_DYNAMIC_DISPATCH(BlockErrorsF16)(suspect, reference, decades, out);
+            return HWY_DYNAMIC_DISPATCH(BlockErrorsF16)(suspect, reference, blocks, decades, out);
     }
     return false;
 }

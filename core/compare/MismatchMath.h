@@ -40,32 +40,38 @@ struct DecadeSlots {
     static const DecadeSlots& table();
 };
 
-// The figures of the mismatching pairs of a 64-element block (the pairs whose bits differ),
-// packed in position order: entry i is the pair at position k[i]; count entries are set.
-// Equal pairs are left out, so the arithmetic costs in proportion to the mismatches.
+// The figures of the mismatching pairs of 1 to 4 consecutive 64-element blocks (the pairs whose
+// bits differ), packed in position order: entry i is the pair at position k[i]; count entries
+// are set. Equal pairs are left out, so the arithmetic costs in proportion to the mismatches,
+// and the figures of up to 256 pairs are gathered at once, so what is paid per call (the
+// reductions, the decade lookups) is paid once for them all.
 struct BlockErrors {
     static constexpr unsigned kBlock = 64;
+    static constexpr unsigned kMaxBlocks = 4;
+    static constexpr unsigned kMaxElements = kBlock * kMaxBlocks;
     static constexpr unsigned kPad = 16;  // room for a full vector past the last entry
+    static constexpr unsigned kRoom = kMaxElements + kPad;
     unsigned count = 0;
-    alignas(64) uint32_t k[kBlock + kPad];     // position in the block
-    alignas(64) double absErr[kBlock + kPad];  // |double(s) - double(r)|
-    alignas(64) double absSq[kBlock + kPad];   // absErr * absErr
-    alignas(64) double relErr[kBlock + kPad];  // absErr / |r|; 0 when both are 0, +inf when only r is
+    alignas(64) uint32_t k[kRoom];     // position among the blocks' elements
+    alignas(64) double absErr[kRoom];  // |double(s) - double(r)|
+    alignas(64) double absSq[kRoom];   // absErr * absErr
+    alignas(64) double relErr[kRoom];  // absErr / |r|; 0 when both are 0, +inf when only r is
     // relErr where finite, else +0 (adding it leaves a sum >= 0 as is)
-    alignas(64) double relAdd[kBlock + kPad];
-    alignas(64) double relSq[kBlock + kPad];     // relAdd * relAdd
-    alignas(64) uint64_t ulp[kBlock + kPad];     // distance on the sign-magnitude integer line
-    alignas(64) uint64_t ulpBin[kBlock + kPad];  // std::bit_width(ulp)
+    alignas(64) double relAdd[kRoom];
+    alignas(64) double relSq[kRoom];     // relAdd * relAdd
+    alignas(64) uint64_t ulp[kRoom];     // distance on the sign-magnitude integer line
+    alignas(64) uint64_t ulpBin[kRoom];  // std::bit_width(ulp)
     // Over the entries (0 when there are none). maxRel over finite relative errors; minRel is
     // +inf when every relative error is. With the maxima, the minima tell when every mismatch
-    // of the block falls in one histogram bin, so the bin is counted once per block.
+    // falls in one histogram bin, so the bin is counted once for them all.
     double maxAbs = 0.0, maxRel = 0.0, minAbs = 0.0, minRel = 0.0;
     uint64_t maxUlp = 0, minUlp = 0;
     uint64_t relInfinite = 0;
-    // maxAbs over the entries at positions [16 g, 16 g + 16) (0 when none): a tile part that is
-    // a union of these groups takes its maximum from here (tiles are multiples of 16 columns).
+    // The entries at positions [16 g, 16 g + 16) are [groupStart[g], groupStart[g + 1]), for
+    // g up to the number of elements / 16 (the last is count): a tile part that is a union of
+    // these groups (tiles are multiples of 16 columns) finds its mismatches here.
     static constexpr unsigned kGroup = 16;
-    double groupMaxAbs[kBlock / kGroup] = {};
+    uint32_t groupStart[kMaxElements / kGroup + 1] = {};
     // The decade histograms of absErr and relErr over the entries, when they span at most
     // kMaxSpan slots (and, for relErr, none is infinite): slots [lo, lo + span) with their
     // counts. A span of 0: not binned here, each entry is binned by its caller.
@@ -94,11 +100,11 @@ void countSegmentBits(MismatchFloat kind, const void* suspect, const void* refer
                       uint64_t* flips, uint64_t* toOne, SegmentBitState& state);
 void flushSegmentBits(SegmentBitState& state, uint64_t* flips, uint64_t* toOne);
 
-// Fills `out` for the mismatching pairs among the 64 at suspect[0, 64) and reference[0, 64)
-// (packed little-endian elements of `kind`, any alignment). Returns false, with `out`
-// unspecified, when any of the 128 elements is NaN or infinite: such a block takes the
+// Fills `out` for the mismatching pairs among the n = 64 * blocks (1 to 4) at suspect[0, n) and
+// reference[0, n) (packed little-endian elements of `kind`, any alignment). Returns false, with
+// `out` unspecified, when any of the 2n elements is NaN or infinite: such blocks take the
 // per-element path.
-bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference,
+bool computeBlockErrors(MismatchFloat kind, const void* suspect, const void* reference, unsigned blocks,
                         const DecadeSlots& decades, BlockErrors& out);
 
 // For tests and benchmarks: the Highway targets compiled in that this CPU supports (best first is
