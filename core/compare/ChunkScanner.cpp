@@ -139,6 +139,55 @@ inline uint64_t differingMask(const B* a, const B* b)
     return mask;
 }
 
+// The running maximum of consecutive values >= 0 (not NaN) by group, groups ascending: add(g, x)
+// stores the maximum so far of group g's values to out[g]. The maximum stays in a register,
+// cleared by a mask where the group changes, and is stored at every value (the last store of a
+// group is its maximum), so consecutive values do not wait on each other through memory.
+struct GroupRun {
+#if defined(__SSE2__)
+    __m128d run = _mm_setzero_pd();
+    unsigned group = ~0u;
+    [[gnu::always_inline]] inline void add(unsigned g, double x, double* out)
+    {
+        const __m128d keep = _mm_castsi128_pd(_mm_cvtsi64_si128(-int64_t(g == group)));
+        run = _mm_max_sd(_mm_set_sd(x), _mm_and_pd(run, keep));  // x > kept ? x : kept
+        group = g;
+        _mm_store_sd(out + g, run);
+    }
+#else
+    double run = 0.0;
+    unsigned group = ~0u;
+    void add(unsigned g, double x, double* out)
+    {
+        const double kept = g == group ? run : 0.0;
+        run = x > kept ? x : kept;
+        group = g;
+        out[g] = run;
+    }
+#endif
+};
+
+// The running sums of a BlockErrors' entries in element order (sumRel over relAdd: +0 where the
+// relative error is infinite), and its 16-column groups' maxima (GroupRun). A function of its
+// own: inside the scanner's large body the compiler kept some of the sums in memory.
+[[gnu::noinline]] void addSumsAndGroupMaxima(const BlockErrors& e, double& sumAbs, double& sumAbs2, double& sumRel,
+                                             double& sumRel2, double* groupMax)
+{
+    GroupRun run;
+    double a = sumAbs, a2 = sumAbs2, r = sumRel, r2 = sumRel2;
+    for (unsigned i = 0; i < e.count; ++i) {
+        a += e.absErr[i];
+        a2 += e.absSq[i];
+        r += e.relAdd[i];
+        r2 += e.relSq[i];
+        run.add(e.k[i] / BlockErrors::kGroup, e.absErr[i], groupMax);
+    }
+    sumAbs = a;
+    sumAbs2 = a2;
+    sumRel = r;
+    sumRel2 = r2;
+}
+
 // The larger of two doubles that are not NaN, by value: one maxsd. (std::max returns a reference,
 // which in a loop over memory became a branch and a select of stack addresses.)
 inline double maxOfNonNaN(double a, double b)
@@ -477,17 +526,13 @@ private:
         // Exact tolerance: every mismatch is beyond it, rounding-sized ones are no anomaly, and
         // one below the top-K bar is not offered, so blocks of such mismatches need no judge.
         const bool judged = !Exact || e.maxUlp > kRoundingUlps || !(e.maxAbs < bar.abs);
-        // The largest |error| of each 16-column group, for the tiles; taken in the loop, whose
-        // four running sums leave room for it.
+        // The running sums, and the largest |error| of each 16-column group that has a mismatch,
+        // for the tiles (the other groups keep stale values).
         constexpr unsigned kGroup = BlockErrors::kGroup;
-        double groupMax[BlockErrors::kMaxElements / kGroup] = {};
-        for (unsigned i = 0; i < m; ++i) {
-            h.sumAbs += e.absErr[i];
-            h.sumAbs2 += e.absSq[i];
-            h.sumRel += e.relAdd[i];  // +0 where the relative error is infinite: the sum is unchanged
-            h.sumRel2 += e.relSq[i];
-            double& gm = groupMax[e.k[i] / kGroup];
-            gm = maxOfNonNaN(gm, e.absErr[i]);
+        double* const groupMax = m_groupMax.data();
+        addSumsAndGroupMaxima(e, h.sumAbs, h.sumAbs2, h.sumRel, h.sumRel2, groupMax);
+        // Then what the shortcuts above did not settle, in element order.
+        for (unsigned i = 0; i < m && (!oneUlpBin || !absBinned || !relBinned || judged); ++i) {
             Lane& lane = m_lanes[i % kLanes];
             if (!oneUlpBin) ++lane.ulpHist[size_t(e.ulpBin[i])];
             if (!absBinned) ++lane.absSlots[m_slots.of(e.absErr[i])];
@@ -514,7 +559,8 @@ private:
             const unsigned count = e.groupStart[end / kGroup] - e.groupStart[k / kGroup];
             if (count != 0) {
                 double mx = 0.0;
-                for (uint64_t g = k / kGroup; g < end / kGroup; ++g) mx = maxOfNonNaN(mx, groupMax[g]);
+                for (uint64_t g = k / kGroup; g < end / kGroup; ++g)
+                    mx = maxOfNonNaN(mx, e.groupStart[g + 1] != e.groupStart[g] ? groupMax[g] : 0.0);
                 addTile(tc, count, mx);
             }
             k = end;
@@ -736,7 +782,8 @@ private:
         std::array<double, kBlock> absErr;  // |error| of the mismatches, in position order
     };
     Batch m_batch;
-    BlockErrors m_errs;                // the vector path's figures of the current block
+    BlockErrors m_errs;                // the vector path's figures of the current blocks
+    std::array<double, BlockErrors::kMaxElements / BlockErrors::kGroup> m_groupMax{};  // see vectorBlock
     bool m_blockBitsCounted = false;   // flips/toOne of the segment's full blocks counted already
     SegmentBitState m_bitState;        // their counts not yet added to flips/toOne
     uint64_t m_vectorRelInfinite = 0;  // infinite relative errors the vector path put in relSlots

@@ -127,6 +127,14 @@ void TestCompareDispatch::sameResultsEverywhere_data()
         << DType::BFloat16 << "exact" << quint64(40) << quint64(4096);
     QTest::newRow("float16 ulp:1 weights 33x1000")
         << DType::Float16 << "ulp:1" << quint64(33) << quint64(1000);
+    // Tiles other than 16 columns wide: a tile part of several 16-column groups (64), tiles
+    // that do not start on a group (40), and a tile wider than the four blocks the kernel takes
+    // at once (512).
+    QTest::newRow("float32 exact weights 40x2100 tiles 64")
+        << DType::Float32 << "exact" << quint64(40) << quint64(2100);
+    QTest::newRow("bfloat16 ulp:1 37x999 tiles 40") << DType::BFloat16 << "ulp:1" << quint64(37) << quint64(999);
+    QTest::newRow("float16 exact weights 9x3000 tiles 512")
+        << DType::Float16 << "exact" << quint64(9) << quint64(3000);
 }
 
 void TestCompareDispatch::sameResultsEverywhere()
@@ -146,6 +154,8 @@ void TestCompareDispatch::sameResultsEverywhere()
 
     faultline::CompareOptions opt;
     opt.tolerance = *tol;
+    const QByteArray tag = QTest::currentDataTag();
+    if (const qsizetype at = tag.indexOf(" tiles "); at >= 0) opt.tiles.baseTileCols = tag.mid(at + 7).toUInt();
     opt.chunkElements = 3000;  // several chunks, boundaries inside rows and blocks
     opt.sampleSize = 50;
     opt.threads = 1;
