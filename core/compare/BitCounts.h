@@ -50,5 +50,4 @@ private:
     unsigned m_pending = 0;
 };
 
-
 }  // namespace faultline

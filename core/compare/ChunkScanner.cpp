@@ -170,8 +170,8 @@ struct GroupRun {
 // The running sums of a BlockErrors' entries in element order (sumRel over relAdd: +0 where the
 // relative error is infinite), and its 16-column groups' maxima (GroupRun). A function of its
 // own: inside the scanner's large body the compiler kept some of the sums in memory.
-[[gnu::noinline]] void addSumsAndGroupMaxima(const BlockErrors& e, double& sumAbs, double& sumAbs2, double& sumRel,
-                                             double& sumRel2, double* groupMax)
+[[gnu::noinline]] void addSumsAndGroupMaxima(const BlockErrors& e, double& sumAbs, double& sumAbs2,
+                                             double& sumRel, double& sumRel2, double* groupMax)
 {
     GroupRun run;
     double a = sumAbs, a2 = sumAbs2, r = sumRel, r2 = sumRel2;
@@ -355,9 +355,11 @@ private:
         a.maxRel = h.maxRel;
     }
 
-    // One 64-element block at sp/rp (chunk-local index local0, column col0 of `row`) element by
-    // element where it holds a NaN/Inf; returns the suspect's NaN/Inf count among its elements.
-    [[gnu::always_inline]] inline unsigned scalarBlock(Hot& h, uint64_t local0, uint64_t row, uint64_t col0, const Bits* sp, const Bits* rp)
+    // One 64-element block at sp/rp (chunk-local index local0, column col0 of `row`): on the
+    // vector path where it can be, else block(); returns the suspect's NaN/Inf count among its
+    // elements.
+    [[gnu::always_inline]] inline unsigned scalarBlock(Hot& h, uint64_t local0, uint64_t row, uint64_t col0,
+                                                       const Bits* sp, const Bits* rp)
     {
         unsigned nf = 0;
         if constexpr (Tr::kFloat)
@@ -795,7 +797,7 @@ private:
         std::array<double, kBlock> absErr;  // |error| of the mismatches, in position order
     };
     Batch m_batch;
-    BlockErrors m_errs;                // the vector path's figures of the current blocks
+    BlockErrors m_errs;  // the vector path's figures of the current blocks
     std::array<double, BlockErrors::kMaxElements / BlockErrors::kGroup> m_groupMax{};  // see vectorBlock
     bool m_blockBitsCounted = false;   // flips/toOne of the segment's full blocks counted already
     SegmentBitState m_bitState;        // their counts not yet added to flips/toOne

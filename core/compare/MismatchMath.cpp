@@ -28,8 +28,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // element is NaN or infinite.
 template <MismatchFloat Kind>
 HWY_INLINE bool packMismatches(const void* suspect, const void* reference, size_t total, uint32_t* pa,
-                               uint32_t* pb, uint32_t* pfa, uint32_t* pfb, uint32_t* pk,
-                               uint32_t* groupStart, unsigned& count)
+                               uint32_t* pb, uint32_t* pfa, uint32_t* pfb, uint32_t* pk, uint32_t* groupStart,
+                               unsigned& count)
 {
     const hn::ScalableTag<uint32_t> d32;
     const hn::Rebind<uint16_t, decltype(d32)> d16;

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to the compare engine: the error arithmetic of one 64-element block of float32,
+// Internal to the compare engine: the error arithmetic of 64-element blocks of float32,
 // bfloat16 or float16 pairs, vectorised with Highway and dispatched at run time to the best
 // instruction set of the CPU (SSE4, AVX2, AVX-512; the portable scalar target is compiled in
 // as well). Every figure is the IEEE result of the same operations as the scalar path

@@ -136,7 +136,8 @@ void TestCompareDispatch::sameResultsEverywhere_data()
     // Few mismatches: most 16-column groups of a 64-column tile have none.
     QTest::newRow("float32 exact sparse weights 64x1500 tiles 64")
         << DType::Float32 << "exact" << quint64(64) << quint64(1500);
-    QTest::newRow("bfloat16 ulp:1 37x999 tiles 40") << DType::BFloat16 << "ulp:1" << quint64(37) << quint64(999);
+    QTest::newRow("bfloat16 ulp:1 37x999 tiles 40")
+        << DType::BFloat16 << "ulp:1" << quint64(37) << quint64(999);
     QTest::newRow("float16 exact weights 9x3000 tiles 512")
         << DType::Float16 << "exact" << quint64(9) << quint64(3000);
 }
@@ -160,7 +161,8 @@ void TestCompareDispatch::sameResultsEverywhere()
     faultline::CompareOptions opt;
     opt.tolerance = *tol;
     const QByteArray tag = QTest::currentDataTag();
-    if (const qsizetype at = tag.indexOf(" tiles "); at >= 0) opt.tiles.baseTileCols = tag.mid(at + 7).toUInt();
+    if (const qsizetype at = tag.indexOf(" tiles "); at >= 0)
+        opt.tiles.baseTileCols = tag.mid(at + 7).toUInt();
     opt.chunkElements = 3000;  // several chunks, boundaries inside rows and blocks
     opt.sampleSize = 50;
     opt.threads = 1;
