@@ -232,7 +232,7 @@ HWY_INLINE void addPositional(D d, V v, uint64_t weight, uint64_t* out)
 
 // The flips (x) and toOne (y) words at 32-bit word i: one float32 element per word, or two
 // 16-bit elements (the bit operations do not care where an element ends).
-template <MismatchFloat Kind, class D, class V>
+template <class D, class V>
 HWY_INLINE void loadBits(D d, const void* suspect, const void* reference, size_t i, V& x, V& y)
 {
     const auto* s = static_cast<const unsigned char*>(suspect) + i * sizeof(uint32_t);
@@ -250,27 +250,27 @@ struct SlicedCounts {
 };
 
 // Eight vectors from element i into ones/twos/fours; their carry out (weight 8) in eX, eY.
-template <MismatchFloat Kind, class D, class V>
+template <class D, class V>
 HWY_INLINE void addEight(D d, const void* s, const void* r, size_t i, SlicedCounts<V>& c, V& eX, V& eY)
 {
     const size_t n = hn::Lanes(d);
     V x0, y0, x1, y1, tAX, tAY, tBX, tBY, fAX, fAY, fBX, fBY;
-    loadBits<Kind>(d, s, r, i, x0, y0);
-    loadBits<Kind>(d, s, r, i + n, x1, y1);
+    loadBits(d, s, r, i, x0, y0);
+    loadBits(d, s, r, i + n, x1, y1);
     csa(tAX, c.onesX, c.onesX, x0, x1);
     csa(tAY, c.onesY, c.onesY, y0, y1);
-    loadBits<Kind>(d, s, r, i + 2 * n, x0, y0);
-    loadBits<Kind>(d, s, r, i + 3 * n, x1, y1);
+    loadBits(d, s, r, i + 2 * n, x0, y0);
+    loadBits(d, s, r, i + 3 * n, x1, y1);
     csa(tBX, c.onesX, c.onesX, x0, x1);
     csa(tBY, c.onesY, c.onesY, y0, y1);
     csa(fAX, c.twosX, c.twosX, tAX, tBX);
     csa(fAY, c.twosY, c.twosY, tAY, tBY);
-    loadBits<Kind>(d, s, r, i + 4 * n, x0, y0);
-    loadBits<Kind>(d, s, r, i + 5 * n, x1, y1);
+    loadBits(d, s, r, i + 4 * n, x0, y0);
+    loadBits(d, s, r, i + 5 * n, x1, y1);
     csa(tAX, c.onesX, c.onesX, x0, x1);
     csa(tAY, c.onesY, c.onesY, y0, y1);
-    loadBits<Kind>(d, s, r, i + 6 * n, x0, y0);
-    loadBits<Kind>(d, s, r, i + 7 * n, x1, y1);
+    loadBits(d, s, r, i + 6 * n, x0, y0);
+    loadBits(d, s, r, i + 7 * n, x1, y1);
     csa(tBX, c.onesX, c.onesX, x0, x1);
     csa(tBY, c.onesY, c.onesY, y0, y1);
     csa(fBX, c.twosX, c.twosX, tAX, tBX);
@@ -312,8 +312,8 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
     size_t i = 0;
     for (; i + 16 * n <= count; i += 16 * n) {
         V eAX, eAY, eBX, eBY, sX, sY;
-        addEight<Kind>(d, suspect, reference, i, c, eAX, eAY);
-        addEight<Kind>(d, suspect, reference, i + 8 * n, c, eBX, eBY);
+        addEight(d, suspect, reference, i, c, eAX, eAY);
+        addEight(d, suspect, reference, i + 8 * n, c, eBX, eBY);
         csa(sX, c.eightsX, c.eightsX, eAX, eBX);
         csa(sY, c.eightsY, c.eightsY, eAY, eBY);
         addPositional<kWidth>(d, sX, 16, flipsOut);
@@ -321,7 +321,7 @@ HWY_INLINE void segmentBits(const void* suspect, const void* reference, size_t b
     }
     for (; i < count; i += n) {
         V x, y;
-        loadBits<Kind>(d, suspect, reference, i, x, y);
+        loadBits(d, suspect, reference, i, x, y);
         addPositional<kWidth>(d, x, 1, flipsOut);
         addPositional<kWidth>(d, y, 1, toOneOut);
     }
